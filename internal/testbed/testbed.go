@@ -1,0 +1,255 @@
+// Package testbed runs the pinned, real Claude Code CLI against the scripted
+// model for end-to-end tests.
+//
+// Lifecycle per test: New starts a scripted.Server on a free loopback port,
+// makes a temporary HOME and workspace, and finds the pinned claude; the test
+// runs claude through Command or Print and asserts on Bed.Model.Requests() or
+// on files; t.Cleanup stops the server. When the pinned claude is missing the
+// test is skipped with a message naming the set-up script, unless
+// FLOWER_REQUIRE_CLAUDE=1 (set by .ci/run), which turns the skip into a failure.
+package testbed
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowerhq/flower/scripted"
+)
+
+// PinnedVersion is the Claude Code CLI version the project is tested on.
+const PinnedVersion = "2.1.328"
+
+// ClaudeRelPath is where scripts/setup.sh installs the pinned CLI, relative
+// to the repository root.
+const ClaudeRelPath = ".claude-cli/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+
+// Bed is one test's scripted model, HOME, workspace and claude.
+type Bed struct {
+	Model     *scripted.Server
+	Home      string
+	Workspace string
+	Claude    string
+}
+
+// RepoRoot finds the module root by walking up from the working directory.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("testbed: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// ClaudePath returns the pinned claude: $FLOWER_CLAUDE, else the copy that
+// scripts/setup.sh installed in the checkout. It skips the test loudly when
+// neither exists, and fails it when FLOWER_REQUIRE_CLAUDE=1.
+func ClaudePath(t testing.TB) string {
+	t.Helper()
+	p := os.Getenv("FLOWER_CLAUDE")
+	if p == "" {
+		p = filepath.Join(RepoRoot(t), ClaudeRelPath)
+	}
+	if st, err := os.Stat(p); err == nil && !st.IsDir() {
+		return p
+	}
+	msg := "testbed: the pinned claude " + PinnedVersion + " is not at " + p +
+		" — run scripts/setup.sh (it installs it into the checkout)"
+	if os.Getenv("FLOWER_REQUIRE_CLAUDE") == "1" {
+		t.Fatal(msg + " [FLOWER_REQUIRE_CLAUDE=1: not skipping]")
+	}
+	t.Skip("SKIPPING E2E: " + msg)
+	return ""
+}
+
+// New starts the scripted model for s and prepares HOME and workspace.
+func New(t testing.TB, s *scripted.Script) *Bed {
+	t.Helper()
+	claude := ClaudePath(t)
+	srv, err := scripted.Start(s, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	root := t.TempDir()
+	b := &Bed{Model: srv, Home: filepath.Join(root, "home"), Workspace: filepath.Join(root, "ws"), Claude: claude}
+	for _, d := range []string{b.Home, b.Workspace} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// scrubbed reports whether an inherited variable must not reach claude: it
+// would point it at a real account, a real server, or a parent Claude Code.
+func scrubbed(kv string) bool {
+	name, _, _ := strings.Cut(kv, "=")
+	return name == "CLAUDECODE" || name == "HOME" || name == "FLOWER_SOCKET" ||
+		strings.HasPrefix(name, "ANTHROPIC_") || strings.HasPrefix(name, "CLAUDE_") ||
+		strings.HasPrefix(name, "AWS_BEARER") || strings.HasPrefix(name, "OTEL_")
+}
+
+// BaseEnv is the environment claude runs with against a scripted model at
+// url, with home as HOME: the caller's, minus anything that would reach a
+// real account, plus the offline settings.
+func BaseEnv(home, url string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !scrubbed(kv) {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"HOME="+home,
+		"ANTHROPIC_BASE_URL="+url,
+		"ANTHROPIC_API_KEY=sk-test",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"CLAUDE_CODE_MAX_RETRIES=1",
+	)
+}
+
+// Env is the environment for claude in this bed.
+func (b *Bed) Env() []string { return BaseEnv(b.Home, b.Model.URL()) }
+
+// Command prepares claude ARGS in the workspace with the bed's environment,
+// in its own process group so a test's end kills every tool it started.
+func (b *Bed) Command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, b.Claude, args...)
+	cmd.Env = b.Env()
+	cmd.Dir = b.Workspace
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// Run is a finished claude -p run.
+type Run struct {
+	Lines    []gjson.Result // every stdout line, parsed
+	Result   gjson.Result   // the last "result" line
+	ExitCode int
+	Stdout   string
+	Stderr   string
+}
+
+// OfType returns the lines whose "type" is typ (and "subtype" sub, if given).
+func (r *Run) OfType(typ string, sub ...string) []gjson.Result {
+	var out []gjson.Result
+	for _, l := range r.Lines {
+		if l.Get("type").String() != typ {
+			continue
+		}
+		if len(sub) > 0 && l.Get("subtype").String() != sub[0] {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// Print runs `claude -p --output-format stream-json --verbose ARGS -- PROMPT`
+// and waits for it (at most two minutes).
+func (b *Bed) Print(t testing.TB, prompt string, args ...string) *Run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	full := append([]string{"-p", "--output-format", "stream-json", "--verbose"}, args...)
+	full = append(full, "--", prompt)
+	cmd := b.Command(ctx, full...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	run := &Run{Stdout: stdout.String(), Stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		run.ExitCode = ee.ExitCode()
+	default:
+		t.Fatalf("testbed: claude did not run: %v\nstderr: %s", err, stderr.String())
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("testbed: claude timed out\nstdout tail: %s\nstderr: %s", tail(run.Stdout, 2000), run.Stderr)
+	}
+	run.Lines, run.Result = ParseStream(stdout.Bytes())
+	return run
+}
+
+// ParseStream parses stream-json output into lines and the last result line.
+func ParseStream(out []byte) (lines []gjson.Result, result gjson.Result) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 || !gjson.ValidBytes(line) {
+			continue
+		}
+		l := gjson.ParseBytes(append([]byte(nil), line...))
+		lines = append(lines, l)
+		if l.Get("type").String() == "result" {
+			result = l
+		}
+	}
+	return lines, result
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+var (
+	buildMu  sync.Mutex
+	builtDir string
+	built    = map[string]string{}
+)
+
+// BuildBinary builds the main package pkg (e.g. "./cmd/flower-hook") once per
+// test process and returns the binary's path.
+func BuildBinary(t testing.TB, pkg string) string {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if p, ok := built[pkg]; ok {
+		return p
+	}
+	if builtDir == "" {
+		d, err := os.MkdirTemp("", "flower-testbin-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		builtDir = d
+	}
+	out := filepath.Join(builtDir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = RepoRoot(t)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("testbed: go build %s: %v\n%s", pkg, err, b)
+	}
+	built[pkg] = out
+	return out
+}

@@ -1,0 +1,237 @@
+// Package scripted is a scripted stand-in for the Anthropic Messages API, for
+// driving the real Claude Code CLI offline.
+//
+// Lifecycle: Parse or Load a Script, Start a Server on a loopback address, point
+// claude at Server.URL() through ANTHROPIC_BASE_URL, read Server.Requests() to
+// see exactly what the model was sent, Close. Each request is routed to the
+// first Conversation whose Match fits (system prompt, first user message,
+// model) and that still has replies; the conversation's next Reply is given,
+// as an SSE stream or a plain JSON message, or as a fault (HTTP error, a
+// connection dropped mid-stream, a delay). A request nothing matches gets a
+// 400 whose message names what arrived, so a test failure says what to script.
+//
+// The server powers the end-to-end tests and `flower demo`; it is started from
+// a shell with `flower model serve --script FILE --addr 127.0.0.1:0`.
+package scripted
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Script says, per conversation, which replies to give in order.
+type Script struct {
+	Conversations []Conversation `json:"conversations"`
+}
+
+// Conversation is one scripted dialogue: the requests routed to it receive
+// Replies in order. When Replies are used up the next matching conversation
+// takes over; Func, when set, answers every request after that.
+type Conversation struct {
+	Name    string  `json:"name"`
+	Match   Match   `json:"match"`
+	Replies []Reply `json:"replies"`
+	// Func answers requests once Replies are used up (Go callers only).
+	Func func(Request) Reply `json:"-"`
+}
+
+// Match selects requests by substring; every non-empty field must match.
+// An empty Match matches any request.
+type Match struct {
+	System    string `json:"system,omitempty"`
+	FirstUser string `json:"first_user,omitempty"`
+	Model     string `json:"model,omitempty"`
+}
+
+// Reply is one model turn, or a fault in its place.
+type Reply struct {
+	Text       string  `json:"text,omitempty"`
+	ToolUse    *Block  `json:"tool_use,omitempty"`
+	Blocks     []Block `json:"blocks,omitempty"`
+	Usage      *Usage  `json:"usage,omitempty"`
+	StopReason string  `json:"stop_reason,omitempty"`
+	Fault      *Fault  `json:"fault,omitempty"`
+	DelayMS    int     `json:"delay_ms,omitempty"`
+}
+
+// Block is a content block of a reply: "text" or "tool_use".
+type Block struct {
+	Type  string          `json:"type,omitempty"`
+	Text  string          `json:"text,omitempty"`
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+// Usage is the token accounting reported with a reply.
+type Usage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+}
+
+// Fault replaces a reply with a failure. Status is an HTTP status (400 with
+// a "prompt is too long" message, 401, 500, 529, …); Drop cuts the connection
+// after the stream has started.
+type Fault struct {
+	Status  int    `json:"status,omitempty"`
+	Type    string `json:"type,omitempty"`
+	Message string `json:"message,omitempty"`
+	Drop    bool   `json:"drop,omitempty"`
+}
+
+// Load reads a script file (JSON or YAML).
+func Load(path string) (*Script, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("scripted: %w", err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Parse decodes a script from JSON or YAML and validates it. Unknown fields
+// are errors, so a typo never silently becomes an empty reply.
+func Parse(data []byte) (*Script, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, errors.New("scripted: empty script")
+	}
+	if trimmed[0] != '{' {
+		j, err := yaml.YAMLToJSON(trimmed)
+		if err != nil {
+			return nil, fmt.Errorf("scripted: bad YAML: %w", err)
+		}
+		trimmed = j
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	var s Script
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("scripted: bad script: %w", err)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// faultStatuses are the HTTP statuses a Fault may carry.
+var faultStatuses = map[int]string{
+	400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+	404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+	500: "api_error", 502: "api_error", 503: "api_error", 529: "overloaded_error",
+}
+
+// Validate checks a script and names the first problem by its position.
+// It also fills defaults: conversation names and block types.
+func (s *Script) Validate() error {
+	if len(s.Conversations) == 0 {
+		return errors.New("scripted: script has no conversations")
+	}
+	seen := map[string]bool{}
+	for i := range s.Conversations {
+		c := &s.Conversations[i]
+		if c.Name == "" {
+			c.Name = fmt.Sprintf("conversation-%d", i)
+		}
+		if seen[c.Name] {
+			return fmt.Errorf("scripted: conversations[%d]: duplicate name %q", i, c.Name)
+		}
+		seen[c.Name] = true
+		if len(c.Replies) == 0 && c.Func == nil {
+			return fmt.Errorf("scripted: conversation %q has no replies", c.Name)
+		}
+		for j := range c.Replies {
+			if err := c.Replies[j].validate(); err != nil {
+				return fmt.Errorf("scripted: conversation %q reply %d: %w", c.Name, j, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Reply) validate() error {
+	if r.DelayMS < 0 {
+		return errors.New("delay_ms is negative")
+	}
+	if r.Fault != nil {
+		if r.Text != "" || r.ToolUse != nil || len(r.Blocks) > 0 {
+			return errors.New("a fault cannot also carry content")
+		}
+		if r.Fault.Drop {
+			return nil
+		}
+		if _, ok := faultStatuses[r.Fault.Status]; !ok {
+			return fmt.Errorf("fault status %d is not one of 400, 401, 403, 404, 413, 429, 500, 502, 503, 529 (or use drop)", r.Fault.Status)
+		}
+		return nil
+	}
+	if len(r.Blocks) > 0 && (r.Text != "" || r.ToolUse != nil) {
+		return errors.New("use either blocks or text/tool_use, not both")
+	}
+	blocks := r.content()
+	if len(blocks) == 0 {
+		return errors.New("reply has no text, tool_use, blocks or fault")
+	}
+	for k, b := range blocks {
+		switch b.Type {
+		case "text":
+		case "tool_use":
+			if b.Name == "" {
+				return fmt.Errorf("block %d: tool_use needs a name", k)
+			}
+			if len(b.Input) > 0 {
+				var obj map[string]any
+				if err := json.Unmarshal(b.Input, &obj); err != nil || obj == nil {
+					return fmt.Errorf("block %d: tool_use input must be a JSON object", k)
+				}
+			}
+		default:
+			return fmt.Errorf("block %d: type %q is not text or tool_use", k, b.Type)
+		}
+	}
+	return nil
+}
+
+// content lists the reply's blocks, with text and tool_use folded in and
+// block types inferred.
+func (r *Reply) content() []Block {
+	var out []Block
+	if r.Text != "" {
+		out = append(out, Block{Type: "text", Text: r.Text})
+	}
+	if r.ToolUse != nil {
+		b := *r.ToolUse
+		b.Type = "tool_use"
+		out = append(out, b)
+	}
+	for _, b := range r.Blocks {
+		if b.Type == "" {
+			if b.Name != "" {
+				b.Type = "tool_use"
+			} else {
+				b.Type = "text"
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// matches reports whether the request fits m.
+func (m Match) matches(r Request) bool {
+	return (m.System == "" || strings.Contains(r.System(), m.System)) &&
+		(m.FirstUser == "" || strings.Contains(r.FirstUser(), m.FirstUser)) &&
+		(m.Model == "" || strings.Contains(r.Model(), m.Model))
+}

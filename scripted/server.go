@@ -1,0 +1,221 @@
+package scripted
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Server serves a Script over HTTP on loopback and records every request.
+type Server struct {
+	script *Script
+	ln     net.Listener
+	srv    *http.Server
+
+	mu       sync.Mutex
+	next     []int // next reply per conversation
+	requests []Request
+	seq      int
+	toolSeq  int
+	record   *os.File
+}
+
+// Option configures a Server.
+type Option func(*Server) error
+
+// WithRecordFile appends every request, as one JSON line, to path.
+func WithRecordFile(path string) Option {
+	return func(s *Server) error {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("scripted: record file: %w", err)
+		}
+		s.record = f
+		return nil
+	}
+}
+
+// Start validates the script and serves it on addr (e.g. "127.0.0.1:0").
+func Start(s *Script, addr string, opts ...Option) (*Server, error) {
+	if s == nil {
+		return nil, errors.New("scripted: nil script")
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	srv := &Server{script: s, next: make([]int, len(s.Conversations))}
+	for _, o := range opts {
+		if err := o(srv); err != nil {
+			return nil, err
+		}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("scripted: listen on %s: %w", addr, err)
+	}
+	srv.ln = ln
+	srv.srv = &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go srv.srv.Serve(ln)
+	return srv, nil
+}
+
+// URL is the base URL to give claude as ANTHROPIC_BASE_URL.
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Addr is the listening address.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Close stops the server at once; open streams are cut.
+func (s *Server) Close() error {
+	err := s.srv.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.record != nil {
+		s.record.Close()
+		s.record = nil
+	}
+	return err
+}
+
+// Requests returns a copy of every request so far, in arrival order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// RequestsFor returns the requests routed to the named conversation.
+func (s *Server) RequestsFor(conversation string) []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if r.Conversation == conversation {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Unmatched returns the requests no conversation answered (including 404s).
+func (s *Server) Unmatched() []Request { return s.RequestsFor("") }
+
+// ServeHTTP routes one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(hr.Body, 256<<20))
+	req := Request{Time: time.Now(), Method: hr.Method, Path: hr.URL.Path, Reply: -1}
+	if json.Valid(body) {
+		req.Body = body
+	}
+	path := strings.TrimSuffix(hr.URL.Path, "/")
+	switch {
+	case hr.Method == http.MethodPost && path == "/v1/messages/count_tokens":
+		req.Status = http.StatusOK
+		s.log(req)
+		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": len(body)/4 + 1})
+	case hr.Method == http.MethodPost && path == "/v1/messages":
+		reply, ok := s.route(&req)
+		if !ok {
+			req.Status = http.StatusBadRequest
+			s.log(req)
+			writeError(w, http.StatusBadRequest, "invalid_request_error", unmatchedMessage(req))
+			return
+		}
+		req.Status = statusOf(reply)
+		s.log(req)
+		s.answer(w, hr, req, reply)
+	default:
+		req.Status = http.StatusNotFound
+		s.log(req)
+		writeError(w, http.StatusNotFound, "not_found_error",
+			fmt.Sprintf("scripted model: no route for %s %s", hr.Method, hr.URL.Path))
+	}
+}
+
+// route picks the conversation and reply for req and fills its routing fields.
+func (s *Server) route(req *Request) (Reply, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, c := range s.script.Conversations {
+		if !c.Match.matches(*req) {
+			continue
+		}
+		if n := s.next[i]; n < len(c.Replies) {
+			s.next[i]++
+			req.Conversation, req.Reply = c.Name, n
+			return c.Replies[n], true
+		}
+		if c.Func != nil {
+			req.Conversation = c.Name
+			return c.Func(*req), true
+		}
+	}
+	return Reply{}, false
+}
+
+func (s *Server) log(req Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	req.Seq = s.seq
+	s.requests = append(s.requests, req)
+	if s.record != nil {
+		line, _ := json.Marshal(req)
+		s.record.Write(append(line, '\n'))
+	}
+}
+
+func statusOf(r Reply) int {
+	if r.Fault != nil && !r.Fault.Drop {
+		return r.Fault.Status
+	}
+	return http.StatusOK
+}
+
+func unmatchedMessage(r Request) string {
+	return fmt.Sprintf("scripted model: no script entry matches this request (model %q, system %q, first user message %q)",
+		r.Model(), clip(r.System(), 120), clip(withoutReminders(r.FirstUser()), 200))
+}
+
+// withoutReminders drops the <system-reminder> blocks claude puts before the
+// prompt, so an error names what the person or the agent actually asked.
+func withoutReminders(s string) string {
+	for {
+		i := strings.Index(s, "<system-reminder>")
+		if i < 0 {
+			return s
+		}
+		j := strings.Index(s[i:], "</system-reminder>")
+		if j < 0 {
+			return s[:i]
+		}
+		s = s[:i] + s[i+j+len("</system-reminder>"):]
+	}
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("request-id", "req_scripted")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	writeJSON(w, status, map[string]any{
+		"type":  "error",
+		"error": map[string]any{"type": typ, "message": msg},
+	})
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Set up flower on a fresh machine: check the toolchain, install the pinned
+# Claude Code CLI into the checkout, build flower and flower-hook into bin/.
+# Idempotent: safe to re-run; it only redoes what is missing or stale.
+set -euo pipefail
+
+CLAUDE_VERSION=2.1.328
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+die() { echo "setup: $*" >&2; exit 1; }
+say() { echo "setup: $*"; }
+
+command -v go >/dev/null 2>&1 || die "Go is not on PATH (need Go 1.26+; on this machine it lives in /usr/local/go/bin)"
+command -v gcc >/dev/null 2>&1 || die "gcc is not on PATH: the SQLite session store needs cgo (apt-get install gcc)"
+command -v npm >/dev/null 2>&1 || die "npm is not on PATH: it installs the pinned Claude Code CLI (apt-get install npm, or install Node.js)"
+command -v git >/dev/null 2>&1 || die "git is not on PATH: worktree isolation needs it (apt-get install git)"
+
+cli_dir="$root/.claude-cli"
+claude="$cli_dir/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+installed=""
+if [ -f "$cli_dir/node_modules/@anthropic-ai/claude-code/package.json" ]; then
+  installed=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$cli_dir/node_modules/@anthropic-ai/claude-code/package.json" | head -1)
+fi
+if [ "$installed" != "$CLAUDE_VERSION" ] || [ ! -x "$claude" ]; then
+  say "installing @anthropic-ai/claude-code@$CLAUDE_VERSION into $cli_dir"
+  mkdir -p "$cli_dir"
+  [ -f "$cli_dir/package.json" ] || echo '{"name":"flower-claude-cli","private":true}' > "$cli_dir/package.json"
+  if ! npm install --prefix "$cli_dir" --no-audit --no-fund --loglevel=error \
+      "@anthropic-ai/claude-code@$CLAUDE_VERSION" >"$cli_dir/npm.log" 2>&1; then
+    tail -20 "$cli_dir/npm.log" >&2
+    die "npm could not install @anthropic-ai/claude-code@$CLAUDE_VERSION — is the npm registry reachable? (log: $cli_dir/npm.log)"
+  fi
+fi
+[ -x "$claude" ] || die "the native claude binary is missing at $claude (the npm package's linux-x64 part did not install)"
+version=$("$claude" --version 2>/dev/null | head -1 || true)
+case "$version" in
+  "$CLAUDE_VERSION"*) ;;
+  *) die "claude at $claude reports '$version', want $CLAUDE_VERSION" ;;
+esac
+
+say "building flower and flower-hook into bin/"
+mkdir -p bin
+go build -o bin/flower ./cmd/flower
+if [ -d cmd/flower-hook ]; then
+  # flower-hook runs on every tool call: static, no cgo.
+  CGO_ENABLED=0 go build -o bin/flower-hook ./cmd/flower-hook
+  if [ -d plugin ]; then
+    mkdir -p plugin/bin
+    cp bin/flower-hook plugin/bin/flower-hook
+  fi
+fi
+
+cat <<MSG
+setup: done
+  claude       $claude ($version)
+  flower       $root/bin/flower
+$( [ -x bin/flower-hook ] && echo "  flower-hook  $root/bin/flower-hook" )
+$( [ -x plugin/bin/flower-hook ] && echo "  plugin       $root/plugin   (claude --plugin-dir $root/plugin)" )
+  tests        scripts/test.sh
+MSG
