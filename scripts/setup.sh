@@ -16,6 +16,17 @@ command -v gcc >/dev/null 2>&1 || die "gcc is not on PATH: the SQLite session st
 command -v npm >/dev/null 2>&1 || die "npm is not on PATH: it installs the pinned Claude Code CLI (apt-get install npm, or install Node.js)"
 command -v git >/dev/null 2>&1 || die "git is not on PATH: worktree isolation needs it (apt-get install git)"
 
+# tmux drives the terminal tests of `flower claude`; install it where we can.
+if ! command -v tmux >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing tmux (for the terminal tests)"
+    (apt-get install -y -qq tmux >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq tmux >/dev/null 2>&1; }) \
+      || die "could not install tmux with apt-get (the terminal tests need it)"
+  else
+    echo "setup: warning: tmux is missing; the terminal tests of 'flower claude' will not run" >&2
+  fi
+fi
+
 cli_dir="$root/.claude-cli"
 claude="$cli_dir/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 installed=""

@@ -82,7 +82,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fmt.Fprintln(stderr, "flower: interrupted")
 		return exitInterrupted
 	case errors.As(err, &ec):
-		fmt.Fprintf(stderr, "flower: %v\n", err)
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintf(stderr, "flower: %s\n", msg)
+		}
 		return ec.ExitCode()
 	case errors.As(err, &ce):
 		if msg := err.Error(); msg != "" {

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowerhq/flower/internal/testbed"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/sessionstore"
+)
+
+// guardedPlugin copies plugin/ into a temp dir with a freshly built
+// flower-hook in its bin/, as scripts/setup.sh lays it out.
+func guardedPlugin(t *testing.T) string {
+	t.Helper()
+	root := testbed.RepoRoot(t)
+	dir := filepath.Join(t.TempDir(), "plugin")
+	cp := exec.Command("cp", "-r", filepath.Join(root, "plugin"), dir)
+	if out, err := cp.CombinedOutput(); err != nil {
+		t.Fatalf("copy plugin: %v %s", err, out)
+	}
+	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
+	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
+	data, err := os.ReadFile(hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bin", "flower-hook"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// interactiveHome pre-answers claude's first-run questions (onboarding,
+// folder trust, the custom API key) the way a person who used claude before
+// has already answered them.
+func interactiveHome(t *testing.T, bed *testbed.Bed) {
+	t.Helper()
+	cfg := `{"hasCompletedOnboarding":true,"theme":"dark","customApiKeyResponses":{"approved":["sk-test"],"rejected":[]},` +
+		`"projects":{"` + bed.Workspace + `":{"hasTrustDialogAccepted":true,"hasCompletedProjectOnboarding":true}}}`
+	if err := os.WriteFile(filepath.Join(bed.Home, ".claude.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func dropInEnv(t *testing.T, bed *testbed.Bed, runDir string) []string {
+	return append(bed.Env(),
+		"FLOWER_CLAUDE="+bed.Claude,
+		"FLOWER_PLUGIN_DIR="+guardedPlugin(t),
+		"FLOWER_RUN_DIR="+runDir,
+	)
+}
+
+const guardScript = `{"conversations":[{"name":"main","match":{"first_user":"please make the file"},"replies":[
+  {"tool_use":{"name":"Bash","input":{"command":"touch main-wrote-this","description":"make a file"}}},
+  {"text":"GUARDED-REPLY-OK"}]}]}`
+
+// TestE2E_ClaudeDropIn_TTY types into `flower claude` under tmux and reads
+// the screen: claude works as by hand, the delegate guard denies the main
+// thread's write, /exit gives exit 0, and the session lands in the store.
+func TestE2E_ClaudeDropIn_TTY(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("FLOWER_REQUIRE_CLAUDE") == "1" {
+			t.Fatal("tmux is missing: run scripts/setup.sh")
+		}
+		t.Skip("SKIPPING: tmux is missing (scripts/setup.sh installs it)")
+	}
+	s, err := scripted.Parse([]byte(guardScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bed := testbed.New(t, s)
+	interactiveHome(t, bed)
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	runDir := filepath.Join(t.TempDir(), "runs")
+	sock := "flower-test-" + filepath.Base(t.TempDir())
+	tmux := func(args ...string) string {
+		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v %s", args, err, out)
+		}
+		return string(out)
+	}
+	// The pane's shell gets exactly the bed's environment.
+	envFile := filepath.Join(t.TempDir(), "env")
+	var sb strings.Builder
+	for _, kv := range dropInEnv(t, bed, runDir) {
+		sb.WriteString("export " + shellQuote(kv) + "\n")
+	}
+	os.WriteFile(envFile, []byte(sb.String()), 0o600)
+	script := ". " + envFile + "; cd " + bed.Workspace + "; " + flower + " claude; echo FLOWER-EXIT=$?; sleep 60"
+	tmux("new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "sh", "-c", script)
+	t.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	screen := func() string { return tmux("capture-pane", "-t", "t", "-p") }
+	waitFor := func(what string) string {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			if sc := screen(); strings.Contains(sc, what) {
+				return sc
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		t.Fatalf("screen never showed %q:\n%s", what, screen())
+		return ""
+	}
+	waitFor("❯")
+	tmux("send-keys", "-t", "t", "please make the file")
+	time.Sleep(300 * time.Millisecond)
+	tmux("send-keys", "-t", "t", "Enter")
+	waitFor("GUARDED-REPLY-OK")
+
+	if _, err := os.Stat(filepath.Join(bed.Workspace, "main-wrote-this")); err == nil {
+		t.Error("the main thread's Bash ran: the guard did not apply")
+	}
+	reqs := bed.Model.RequestsFor("main")
+	if len(reqs) != 2 {
+		t.Fatalf("main requests = %d", len(reqs))
+	}
+	tr := reqs[1].ToolResults()
+	if len(tr) != 1 || !tr[0].IsError || !strings.Contains(tr[0].Content, "Agent") {
+		t.Errorf("the model was not told to delegate: %+v", tr)
+	}
+
+	tmux("send-keys", "-t", "t", "/exit")
+	time.Sleep(300 * time.Millisecond)
+	tmux("send-keys", "-t", "t", "Enter")
+	waitFor("FLOWER-EXIT=0")
+
+	st, err := sessionstore.Open(filepath.Join(runDir, "sessions.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	key, _, err := sessionstore.KeyFromPath(filepath.Join("/x/projects", mangle(bed.Workspace), "s.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := st.ListSessions(context.Background(), key.ProjectKey)
+	if err != nil || len(sessions) != 1 {
+		t.Fatalf("mirrored sessions = %v, %v", sessions, err)
+	}
+}
+
+// TestE2E_ClaudeDropIn_Pipe: off a terminal, flower claude passes output and
+// exit code through unchanged.
+func TestE2E_ClaudeDropIn_Pipe(t *testing.T) {
+	s, err := scripted.Parse([]byte(`{"conversations":[
+	  {"name":"ok","match":{"first_user":"say ok"},"replies":[{"text":"PIPE-OK"}]},
+	  {"name":"bad","match":{"first_user":"fail please"},"replies":[{"fault":{"status":400,"message":"prompt is too long: 3 > 2"}}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bed := testbed.New(t, s)
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	env := dropInEnv(t, bed, filepath.Join(t.TempDir(), "runs"))
+	for _, tc := range []struct {
+		prompt, want string
+		code         int
+	}{{"say ok", "PIPE-OK", 0}, {"fail please", "Prompt is too long", 1}} {
+		cmd := exec.Command(flower, "claude", "-p", tc.prompt)
+		cmd.Env, cmd.Dir = env, bed.Workspace
+		out, _ := cmd.Output()
+		if cmd.ProcessState.ExitCode() != tc.code || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%q: exit %d out %q", tc.prompt, cmd.ProcessState.ExitCode(), out)
+		}
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// mangle is claude's project folder name for a cwd.
+func mangle(dir string) string {
+	b := []byte(dir)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/sessionstore"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:            "claude",
+		Usage:           "run claude by hand, with flower's guards and session mirroring",
+		ArgsUsage:       "[claude args…]",
+		SkipFlagParsing: true,
+		Description: `A drop-in for claude: the same arguments, the same exit code, interactive under
+a pseudo-terminal when you are at one (window size forwarded), plain pass-through
+in a pipeline. flower adds two things: the guards plugin (--plugin-dir; the
+coordinator-style delegate guard, spill and index — see plugin/hooks/hooks.json),
+and, when claude exits, the session transcripts it wrote are mirrored into the
+session store ($FLOWER_RUN_DIR/sessions.db, default ~/.flower/sessions.db).
+
+Examples:
+   flower claude                          # interactive, guarded
+   flower claude -p "summarize README.md" # one-shot, same output as claude -p
+   flower claude --resume 1234-…          # anything claude takes
+   FLOWER_RUN_DIR=runs flower claude      # mirror into ./runs/sessions.db`,
+		Action: claudeDropIn,
+	})
+}
+
+// silentExit ends flower with code and prints nothing: the child already
+// said what it had to say.
+type silentExit int
+
+func (e silentExit) Error() string { return "" }
+func (e silentExit) ExitCode() int { return int(e) }
+
+// pluginDir finds the guards plugin: $FLOWER_PLUGIN_DIR, else plugin/ of the
+// repository the flower binary was built into.
+func pluginDir() (string, error) {
+	if d := os.Getenv("FLOWER_PLUGIN_DIR"); d != "" {
+		return d, nil
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		if r, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = r
+		}
+		d := filepath.Join(filepath.Dir(filepath.Dir(exe)), "plugin")
+		if st, err := os.Stat(filepath.Join(d, "bin", "flower-hook")); err == nil && !st.IsDir() {
+			return d, nil
+		}
+	}
+	return "", errors.New("the guards plugin (plugin/ with bin/flower-hook) was not found next to flower: run scripts/setup.sh, or set FLOWER_PLUGIN_DIR")
+}
+
+// dropInRunDir is where `flower claude` mirrors sessions.
+func dropInRunDir() string {
+	if d := os.Getenv("FLOWER_RUN_DIR"); d != "" {
+		return d
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".flower")
+}
+
+func claudeDropIn(c *cli.Context) error {
+	bin, err := harness.FindClaude("", os.Getenv)
+	if err != nil {
+		return err
+	}
+	plugin, err := pluginDir()
+	if err != nil {
+		return err
+	}
+	args := append([]string{"--plugin-dir", plugin}, c.Args().Slice()...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = withoutEnv(os.Environ(), "CLAUDECODE")
+	started := time.Now()
+
+	var runErr error
+	if f, ok := c.App.Reader.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		runErr = runUnderPTY(cmd, f, c.App.Writer)
+	} else {
+		runErr = runPassThrough(cmd, c.App.Reader, c.App.Writer, c.App.ErrWriter)
+	}
+	mirrorTranscripts(c.Context, c.App.ErrWriter, started)
+
+	var ee *exec.ExitError
+	switch {
+	case runErr == nil:
+		return nil
+	case errors.As(runErr, &ee):
+		if code := ee.ExitCode(); code >= 0 {
+			return silentExit(code)
+		}
+		return silentExit(128 + int(ee.Sys().(syscall.WaitStatus).Signal()))
+	default:
+		return fmt.Errorf("claude: %w", runErr)
+	}
+}
+
+// runPassThrough runs cmd on flower's own streams, forwarding SIGINT and
+// SIGTERM so claude decides what an interrupt means.
+func runPassThrough(cmd *exec.Cmd, in io.Reader, out, errOut io.Writer) error {
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, errOut
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sig)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case s := <-sig:
+			cmd.Process.Signal(s)
+		case err := <-done:
+			return err
+		}
+	}
+}
+
+// runUnderPTY runs cmd on a pseudo-terminal sized like ours, with our
+// terminal in raw mode (restored on every exit path) and SIGWINCH forwarded.
+func runUnderPTY(cmd *exec.Cmd, tty *os.File, out io.Writer) error {
+	ptmx, err := pty.Start(cmd)
+	if err != nil {
+		return err
+	}
+	defer ptmx.Close()
+
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	defer signal.Stop(winch)
+	go func() {
+		for range winch {
+			pty.InheritSize(tty, ptmx)
+		}
+	}()
+	pty.InheritSize(tty, ptmx)
+
+	if old, err := term.MakeRaw(int(tty.Fd())); err == nil {
+		defer term.Restore(int(tty.Fd()), old)
+	}
+	// SIGTERM/SIGHUP to flower go on to claude; the deferred Restore runs
+	// once claude is gone.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sig)
+	go func() {
+		for s := range sig {
+			cmd.Process.Signal(s)
+		}
+	}()
+
+	go io.Copy(ptmx, tty)
+	copied := make(chan struct{})
+	go func() { io.Copy(out, ptmx); close(copied) }()
+	err = cmd.Wait()
+	select { // let the last screen reach the terminal
+	case <-copied:
+	case <-time.After(500 * time.Millisecond):
+	}
+	return err
+}
+
+// mirrorTranscripts imports the transcripts claude wrote during this run
+// into the session store. Best effort: a failure is reported, never fatal,
+// since the transcripts stay in claude's own folder either way.
+func mirrorTranscripts(ctx context.Context, errOut io.Writer, since time.Time) {
+	projects := filepath.Join(harness.UserConfigDir(os.Getenv), "projects")
+	var files []string
+	filepath.WalkDir(projects, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".jsonl" {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && !info.ModTime().Before(since) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		return
+	}
+	dir := dropInRunDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(errOut, "flower: session mirror: %v\n", err)
+		return
+	}
+	st, err := sessionstore.Open(filepath.Join(dir, "sessions.db"))
+	if err != nil {
+		fmt.Fprintf(errOut, "flower: session mirror: %v\n", err)
+		return
+	}
+	defer st.Close()
+	for _, f := range files {
+		if _, err := st.Import(ctx, f); err != nil {
+			fmt.Fprintf(errOut, "flower: session mirror: %s: %v\n", f, err)
+		}
+	}
+}
+
+// withoutEnv drops the named variables from env.
+func withoutEnv(env []string, names ...string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		keep := true
+		for _, n := range names {
+			if len(kv) > len(n) && kv[:len(n)+1] == n+"=" {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

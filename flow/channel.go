@@ -1,0 +1,456 @@
+package flow
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Answer states.
+const (
+	Answered = "answered"
+	Timeout  = "timeout"
+	Refused  = "refused"
+)
+
+// Question is one thing to ask the person.
+type Question struct {
+	Text    string   `json:"question"`
+	Options []string `json:"options,omitempty"`
+	// From names who asks (a step or role), for the log.
+	From string `json:"from,omitempty"`
+}
+
+// Answer is the person's reply. State is "answered", "timeout" (nobody
+// answered in time, or unattended) or "refused" (the person declined, or
+// max_asks is spent); Text is what goes back to the model either way.
+type Answer struct {
+	State string `json:"state"`
+	Text  string `json:"text"`
+}
+
+// Channel is how a workflow reaches a person: the roles wire its tools and
+// MCP servers into their specs, gates ask through it.
+type Channel interface {
+	// ToolName is the ask tool as the model sees it (mcp__flower__ask).
+	ToolName() string
+	// InboxToolName is the inbox tool (mcp__flower__inbox).
+	InboxToolName() string
+	// MCPServers is the --mcp-config "mcpServers" value that serves both tools.
+	MCPServers() map[string]any
+	// Ask asks the person and waits as the channel's policy says.
+	Ask(ctx context.Context, q Question) (Answer, error)
+	// Amend appends the person's words to the amend file under a label; it
+	// reports false when they were already there.
+	Amend(said, label string) (bool, error)
+}
+
+// Answerer is where answers come from: a terminal, a file, stdin.
+type Answerer interface {
+	// Answer blocks until the person answers or ctx ends. ok false: nobody
+	// will answer (e.g. a file of answers is used up).
+	Answer(ctx context.Context, q Question) (text string, ok bool, err error)
+}
+
+// ChannelSocketEnv names the socket `flower mcp-channel` relays to.
+const ChannelSocketEnv = "FLOWER_CHANNEL_SOCKET"
+
+// HumanChannel asks the person through an MCP stdio server that claude
+// starts from --mcp-config (`flower mcp-channel`), which relays each tool
+// call over a private Unix socket back to this process. Build it with
+// NewHumanChannel; Close removes the socket.
+type HumanChannel struct {
+	// LogPath receives every question and answer (问答记录.md); "" = no log.
+	LogPath string
+	// AmendPath is the document Amend appends to (the brief).
+	AmendPath string
+	// MaxAsks caps the questions (0 = no cap, the seed's None).
+	MaxAsks int
+	// Timeout is how long an ask waits: 0 never waits (unattended: an ask
+	// returns a timeout answer at once), < 0 waits forever. Default 30 min.
+	Timeout time.Duration
+	// Answerer is asked; nil: nobody is there (every ask times out).
+	Answerer Answerer
+	// Command starts the MCP server; default: this executable + "mcp-channel".
+	Command []string
+	// Server is the MCP server name (default "flower").
+	Server string
+
+	mu    sync.Mutex
+	asks  int
+	inbox []string
+	ln    net.Listener
+	dir   string
+	err   error
+	wg    sync.WaitGroup
+}
+
+// NewHumanChannel returns a channel with the seed's defaults (timeout 1800 s).
+func NewHumanChannel(logPath, amendPath string, answerer Answerer) *HumanChannel {
+	return &HumanChannel{LogPath: logPath, AmendPath: amendPath, Answerer: answerer, Timeout: 1800 * time.Second}
+}
+
+func (h *HumanChannel) server() string {
+	if h.Server == "" {
+		return "flower"
+	}
+	return h.Server
+}
+
+// ToolName implements Channel.
+func (h *HumanChannel) ToolName() string { return "mcp__" + h.server() + "__ask" }
+
+// InboxToolName implements Channel.
+func (h *HumanChannel) InboxToolName() string { return "mcp__" + h.server() + "__inbox" }
+
+// MCPServers implements Channel; it starts the relay socket on first use.
+func (h *HumanChannel) MCPServers() map[string]any {
+	_ = h.Start()
+	cmd := h.Command
+	if len(cmd) == 0 {
+		exe, _ := os.Executable()
+		cmd = []string{exe, "mcp-channel"}
+	}
+	return map[string]any{h.server(): map[string]any{
+		"type": "stdio", "command": cmd[0], "args": cmd[1:],
+		"env": map[string]string{ChannelSocketEnv: h.SocketPath()},
+	}}
+}
+
+// SocketPath is the relay socket ("" before Start).
+func (h *HumanChannel) SocketPath() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.dir == "" {
+		return ""
+	}
+	return filepath.Join(h.dir, "ch.sock")
+}
+
+// Start opens the relay socket (idempotent).
+func (h *HumanChannel) Start() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ln != nil || h.err != nil {
+		return h.err
+	}
+	dir, err := os.MkdirTemp("", "flower-ch-")
+	if err != nil {
+		h.err = fmt.Errorf("flow: channel: %w", err)
+		return h.err
+	}
+	ln, err := net.Listen("unix", filepath.Join(dir, "ch.sock"))
+	if err != nil {
+		os.RemoveAll(dir)
+		h.err = fmt.Errorf("flow: channel: %w", err)
+		return h.err
+	}
+	h.ln, h.dir = ln, dir
+	h.wg.Add(1)
+	go h.serve(ln)
+	return nil
+}
+
+// Close stops the relay and removes its socket (idempotent).
+func (h *HumanChannel) Close() error {
+	h.mu.Lock()
+	ln, dir := h.ln, h.dir
+	h.ln, h.dir = nil, ""
+	h.mu.Unlock()
+	if ln == nil {
+		return nil
+	}
+	err := ln.Close()
+	h.wg.Wait()
+	os.RemoveAll(dir)
+	return err
+}
+
+// relayRequest is one line from `flower mcp-channel`.
+type relayRequest struct {
+	Op string `json:"op"` // "ask" or "inbox"
+	Question
+}
+
+// relayResponse is the one line sent back.
+type relayResponse struct {
+	Answer
+	Messages []string `json:"messages,omitempty"`
+	Error    string   `json:"error,omitempty"`
+}
+
+func (h *HumanChannel) serve(ln net.Listener) {
+	defer h.wg.Done()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go h.handle(conn)
+	}
+}
+
+func (h *HumanChannel) handle(conn net.Conn) {
+	defer conn.Close()
+	var req relayRequest
+	line, err := bufio.NewReader(conn).ReadBytes('\n')
+	if err == nil {
+		err = json.Unmarshal(line, &req)
+	}
+	var resp relayResponse
+	switch {
+	case err != nil:
+		resp.Error = err.Error()
+	case req.Op == "ask":
+		a, aerr := h.Ask(context.Background(), req.Question)
+		resp.Answer = a
+		if aerr != nil {
+			resp.Error = aerr.Error()
+		}
+	case req.Op == "inbox":
+		resp.Messages = h.TakeInbox()
+	default:
+		resp.Error = "unknown op " + req.Op
+	}
+	b, _ := json.Marshal(resp)
+	conn.Write(append(b, '\n'))
+}
+
+// unattendedText and friends are what the model reads when nobody answers.
+const (
+	unattendedText = "无人回答(无人值守或超时)。请按最稳妥的理解自行决定,并把这个假设写明。"
+	maxAsksText    = "提问次数已用完。请按最稳妥的理解自行决定,并把这个假设写明。"
+	refusedText    = "对方没有回答这个问题。请按最稳妥的理解自行决定,并把这个假设写明。"
+)
+
+// instant is implemented by answerers that never make anyone wait (a file
+// of answers): they are consulted even when Timeout is 0.
+type instant interface{ Instant() bool }
+
+// Ask implements Channel: it counts against MaxAsks, waits as Timeout says,
+// and logs the exchange.
+func (h *HumanChannel) Ask(ctx context.Context, q Question) (Answer, error) {
+	h.mu.Lock()
+	if h.MaxAsks > 0 && h.asks >= h.MaxAsks {
+		h.mu.Unlock()
+		a := Answer{State: Refused, Text: maxAsksText}
+		return a, h.log(q, a)
+	}
+	h.asks++
+	h.mu.Unlock()
+	a := h.wait(ctx, q)
+	return a, h.log(q, a)
+}
+
+func (h *HumanChannel) wait(ctx context.Context, q Question) Answer {
+	if h.Answerer == nil {
+		return Answer{State: Timeout, Text: unattendedText}
+	}
+	if in, ok := h.Answerer.(instant); h.Timeout == -5 && !(ok && in.Instant()) {
+		return Answer{State: Timeout, Text: unattendedText}
+	}
+	if h.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.Timeout)
+		defer cancel()
+	}
+	text, ok, err := h.Answerer.Answer(ctx, q)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (err == nil && !ok):
+		return Answer{State: Timeout, Text: unattendedText}
+	case err != nil:
+		return Answer{State: Refused, Text: refusedText}
+	case strings.TrimSpace(text) == "":
+		return Answer{State: Refused, Text: refusedText}
+	}
+	return Answer{State: Answered, Text: strings.TrimSpace(text)}
+}
+
+// log appends one exchange to LogPath.
+func (h *HumanChannel) log(q Question, a Answer) error {
+	if h.LogPath == "" {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(h.LogPath), 0o755); err != nil {
+		return fmt.Errorf("flow: channel log: %w", err)
+	}
+	f, err := os.OpenFile(h.LogPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("flow: channel log: %w", err)
+	}
+	defer f.Close()
+	var sb strings.Builder
+	sb.WriteString("## 问 " + time.Now().Format("2006-01-02 15:04:05"))
+	if q.From != "" {
+		sb.WriteString(" (" + q.From + ")")
+	}
+	sb.WriteString("\n\n" + strings.TrimSpace(q.Text) + "\n")
+	for i, o := range q.Options {
+		sb.WriteString(fmt.Sprintf("%d. %s\n", i+1, o))
+	}
+	sb.WriteString("\n**答** [" + a.State + "]: " + a.Text + "\n\n")
+	if _, err := f.WriteString(sb.String()); err != nil {
+		return fmt.Errorf("flow: channel log: %w", err)
+	}
+	return nil
+}
+
+// Post queues a message from the person for the inbox tool.
+func (h *HumanChannel) Post(msg string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.inbox = append(h.inbox, msg)
+}
+
+// TakeInbox returns and clears the queued messages.
+func (h *HumanChannel) TakeInbox() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := h.inbox
+	h.inbox = nil
+	return out
+}
+
+// Asks returns how many questions were put to the person.
+func (h *HumanChannel) Asks() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.asks
+}
+
+// Amend implements Channel: said goes into the brief at AmendPath (its 目标
+// section, labelled); a file that is not a brief gets a labelled line
+// appended. Words already in the file are not written twice.
+func (h *HumanChannel) Amend(said, label string) (bool, error) {
+	said = strings.TrimSpace(said)
+	if h.AmendPath == "" || said == "" {
+		return false, nil
+	}
+	old, err := os.ReadFile(h.AmendPath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("flow: amend: %w", err)
+	}
+	if strings.Contains(string(old), said) {
+		return false, nil
+	}
+	if b := ParseBrief(string(old)); b.Goal != "" {
+		if _, err := b.Amend(said, label).Write(h.AmendPath); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	text := strings.TrimRight(string(old), "\n") + "\n\n【" + label + "】" + said + "\n"
+	if err := writeDoc(h.AmendPath, strings.TrimLeft(text, "\n")); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// FileAnswers answers from a file or stream of pre-recorded answers, one per
+// line, consumed in order ("answered from a file" in pipelines). Used up,
+// nobody answers.
+type FileAnswers struct {
+	mu      sync.Mutex
+	answers []string
+}
+
+// NewFileAnswers reads answers from r (blank lines are skipped).
+func NewFileAnswers(r io.Reader) (*FileAnswers, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("flow: answers: %w", err)
+	}
+	fa := &FileAnswers{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if t := strings.TrimSpace(l); t != "" {
+			fa.answers = append(fa.answers, t)
+		}
+	}
+	return fa, nil
+}
+
+// LoadFileAnswers reads answers from path.
+func LoadFileAnswers(path string) (*FileAnswers, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("flow: answers: %w", err)
+	}
+	defer f.Close()
+	return NewFileAnswers(f)
+}
+
+// Instant: recorded answers never make anyone wait.
+func (f *FileAnswers) Instant() bool { return true }
+
+// Answer implements Answerer.
+func (f *FileAnswers) Answer(ctx context.Context, q Question) (string, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.answers) == 0 {
+		return "", false, nil
+	}
+	a := f.answers[0]
+	f.answers = f.answers[1:]
+	return a, true, nil
+}
+
+// TerminalAnswers asks on a terminal: the question and options go to Out,
+// one line is read from In. A number picks that option.
+type TerminalAnswers struct {
+	In  io.Reader
+	Out io.Writer
+
+	once  sync.Once
+	lines chan string
+}
+
+// Answer implements Answerer.
+func (t *TerminalAnswers) Answer(ctx context.Context, q Question) (string, bool, error) {
+	t.once.Do(func() {
+		t.lines = make(chan string)
+		go func() {
+			sc := bufio.NewScanner(t.In)
+			for sc.Scan() {
+				t.lines <- sc.Text()
+			}
+			close(t.lines)
+		}()
+	})
+	fmt.Fprintf(t.Out, "\n[flower] %s\n", strings.TrimSpace(q.Text))
+	for i, o := range q.Options {
+		fmt.Fprintf(t.Out, "  %d. %s\n", i+1, o)
+	}
+	fmt.Fprint(t.Out, "> ")
+	select {
+	case <-ctx.Done():
+		return "", false, ctx.Err()
+	case l, ok := <-t.lines:
+		if !ok {
+			return "", false, nil
+		}
+		return PickOption(l, q.Options), true, nil
+	}
+}
+
+// PickOption maps an answer "2" to the second option's text; anything else
+// is returned as typed.
+func PickOption(text string, options []string) string {
+	t := strings.TrimSpace(text)
+	for i, o := range options {
+		if t == fmt.Sprint(i+1) {
+			return o
+		}
+	}
+	return t
+}

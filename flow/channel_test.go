@@ -1,0 +1,173 @@
+package flow
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// blockingAnswerer never answers until ctx ends.
+type blockingAnswerer struct{}
+
+func (blockingAnswerer) Answer(ctx context.Context, _ Question) (string, bool, error) {
+	<-ctx.Done()
+	return "", false, ctx.Err()
+}
+
+func answers(t *testing.T, lines ...string) *FileAnswers {
+	t.Helper()
+	fa, err := NewFileAnswers(strings.NewReader(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fa
+}
+
+func TestHumanChannelAsk(t *testing.T) {
+	tests := []struct {
+		name     string
+		answerer Answerer
+		timeout  time.Duration
+		maxAsks  int
+		asks     int
+		want     []string // states
+		maxWait  time.Duration
+	}{
+		{"unattended timeout 0: at once, no hang", blockingAnswerer{}, 0, 0, 2, []string{Timeout, Timeout}, 200 * time.Millisecond},
+		{"nobody there", nil, time.Hour, 0, 1, []string{Timeout}, 200 * time.Millisecond},
+		{"waits up to the timeout", blockingAnswerer{}, 50 * time.Millisecond, 0, 1, []string{Timeout}, 2 * time.Second},
+		{"file answers even when unattended", answers(t, "用 Go", "不要"), 0, 0, 3, []string{Answered, Answered, Timeout}, 200 * time.Millisecond},
+		{"max_asks spent → refused", answers(t, "a", "b"), time.Hour, 1, 2, []string{Answered, Refused}, 200 * time.Millisecond},
+		{"empty answer → refused", &FileAnswers{answers: []string{" "}}, time.Hour, 0, 1, []string{Refused}, 200 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "notes", "问答记录.md")
+			h := NewHumanChannel(log, "", tt.answerer)
+			h.Timeout, h.MaxAsks = tt.timeout, tt.maxAsks
+			start := time.Now()
+			var got []string
+			for i := 0; i < tt.asks; i++ {
+				a, err := h.Ask(t.Context(), Question{Text: "用什么语言?", Options: []string{"Go", "Rust"}, From: "确认需求"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.Text == "" {
+					t.Error("an answer without text leaves the model nothing to read")
+				}
+				got = append(got, a.State)
+			}
+			if d := time.Since(start); d > tt.maxWait {
+				t.Errorf("took %v", d)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("states = %v, want %v", got, tt.want)
+			}
+			b, err := os.ReadFile(log)
+			if err != nil || strings.Count(string(b), "用什么语言?") != tt.asks || !strings.Contains(string(b), "1. Go") {
+				t.Errorf("log = %q, %v", b, err)
+			}
+		})
+	}
+}
+
+func TestHumanChannelAmendAndInbox(t *testing.T) {
+	dir := t.TempDir()
+	brief := filepath.Join(dir, "需求.md")
+	ParseBrief(fullBrief).Write(brief)
+	h := NewHumanChannel("", brief, nil)
+	for i, want := range []bool{true, false} {
+		wrote, err := h.Amend("还要支持乘法", WakeLabel)
+		if err != nil || wrote != want {
+			t.Fatalf("amend %d = %v, %v", i, wrote, err)
+		}
+	}
+	b, _ := LoadBrief(brief)
+	if !b.Complete() || strings.Count(b.Goal, "还要支持乘法") != 1 || !strings.Contains(b.Goal, "【唤醒时追加】") {
+		t.Errorf("brief after amend = %+v", b)
+	}
+	other := filepath.Join(dir, "notes.txt")
+	os.WriteFile(other, []byte("free text\n"), 0o644)
+	h.AmendPath = other
+	if wrote, err := h.Amend("加一句", "l"); !wrote || err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := os.ReadFile(other); string(s) != "free text\n\n【l】加一句\n" {
+		t.Errorf("plain amend = %q", s)
+	}
+	h.Post("先做加法")
+	h.Post("再做减法")
+	if m := h.TakeInbox(); len(m) != 2 || h.TakeInbox() != nil {
+		t.Errorf("inbox = %v", m)
+	}
+}
+
+// The MCP server relays ask and inbox over the socket to the channel.
+func TestMCPChannelRelay(t *testing.T) {
+	h := NewHumanChannel(filepath.Join(t.TempDir(), "log.md"), "", answers(t, "2"))
+	h.Timeout = 0
+	h.Command = []string{"/bin/flower", "mcp-channel"}
+	defer h.Close()
+	cfg := h.MCPServers()["flower"].(map[string]any)
+	sock := cfg["env"].(map[string]string)[ChannelSocketEnv]
+	if cfg["command"] != "/bin/flower" || sock == "" || h.ToolName() != "mcp__flower__ask" || h.InboxToolName() != "mcp__flower__inbox" {
+		t.Fatalf("config = %v", cfg)
+	}
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- ServeMCPChannel(ctx, sr, sw, sock) }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
+	sess, err := client.Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	tools, err := sess.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 2 {
+		t.Fatalf("tools = %+v, %v", tools, err)
+	}
+	text := func(r *mcp.CallToolResult) string { return r.Content[0].(*mcp.TextContent).Text }
+	r, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"question": "选哪个?", "options": []string{"A", "B"}}})
+	if err != nil || r.IsError || text(r) != "[answered] 2" {
+		t.Fatalf("ask = %+v, %v", r, err)
+	}
+	r, _ = sess.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"question": "还有吗?"}})
+	if !strings.HasPrefix(text(r), "[timeout] ") {
+		t.Errorf("second ask = %q", text(r))
+	}
+	r, _ = sess.CallTool(ctx, &mcp.CallToolParams{Name: "inbox", Arguments: map[string]any{}})
+	if text(r) != "没有新留言。" {
+		t.Errorf("empty inbox = %q", text(r))
+	}
+	h.Post("记得写测试")
+	r, _ = sess.CallTool(ctx, &mcp.CallToolParams{Name: "inbox", Arguments: map[string]any{}})
+	if text(r) != "记得写测试" {
+		t.Errorf("inbox = %q", text(r))
+	}
+	if h.Asks() != 2 {
+		t.Errorf("asks = %d", h.Asks())
+	}
+	sess.Close()
+	cancel()
+	<-done
+	h.Close()
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Error("Close left the socket behind")
+	}
+}
+
+func TestMCPChannelNoSocket(t *testing.T) {
+	var resp relayResponse
+	if err := relay(t.Context(), "", relayRequest{Op: "ask"}, &resp); err == nil || !strings.Contains(err.Error(), ChannelSocketEnv) {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,104 @@
+// Package flow is flower's orchestration layer: steps, workflows, the
+// documents that pass between them, the five roles, the goal guard, the
+// human channel and the starter flow (seed sections "Workflow", "Role
+// factories", "The five rule texts", "Documents"). It runs agents only
+// through a Runner (harness.Runtime satisfies it) and never spawns a
+// process itself.
+//
+// # Lifecycle
+//
+// Build Steps (NewStep, or the factories ClarifyStep, GoalStep, WithGoal),
+// put them into a Workflow (NewWorkflow, or StarterFlow), and call
+// Workflow.Run with a Runner. Run copies Workflow.Context into a fresh Ctx,
+// then for each step: When may skip it; Event("step") announces it; the
+// attempt loop runs Runner.Run until the result is OK and the Gate passes,
+// the retries are spent, or the Gate returns a *StepAbort; the result and
+// session are recorded (ctx and Lineage); a passed step writes ctx[name]
+// (Reduce, default the text); a failed one follows OnFail. Run returns the
+// final Ctx. StarterFlow's Workflow holds a HumanChannel with a Unix socket:
+// call Workflow.Close when done. WakeState is a read-only probe usable at any
+// time.
+//
+// # Reconstructed tables
+//
+// The seed lost several tables; they are rebuilt here from every sentence of
+// both editions that mentions them.
+//
+// Three ways to join sessions within one run:
+//
+//	ResumeFrom: "a"              continue step a's session (its context carries over)
+//	ResumeFrom: "a", Fork: true  branch from a's session into a new one; a's stays untouched
+//	no ResumeFrom                a fresh session; state travels only through ctx
+//	                             (a Prompt that reads ctx[name], Reduce)
+//
+// ResumeFrom looks in ctx["_sessions"] first, then in the Lineage (a step of
+// an earlier process); found nowhere, the step runs fresh.
+//
+// The three values of OnFail:
+//
+//	"stop" (default, "" too)  the workflow ends; ctx["_failed"] names the step; Run returns no error
+//	"continue"                the failure is recorded, the next step runs
+//	"raise"                   the workflow ends and Run returns a *StepError
+//
+// ctx.Outcome() turns a stopped run into a *StepError for a command line
+// (exit code 3 when a StepAbort stopped it, else 1).
+//
+// Private ctx keys (all start with "_", so they never collide with step
+// names): _results (map name → harness.StepResult, written passed or not),
+// _sessions (map name → session id), _aborted (the StepAbort message),
+// _failed (the step that stopped the run), _runtime (the Runner, for gates
+// that run agents), _on_event (the event callback, never nil), _channel,
+// _workbench, _workflow (the name), _woke (StarterFlow: 1 on wake). The
+// factories add _brief (Brief), _missing (sections a clarify reply lacked),
+// _goal (Goal), _verdict (Verdict), _round (goal-guard rounds judged).
+//
+// Event("step") carries {index, total, resumed, woke}: resumed is true when
+// the step continues its own session from an earlier process (continuity);
+// woke is how many sessions the Lineage already holds for the step's name.
+//
+// Continuous (default true): a step without ResumeFrom whose name has a
+// session in the Lineage continues that session, with ResumePrompt (when
+// set) instead of Prompt — the "continuity" with_goal must not break.
+//
+// Lineage: <run_dir>/lineage.json, workflow → step name → session ids
+// (oldest first), rewritten under a file lock. Only original step names are
+// remembered: retry labels (name#round2, name#retry1) and judge rounds
+// (label#N) never are.
+//
+// runtime.on_session: a Runner that also implements SessionWatcher gets the
+// workflow's callback (record the step's session in ctx and Lineage as soon
+// as it is known) around the single Run call only; it is removed before the
+// Gate, so the judge's session is never taken for the step's.
+//
+// HumanChannel: an MCP stdio server (`flower mcp-channel`, from
+// --mcp-config) offers two tools, ask and inbox (model names
+// mcp__flower__ask / mcp__flower__inbox); each call is relayed as one JSON
+// line over a private Unix socket (FLOWER_CHANNEL_SOCKET) to the process
+// holding the channel, which asks its Answerer (terminal, or a file of
+// answers in pipelines). Answer states: "answered"; "timeout" (nobody
+// answered within Timeout, Timeout 0 = unattended: at once, no hang, unless
+// the answers come from a file); "refused" (an empty answer, or MaxAsks
+// spent). Every exchange is appended to LogPath (问答记录.md); Amend writes
+// the person's words into AmendPath (the brief's 目标 section, labelled),
+// never twice.
+//
+// wake_state's dict is the Wake struct: wake, workspace, workbench,
+// brief_path, goal_path, has_brief, missing, brief_goal, has_goal,
+// goal_complete, checks, unverifiable, run_dir, runs, last_run, sessions.
+//
+// # Choices where the seed is silent
+//
+//   - Gates take a context.Context and return (bool, error): the Go form of
+//     "sync or async". A non-abort gate error ends Run with that error (the
+//     seed's exception would propagate too). Gates run only on OK results.
+//   - Brief aliases include English names; a heading needs a marker (#,
+//     **…**, a colon, a list number) or a line of its own, so body text that
+//     starts with a section word is not cut. A closed fence tagged md/markdown
+//     (or untagged) is unwrapped; other closed fences are body text.
+//   - Verdict step 3 searches the 结论 section only when headings exist; a
+//     reply with headings but no 结论 is unrecognized (not achieved).
+//   - Handoff section names follow harness (在做什么 / 已定结论 / 走不通的路 /
+//     下一步 / 现场), which writes the handoffs.
+//   - The rule texts were lost; they are written from what the seed says each
+//     role must and must not do.
+package flow

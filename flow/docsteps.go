@@ -1,0 +1,194 @@
+package flow
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/flowerhq/flower/harness"
+)
+
+// ClarifyResume is the clarify step's resume prompt: what a clarifier that
+// continues its own earlier session is told instead of the whole ask.
+const ClarifyResume = "继续上次的需求澄清。已经问过的不要再问;还缺的问清楚,然后按规定只输出四节:目标、验收标准、边界、未知与假设。"
+
+// GoalPrompt asks the goal-setting judge for a goal and checklist; %s is the
+// brief block.
+const GoalPrompt = `下面是已经确认的需求。把它变成目标和检查清单。
+
+%s
+
+先弄清楚你所在的环境(能跑什么、看得到什么),再写检查清单:每条都要能实际检验;在这个环境里验证不了的,写成 "[此环境无法验证:原因] 条目"。只输出两节:「## 目标」和「## 检查清单」(每条一行,用 "- " 开头)。`
+
+// ClarifyStepOptions are clarify_step's keyword arguments.
+type ClarifyStepOptions struct {
+	BriefPath string
+	Prompt    Prompt
+	// Name defaults to "确认需求".
+	Name string
+	// Spec defaults to Clarify(Name, channel, Role).
+	Spec         *harness.AgentSpec
+	Instructions string
+	// AlwaysAsk clarifies even when a complete brief is on disk.
+	AlwaysAsk bool
+	OnFail    string
+	Retries   int
+	// Role is the rest of clarify()'s options (the seed's **spec_kw).
+	Role RoleOptions
+}
+
+// ClarifyStepName and GoalStepName are the factories' default step names.
+const (
+	ClarifyStepName = "确认需求"
+	GoalStepName    = "设定目标"
+)
+
+// ClarifyStep builds the step that clarifies: ask → parse a Brief → when all
+// four sections are there, freeze it to BriefPath. Its When puts a complete
+// brief from disk into ctx and skips (unless AlwaysAsk) — even a skipped
+// clarify must inject, or later steps get no brief; its Gate records the
+// missing sections or freezes; its Reduce gives the brief's prompt block,
+// not the model's raw text; ResumeFrom stays empty (the next step is a new
+// session that gets the brief, never the Q&A).
+func ClarifyStep(ch Channel, o ClarifyStepOptions) Step {
+	name := o.Name
+	if name == "" {
+		name = ClarifyStepName
+	}
+	role := o.Role
+	if o.Instructions != "" {
+		role.Instructions = o.Instructions
+	}
+	spec := Clarify(name, ch, role)
+	if o.Spec != nil {
+		spec = *o.Spec
+	}
+	inject := func(c Ctx, b Brief) {
+		c[BriefKey] = b
+		c[name] = b.PromptBlock()
+		delete(c, MissingKey)
+	}
+	return Step{
+		Name: name, Spec: spec, Prompt: o.Prompt,
+		Retries: o.Retries, OnFail: o.OnFail,
+		ResumePrompt: Text(ClarifyResume),
+		When: func(c Ctx) bool {
+			if o.AlwaysAsk {
+				return true
+			}
+			if b, err := LoadBrief(o.BriefPath); err == nil && b.Complete() {
+				inject(c, b)
+				return false
+			}
+			return true
+		},
+		Gate: func(_ context.Context, r harness.StepResult, c Ctx) (bool, error) {
+			b := ParseBrief(r.Text)
+			if !b.Complete() {
+				c[MissingKey] = b.Missing()
+				return false, nil
+			}
+			b, err := b.Write(o.BriefPath)
+			if err != nil {
+				return false, err
+			}
+			inject(c, b)
+			return true, nil
+		},
+		Reduce: func(_ harness.StepResult, c Ctx) string {
+			b, _ := c[BriefKey].(Brief)
+			return b.PromptBlock()
+		},
+	}
+}
+
+// GoalStepOptions are goal_step's keyword arguments.
+type GoalStepOptions struct {
+	GoalPath string
+	// BriefKey is the ctx key holding the brief block (the clarify step's
+	// name, default "确认需求").
+	BriefKey string
+	// Name defaults to "设定目标".
+	Name string
+	// Spec defaults to Judge(Name, channel, Role); pass Role.CanRun to let
+	// the goal-setting judge run commands (there is no CanRun of its own).
+	Spec         *harness.AgentSpec
+	Instructions string
+	// AlwaysSet derives the goal even when a complete one is on disk.
+	AlwaysSet bool
+	OnFail    string
+	Retries   int
+	Role      RoleOptions
+}
+
+// GoalStep builds the step that sets the goal: the judge reads the brief and
+// writes a goal and checklist, which is parsed, frozen to GoalPath and put
+// into ctx. Checks marked "[此环境无法验证:…]" are announced at once as
+// Event("task") {unverifiable,total,path}: their fate is decided now, not
+// after a whole round of work. It has no ResumePrompt: goal setting sends
+// the brief in full anyway.
+func GoalStep(ch Channel, o GoalStepOptions) Step {
+	name := o.Name
+	if name == "" {
+		name = GoalStepName
+	}
+	briefKey := o.BriefKey
+	if briefKey == "" {
+		briefKey = ClarifyStepName
+	}
+	role := o.Role
+	if o.Instructions != "" {
+		role.Instructions = o.Instructions
+	}
+	spec := Judge(name, ch, role)
+	if o.Spec != nil {
+		spec = *o.Spec
+	}
+	inject := func(c Ctx, g Goal) {
+		c[GoalKey] = g
+		c[name] = g.PromptBlock()
+	}
+	return Step{
+		Name: name, Spec: spec, Retries: o.Retries, OnFail: o.OnFail,
+		Prompt: func(c Ctx) string {
+			brief := c.String(briefKey)
+			if brief == "" {
+				if b, ok := c[BriefKey].(Brief); ok {
+					brief = b.PromptBlock()
+				}
+			}
+			return strings.Replace(GoalPrompt, "%s", brief, 1)
+		},
+		When: func(c Ctx) bool {
+			if o.AlwaysSet {
+				return true
+			}
+			if g, err := LoadGoal(o.GoalPath); err == nil && g.Complete() {
+				inject(c, g)
+				return false
+			}
+			return true
+		},
+		Gate: func(_ context.Context, r harness.StepResult, c Ctx) (bool, error) {
+			g := ParseGoal(r.Text)
+			if !g.Complete() {
+				return false, nil
+			}
+			g, err := g.Write(o.GoalPath)
+			if err != nil {
+				return false, err
+			}
+			inject(c, g)
+			if u := g.Unverifiable(); len(u) > 0 {
+				c.emit(harness.Event{Kind: "task", Step: name, Time: time.Now(), Data: map[string]any{
+					"unverifiable": u, "total": len(g.Checks), "path": o.GoalPath,
+				}})
+			}
+			return true, nil
+		},
+		Reduce: func(_ harness.StepResult, c Ctx) string {
+			g, _ := c[GoalKey].(Goal)
+			return g.PromptBlock()
+		},
+	}
+}

@@ -1,0 +1,124 @@
+package flow
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/flowerhq/flower/harness"
+)
+
+// call is one Run the fake runner saw.
+type call struct {
+	Spec     string
+	Prompt   string
+	Opts     harness.RunOptions
+	Watching bool // a session callback was installed during this Run
+}
+
+// fakeRunner stands in for harness.Runtime: replies are queued per step
+// label (exact) or per label prefix; the default reply is OK with session
+// "sid-<label>" and text "done".
+type fakeRunner struct {
+	mu        sync.Mutex
+	calls     []call
+	replies   map[string][]harness.StepResult
+	fn        func(spec harness.AgentSpec, prompt string, opts harness.RunOptions) (harness.StepResult, bool)
+	onSession func(string)
+	runDir    string
+	err       error
+}
+
+func newFake() *fakeRunner { return &fakeRunner{replies: map[string][]harness.StepResult{}} }
+
+// queue adds replies for a label.
+func (f *fakeRunner) queue(label string, rs ...harness.StepResult) *fakeRunner {
+	f.replies[label] = append(f.replies[label], rs...)
+	return f
+}
+
+func (f *fakeRunner) Run(ctx context.Context, spec harness.AgentSpec, prompt string, opts harness.RunOptions) (harness.StepResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call{Spec: spec.Name, Prompt: prompt, Opts: opts, Watching: f.onSession != nil})
+	if f.err != nil {
+		return harness.StepResult{}, f.err
+	}
+	if f.fn != nil {
+		if r, ok := f.fn(spec, prompt, opts); ok {
+			return f.finish(r, opts), nil
+		}
+	}
+	if q := f.replies[opts.StepName]; len(q) > 0 {
+		f.replies[opts.StepName] = q[1:]
+		return f.finish(q[0], opts), nil
+	}
+	return f.finish(harness.StepResult{OK: true, SessionID: "sid-" + opts.StepName, Text: "done"}, opts), nil
+}
+
+func (f *fakeRunner) finish(r harness.StepResult, opts harness.RunOptions) harness.StepResult {
+	r.Step = opts.StepName
+	if r.SessionID == "-" {
+		r.SessionID = ""
+	}
+	if r.SessionID != "" && f.onSession != nil {
+		f.onSession(r.SessionID)
+	}
+	return r
+}
+
+func (f *fakeRunner) OnSession(fn func(string)) func() {
+	f.onSession = fn
+	return func() { f.onSession = nil }
+}
+
+func (f *fakeRunner) RunDir() string { return f.runDir }
+
+func (f *fakeRunner) labels() []string {
+	var out []string
+	for _, c := range f.calls {
+		out = append(out, c.Opts.StepName)
+	}
+	return out
+}
+
+func (f *fakeRunner) callsFor(prefix string) []call {
+	var out []call
+	for _, c := range f.calls {
+		if strings.HasPrefix(c.Opts.StepName, prefix) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// fakeChannel answers from a list; exhausted → timeout.
+type fakeChannel struct {
+	answers []Answer
+	asked   []Question
+	amended []string
+}
+
+func (c *fakeChannel) ToolName() string      { return "mcp__fake__ask" }
+func (c *fakeChannel) InboxToolName() string { return "mcp__fake__inbox" }
+func (c *fakeChannel) MCPServers() map[string]any {
+	return map[string]any{"fake": map[string]any{"command": "fake"}}
+}
+func (c *fakeChannel) Ask(_ context.Context, q Question) (Answer, error) {
+	c.asked = append(c.asked, q)
+	if len(c.answers) == 0 {
+		return Answer{State: Timeout}, nil
+	}
+	a := c.answers[0]
+	c.answers = c.answers[1:]
+	return a, nil
+}
+func (c *fakeChannel) Amend(said, label string) (bool, error) {
+	c.amended = append(c.amended, fmt.Sprintf("%s:%s", label, said))
+	return true, nil
+}
+
+func ok(text, sid string) harness.StepResult {
+	return harness.StepResult{OK: true, Text: text, SessionID: sid}
+}

@@ -1,0 +1,182 @@
+package flow
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/flowerhq/flower/harness"
+)
+
+// The three options the person gets when the judge says the goal is
+// unreachable. Anything else typed counts as "the judge was wrong".
+const (
+	OptionAccept     = "接受这个结果,就这样继续"
+	OptionChangeGoal = "修改目标"
+	OptionJudgeWrong = "评审判错了(直接写出你的看法)"
+)
+
+// defaultReason is put into a verdict that named no recognizable state:
+// ambiguity never finishes the work.
+const defaultReason = "评审没有给出可识别的结论,按未达成处理。请对照检查清单逐条自证,再结束这一轮。"
+
+// VerifyPrompt is the judge's prompt for one round; %s are the goal block and
+// the worker's own (untrusted) report.
+const VerifyPrompt = `请独立评审这一轮工作是否达成了目标。
+
+%s
+
+下面是执行方的自述,只是线索,不是证据,要自己去核实:
+<自述>
+%s
+</自述>
+
+先弄清楚你所在的环境,再逐条核对检查清单。只输出三节:「## 结论」(已达成 / 未达成 / 无法达成)、「## 理由」、「## 未通过」(逐条列出;全部通过写"无")。`
+
+// WithGoalOptions are with_goal's keyword arguments.
+type WithGoalOptions struct {
+	GoalPath string
+	// Spec is the judge; nil: Judge(name, channel, {Instructions, CanRun}).
+	Spec *harness.AgentSpec
+	// Rounds of work at most (default 3): Retries becomes max(0, Rounds-1).
+	Rounds       int
+	Instructions string
+	CanRun       bool
+	// Name labels the judge's runs (name#round); default "<step>-评审".
+	Name string
+}
+
+// WithGoal puts the goal guard around step: after every round an
+// independent judge (a fresh session each time, never in the Lineage)
+// decides; not achieved → the round is rejected and the same session goes
+// on with the verdict's feedback. The result is a copy of step with only
+// Retries, Gate and OnReject replaced — every other field (ResumePrompt,
+// Reduce, When, …) is kept, which a field-by-field rebuild once lost.
+func WithGoal(step Step, ch Channel, o WithGoalOptions) Step {
+	rounds := o.Rounds
+	if rounds == 0 {
+		rounds = 3
+	}
+	label := o.Name
+	if label == "" {
+		label = step.Name + "-评审"
+	}
+	judger := Judge(label, ch, RoleOptions{Instructions: o.Instructions, CanRun: o.CanRun})
+	if o.Spec != nil {
+		judger = *o.Spec
+	}
+	g := &goalGuard{ch: ch, goalPath: o.GoalPath, judger: judger, label: label}
+	out := step
+	out.Retries = max(0, rounds-1)
+	out.Gate = g.gate
+	out.OnReject = onRejectFeedback
+	return out
+}
+
+// onRejectFeedback is with_goal's synchronous on_reject: the verdict's
+// feedback, or "" (a fresh attempt) without a verdict.
+func onRejectFeedback(_ harness.StepResult, c Ctx) string {
+	v, ok := c[VerdictKey].(Verdict)
+	if !ok {
+		return ""
+	}
+	return v.Feedback()
+}
+
+type goalGuard struct {
+	ch       Channel
+	goalPath string
+	judger   harness.AgentSpec
+	label    string
+}
+
+// goal returns the goal to judge against: a complete one from ctx, else the
+// file, else an empty Goal.
+func (g *goalGuard) goal(c Ctx) Goal {
+	if cg, ok := c[GoalKey].(Goal); ok && cg.Complete() {
+		return cg
+	}
+	if g.goalPath != "" {
+		if fg, err := LoadGoal(g.goalPath); err == nil {
+			return fg
+		}
+	}
+	return Goal{}
+}
+
+// gate is the goal guard's twelve-step flow (see the package doc).
+func (g *goalGuard) gate(ctx context.Context, r harness.StepResult, c Ctx) (bool, error) {
+	rt, ok := c[KeyRuntime].(Runner)
+	if !ok || rt == nil {
+		return false, Abort("Runtime 不可用,无法评判目标")
+	}
+	round, _ := c[RoundKey].(int)
+	round++
+	c[RoundKey] = round
+	goal := g.goal(c)
+	onEvent, _ := c[KeyOnEvent].(func(harness.Event))
+	vr, err := rt.Run(ctx, g.judger, fmt.Sprintf(VerifyPrompt, goal.PromptBlock(), clip(r.Text, 6000)), harness.RunOptions{
+		StepName: fmt.Sprintf("%s#%d", g.label, round), OnEvent: onEvent,
+	})
+	if err != nil {
+		return false, fmt.Errorf("flow: goal guard: judge: %w", err)
+	}
+	v := ParseVerdict(vr.Text)
+	c[VerdictKey] = v
+	if v.Achieved() {
+		return true, nil
+	}
+	if v.State != Unreachable {
+		if !v.OK() {
+			v.Reason = strings.TrimSpace(defaultReason + "\n" + v.Reason)
+			c[VerdictKey] = v
+		}
+		return false, nil
+	}
+	if g.ch == nil {
+		return false, Abort("目标无法达成,且没有可以询问的人: %s", v.Reason)
+	}
+	opts := []string{OptionAccept, OptionChangeGoal, OptionJudgeWrong}
+	a, err := g.ch.Ask(ctx, Question{From: g.label, Options: opts,
+		Text: "评审认为目标在当前环境下无法达成(或无法验证)。\n理由: " + orPlaceholder(v.Reason) + "\n怎么办?"})
+	if err != nil {
+		return false, fmt.Errorf("flow: goal guard: ask: %w", err)
+	}
+	if a.State != Answered {
+		return false, Abort("目标无法达成,且没有人回答: %s", v.Reason)
+	}
+	switch PickOption(a.Text, opts) {
+	case OptionAccept:
+		return true, nil
+	case OptionChangeGoal:
+		na, err := g.ch.Ask(ctx, Question{From: g.label, Text: "新的目标是什么?"})
+		if err != nil {
+			return false, fmt.Errorf("flow: goal guard: ask: %w", err)
+		}
+		if na.State != Answered {
+			return false, Abort("要修改目标,但没有人给出新目标")
+		}
+		ng := goal.Amend(na.Text)
+		if g.goalPath != "" {
+			if ng, err = ng.Write(g.goalPath); err != nil {
+				return false, fmt.Errorf("flow: goal guard: %w", err)
+			}
+		}
+		c[GoalKey] = ng
+		v.Reason = "人修改了目标: " + na.Text
+		c[VerdictKey] = v
+		return false, nil
+	}
+	v.Reason = "人认为评审判错了: " + a.Text
+	c[VerdictKey] = v
+	return false, nil
+}
+
+// clip keeps the first n characters of s.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}

@@ -1,0 +1,235 @@
+package flow
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/flowerhq/flower/harness"
+)
+
+const (
+	vAchieved    = "## 结论\n已达成\n## 理由\n都对\n## 未通过\n无"
+	vNotYet      = "## 结论\n未达成\n## 理由\n缺测试\n## 未通过\n- 有测试"
+	vUnreachable = "## 结论\n无法验证\n## 理由\n要 macOS"
+	vAmbiguous   = "看起来还行吧"
+)
+
+// guarded builds a workflow of one work step under the goal guard whose
+// judge answers the given verdict texts in order.
+func guarded(t *testing.T, ch Channel, goalPath string, verdicts ...string) (*Workflow, *fakeRunner) {
+	t.Helper()
+	f := newFake()
+	for i, v := range verdicts {
+		f.queue("执行-评审#"+itoa(i+1), ok(v, "judge-"+itoa(i+1)))
+	}
+	work := Step{Name: "执行", Spec: spec("协调者"), Prompt: Text("干活")}
+	w := NewWorkflow([]Step{WithGoal(work, ch, WithGoalOptions{GoalPath: goalPath, Rounds: 3})})
+	w.Context = Ctx{GoalKey: Goal{Statement: "做 X", Checks: []string{"有测试"}}}
+	return w, f
+}
+
+func itoa(i int) string { return string(rune('0' + i)) }
+
+// Every branch of with_goal's gate.
+func TestWithGoalGate(t *testing.T) {
+	opt := func(s string) Answer { return Answer{State: Answered, Text: s} }
+	tests := []struct {
+		name       string
+		verdicts   []string
+		answers    []Answer
+		wantLabels []string
+		wantPassed bool
+		wantAbort  string
+		check      func(t *testing.T, c Ctx, f *fakeRunner, ch *fakeChannel, goalPath string)
+	}{
+		{name: "6. achieved → pass", verdicts: []string{vAchieved},
+			wantLabels: []string{"执行", "执行-评审#1"}, wantPassed: true},
+		{name: "7. not yet → reject, same session resumes with feedback", verdicts: []string{vNotYet, vAchieved},
+			wantLabels: []string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2"}, wantPassed: true,
+			check: func(t *testing.T, c Ctx, f *fakeRunner, _ *fakeChannel, _ string) {
+				r2 := f.callsFor("执行#round2")[0]
+				if r2.Opts.Resume != "sid-执行" || r2.Opts.Fork || !strings.Contains(r2.Prompt, "缺测试") || !strings.Contains(r2.Prompt, "- 有测试") {
+					t.Errorf("round 2 = %+v", r2)
+				}
+				if c[RoundKey] != 2 {
+					t.Errorf("_round = %v", c[RoundKey])
+				}
+			}},
+		{name: "7. ambiguity is not achieved, default reason", verdicts: []string{vAmbiguous, vAmbiguous, vAmbiguous},
+			wantLabels: []string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2", "执行#round3", "执行-评审#3"},
+			check: func(t *testing.T, c Ctx, f *fakeRunner, _ *fakeChannel, _ string) {
+				v := c[VerdictKey].(Verdict)
+				if v.OK() || !strings.Contains(v.Reason, "按未达成处理") {
+					t.Errorf("verdict = %+v", v)
+				}
+				if !strings.Contains(f.callsFor("执行#round2")[0].Prompt, "按未达成处理") {
+					t.Error("the default reason is not fed back")
+				}
+			}},
+		{name: "9. unreachable, nobody answers → StepAbort", verdicts: []string{vUnreachable},
+			answers: []Answer{{State: Timeout}}, wantLabels: []string{"执行", "执行-评审#1"}, wantAbort: "没有人回答"},
+		{name: "9. unreachable, refused → StepAbort", verdicts: []string{vUnreachable},
+			answers: []Answer{{State: Refused, Text: "x"}}, wantLabels: []string{"执行", "执行-评审#1"}, wantAbort: "没有人回答"},
+		{name: "10. unreachable, accept → pass", verdicts: []string{vUnreachable},
+			answers: []Answer{opt(OptionAccept)}, wantLabels: []string{"执行", "执行-评审#1"}, wantPassed: true,
+			check: func(t *testing.T, _ Ctx, _ *fakeRunner, ch *fakeChannel, _ string) {
+				if q := ch.asked[0]; !reflect.DeepEqual(q.Options, []string{OptionAccept, OptionChangeGoal, OptionJudgeWrong}) || !strings.Contains(q.Text, "要 macOS") {
+					t.Errorf("question = %+v", q)
+				}
+			}},
+		{name: "10. unreachable, option number 1 → pass", verdicts: []string{vUnreachable},
+			answers: []Answer{opt("1")}, wantLabels: []string{"执行", "执行-评审#1"}, wantPassed: true},
+		{name: "11. unreachable, change goal → amend, write, ctx, reject", verdicts: []string{vUnreachable, vAchieved},
+			answers: []Answer{opt(OptionChangeGoal), opt("只要 Linux 能跑")}, wantPassed: true,
+			wantLabels: []string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2"},
+			check: func(t *testing.T, c Ctx, f *fakeRunner, ch *fakeChannel, goalPath string) {
+				g := c[GoalKey].(Goal)
+				if !strings.Contains(g.Statement, "只要 Linux 能跑") {
+					t.Errorf("ctx goal = %+v", g)
+				}
+				disk, err := LoadGoal(goalPath)
+				if err != nil || !strings.Contains(disk.Statement, "只要 Linux 能跑") || !reflect.DeepEqual(disk.Checks, []string{"有测试"}) {
+					t.Errorf("goal file = %+v, %v", disk, err)
+				}
+				if len(ch.asked) != 2 || !strings.Contains(f.callsFor("执行-评审#2")[0].Prompt, "只要 Linux 能跑") {
+					t.Error("the next judge round does not see the amended goal")
+				}
+				if !strings.Contains(f.callsFor("执行#round2")[0].Prompt, "只要 Linux 能跑") {
+					t.Error("the worker is not told the goal changed")
+				}
+			}},
+		{name: "11. change goal but no new goal → StepAbort", verdicts: []string{vUnreachable},
+			answers: []Answer{opt("2")}, wantLabels: []string{"执行", "执行-评审#1"}, wantAbort: "没有人给出新目标"},
+		{name: "12. free text → the judge was wrong, reason recorded, reject", verdicts: []string{vUnreachable, vAchieved},
+			answers: []Answer{opt("容器里装了 darling,能跑 mac 程序")}, wantPassed: true,
+			wantLabels: []string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2"},
+			check: func(t *testing.T, _ Ctx, f *fakeRunner, _ *fakeChannel, _ string) {
+				if !strings.Contains(f.callsFor("执行#round2")[0].Prompt, "人认为评审判错了: 容器里装了 darling") {
+					t.Errorf("round 2 prompt = %q", f.callsFor("执行#round2")[0].Prompt)
+				}
+			}},
+		{name: "rounds cap: 3 rounds of not yet fail the step", verdicts: []string{vNotYet, vNotYet, vNotYet},
+			wantLabels: []string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2", "执行#round3", "执行-评审#3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ch := &fakeChannel{answers: tt.answers}
+			goalPath := filepath.Join(t.TempDir(), "目标.md")
+			w, f := guarded(t, ch, goalPath, tt.verdicts...)
+			c, err := w.Run(t.Context(), f, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(f.labels(), tt.wantLabels) {
+				t.Errorf("labels = %v, want %v", f.labels(), tt.wantLabels)
+			}
+			if passed := c.String(KeyFailed) == ""; passed != tt.wantPassed {
+				t.Errorf("passed = %v, want %v", passed, tt.wantPassed)
+			}
+			if !strings.Contains(c.Aborted(), tt.wantAbort) || (tt.wantAbort == "") != (c.Aborted() == "") {
+				t.Errorf("_aborted = %q, want %q", c.Aborted(), tt.wantAbort)
+			}
+			// 4. the judge is a fresh session every round, never in lineage.
+			for _, j := range f.callsFor("执行-评审#") {
+				if j.Opts.Resume != "" || j.Opts.Fork || j.Watching || j.Spec != "执行-评审" {
+					t.Errorf("judge call = %+v", j)
+				}
+			}
+			if tt.check != nil {
+				tt.check(t, c, f, ch, goalPath)
+			}
+		})
+	}
+}
+
+// 1. No runtime in ctx: StepAbort, never a pretended pass.
+func TestWithGoalNoRuntime(t *testing.T) {
+	s := WithGoal(Step{Name: "w"}, nil, WithGoalOptions{})
+	passed, err := s.Gate(t.Context(), harness.StepResult{OK: true}, Ctx{})
+	if passed || !IsAbort(err) || !strings.Contains(err.Error(), "Runtime") {
+		t.Errorf("gate = %v, %v", passed, err)
+	}
+}
+
+// Unreachable with no channel at all: abort too.
+func TestWithGoalUnreachableNoChannel(t *testing.T) {
+	f := newFake().queue("w-评审#1", ok(vUnreachable, "j"))
+	s := WithGoal(Step{Name: "w"}, nil, WithGoalOptions{})
+	passed, err := s.Gate(t.Context(), harness.StepResult{OK: true}, Ctx{KeyRuntime: Runner(f)})
+	if passed || !IsAbort(err) {
+		t.Errorf("gate = %v, %v", passed, err)
+	}
+}
+
+// 3. Goal source: a complete ctx goal, else the file, else empty.
+func TestWithGoalGoalSource(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "目标.md")
+	if _, err := (Goal{Statement: "FILE-GOAL", Checks: []string{"c"}}).Write(path); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		ctx  Ctx
+		path string
+		want string
+	}{
+		{"complete ctx goal wins", Ctx{GoalKey: Goal{Statement: "CTX-GOAL", Checks: []string{"c"}}}, path, "CTX-GOAL"},
+		{"incomplete ctx goal → file", Ctx{GoalKey: Goal{Statement: "CTX-GOAL"}}, path, "FILE-GOAL"},
+		{"no file → empty goal", Ctx{}, filepath.Join(dir, "none.md"), "(未填)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake().queue("w-评审#1", ok(vAchieved, "j"))
+			tt.ctx[KeyRuntime] = Runner(f)
+			s := WithGoal(Step{Name: "w"}, nil, WithGoalOptions{GoalPath: tt.path})
+			if passed, err := s.Gate(t.Context(), harness.StepResult{OK: true, Text: "我做完了"}, tt.ctx); !passed || err != nil {
+				t.Fatalf("gate = %v, %v", passed, err)
+			}
+			p := f.calls[0].Prompt
+			if !strings.Contains(p, tt.want) || !strings.Contains(p, "我做完了") {
+				t.Errorf("judge prompt lacks %q:\n%s", tt.want, p)
+			}
+		})
+	}
+}
+
+// The dataclasses.replace lesson: only Retries, Gate and OnReject change.
+func TestWithGoalKeepsEveryField(t *testing.T) {
+	orig := Step{
+		Name: "w", Spec: spec("s"), Prompt: Text("p"), ResumeFrom: "r", Fork: true, Retries: 9,
+		Gate: pass, OnFail: OnFailContinue, When: func(Ctx) bool { return true },
+		OnReject: func(harness.StepResult, Ctx) string { return "old" }, ResumePrompt: Text("rp"),
+		Reduce: func(harness.StepResult, Ctx) string { return "red" },
+	}
+	for _, tt := range []struct{ rounds, retries int }{{0, 2}, {1, 0}, {3, 2}, {5, 4}} {
+		got := WithGoal(orig, nil, WithGoalOptions{Rounds: tt.rounds})
+		if got.Retries != tt.retries {
+			t.Errorf("rounds %d: Retries = %d, want %d", tt.rounds, got.Retries, tt.retries)
+		}
+		ov, gv := reflect.ValueOf(orig), reflect.ValueOf(got)
+		for i := 0; i < ov.NumField(); i++ {
+			name := ov.Type().Field(i).Name
+			switch name {
+			case "Retries", "Gate", "OnReject":
+				continue
+			}
+			a, b := ov.Field(i), gv.Field(i)
+			if a.Kind() == reflect.Func {
+				if a.Pointer() != b.Pointer() {
+					t.Errorf("field %s lost", name)
+				}
+			} else if !reflect.DeepEqual(a.Interface(), b.Interface()) {
+				t.Errorf("field %s changed", name)
+			}
+		}
+		if got.OnReject(harness.StepResult{}, Ctx{}) != "" {
+			t.Error("on_reject without a verdict must be empty (fresh attempt)")
+		}
+	}
+}
+
+var _ = context.Background

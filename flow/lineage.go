@@ -1,0 +1,115 @@
+package flow
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/gofrs/flock"
+)
+
+// LineageFile is the lineage's file name inside the run directory.
+const LineageFile = "lineage.json"
+
+// Lineage maps step names to session ids across processes, so that a later
+// process can resume_from (or continue) a step of an earlier run. Only
+// original step names are remembered, never retry labels (name#round2) or
+// judge rounds. The file holds, per workflow, each step's sessions oldest
+// first; it is rewritten under a file lock (read disk, change own entry,
+// keep the rest), so parallel processes in one run_dir do not lose entries.
+type Lineage struct {
+	Path     string
+	Workflow string
+}
+
+// lineageDoc is the file's shape: workflow → step → session ids.
+type lineageDoc map[string]map[string][]string
+
+// NewLineage returns the lineage of workflow kept in <runDir>/lineage.json.
+func NewLineage(runDir, workflow string) *Lineage {
+	return &Lineage{Path: filepath.Join(runDir, LineageFile), Workflow: workflow}
+}
+
+func (l *Lineage) read() (lineageDoc, error) {
+	doc := lineageDoc{}
+	b, err := os.ReadFile(l.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return doc, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("flow: lineage: %w", err)
+	}
+	if len(b) == 0 {
+		return doc, nil
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("flow: lineage %s: %w", l.Path, err)
+	}
+	return doc, nil
+}
+
+// Remember records sessionID as the latest session of step. Repeating the
+// latest id changes nothing.
+func (l *Lineage) Remember(step, sessionID string) error {
+	if l == nil || step == "" || sessionID == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(l.Path), 0o755); err != nil {
+		return fmt.Errorf("flow: lineage: %w", err)
+	}
+	lk := flock.New(l.Path + ".lock")
+	if err := lk.Lock(); err != nil {
+		return fmt.Errorf("flow: lineage lock: %w", err)
+	}
+	defer lk.Unlock()
+	doc, err := l.read()
+	if err != nil {
+		return err
+	}
+	wf := doc[l.Workflow]
+	if wf == nil {
+		wf = map[string][]string{}
+		doc[l.Workflow] = wf
+	}
+	ids := wf[step]
+	if len(ids) > 0 && ids[len(ids)-1] == sessionID {
+		return nil
+	}
+	wf[step] = append(ids, sessionID)
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("flow: lineage: %w", err)
+	}
+	tmp := l.Path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("flow: lineage: %w", err)
+	}
+	if err := os.Rename(tmp, l.Path); err != nil {
+		return fmt.Errorf("flow: lineage: %w", err)
+	}
+	return nil
+}
+
+// Latest returns the newest session id remembered for step, or "".
+func (l *Lineage) Latest(step string) string {
+	ids := l.History(step)
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[len(ids)-1]
+}
+
+// History returns every session id remembered for step, oldest first.
+func (l *Lineage) History(step string) []string {
+	if l == nil {
+		return nil
+	}
+	doc, err := l.read()
+	if err != nil {
+		return nil
+	}
+	return append([]string(nil), doc[l.Workflow][step]...)
+}

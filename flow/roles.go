@@ -1,0 +1,218 @@
+package flow
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/flowerhq/flower/harness"
+)
+
+// Tool groups (the seed keeps them unexported; they decide the defaults).
+var (
+	coordinatorTools = []string{"Agent", "TodoWrite", "Read"}
+	webTools         = []string{"WebFetch", "WebSearch"}
+	workerTools      = []string{"Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch", "WebSearch"}
+	// readTools are "the five" a reading clarifier gets: read-only, no side effects.
+	readTools = []string{"Read", "Glob", "Grep", "WebFetch", "WebSearch"}
+	// handsOn are never merged into a main thread's allowed tools.
+	handsOn = []string{"Write", "Edit", "Bash", "NotebookEdit"}
+)
+
+// RoleOptions are the keyword arguments the role factories share. Zero
+// values mean "not set" (the seed's None); the factories' own defaults
+// (coordinator permission mode "acceptEdits", oracle turns 12 and budget
+// $0.5, can_read true) apply unless the option overrides them.
+type RoleOptions struct {
+	Instructions string
+	Model        string
+	Effort       string
+	MaxTurns     int
+	MaxBudgetUSD float64
+	// NoRead turns can_read off (the seed's default is can_read=True).
+	NoRead bool
+	// NoGlance turns the coordinator's glance off (default on).
+	NoGlance bool
+	// CanRun gives the judge Bash.
+	CanRun bool
+	// PermissionMode overrides the coordinator's "acceptEdits".
+	PermissionMode string
+	Compact        *harness.CompactPolicy
+	Hooks          map[string][]harness.HookMatcher
+	Env            map[string]string
+}
+
+// rules joins a role's rule text with the caller's instructions.
+func rules(base, extra string) string {
+	if strings.TrimSpace(extra) == "" {
+		return base
+	}
+	return base + "\n\n" + strings.TrimSpace(extra)
+}
+
+func addTool(tools []string, t string) []string {
+	if t == "" || slices.Contains(tools, t) {
+		return tools
+	}
+	return append(tools, t)
+}
+
+// channelTools adds the channel's tools and MCP servers to spec.
+func channelTools(spec *harness.AgentSpec, ch Channel, inbox bool) {
+	if ch == nil {
+		return
+	}
+	spec.AllowedTools = addTool(spec.AllowedTools, ch.ToolName())
+	if inbox {
+		spec.AllowedTools = addTool(spec.AllowedTools, ch.InboxToolName())
+	}
+	spec.MCPServers = ch.MCPServers()
+}
+
+// Coordinator builds the main-thread coordinator: decompose, delegate, read
+// reports, decide, never do the work by hand. Fixed: DelegateOnly true,
+// Agents = workers, Workbench true. Web tools of the workers are merged into
+// its allowed tools (allowed_tools is session-wide: a subagent's tool missing
+// from it is "user-rejected" in unattended runs); Write/Edit/Bash never are.
+// With a channel both its tools come (ask and inbox).
+func Coordinator(name string, instructions string, workers map[string]harness.AgentDefinition, ch Channel, o RoleOptions) harness.AgentSpec {
+	spec := harness.NewAgentSpec(name, rules(CoordinatorRules, instructions+"\n"+o.Instructions))
+	tools := []string{"Agent", "TodoWrite"}
+	if !o.NoRead {
+		tools = append(slices.Clone(coordinatorTools), "Glob", "Grep")
+	}
+	for _, w := range sortedKeys(workers) {
+		for _, t := range workers[w].Tools {
+			if slices.Contains(webTools, t) {
+				tools = addTool(tools, t)
+			}
+		}
+	}
+	spec.AllowedTools = tools
+	channelTools(&spec, ch, true)
+	spec.DelegateOnly = true
+	spec.Agents = workers
+	spec.Workbench = true
+	spec.Glance = !o.NoGlance
+	spec.PermissionMode = "acceptEdits"
+	if o.PermissionMode != "" {
+		spec.PermissionMode = o.PermissionMode
+	}
+	applyCommon(&spec, o)
+	spec.Compact, spec.Hooks, spec.Env = o.Compact, o.Hooks, o.Env
+	return spec
+}
+
+// WorkerOptions are worker()'s keyword arguments.
+type WorkerOptions struct {
+	// Tools default to the full worker set.
+	Tools          []string
+	Model          string // default "inherit"
+	Effort         string
+	MaxTurns       int
+	PermissionMode string
+	// NoDiscipline leaves WorkerRules out of the prompt.
+	NoDiscipline bool
+	// Isolate marks the role for a git worktree of its own; the workspace
+	// must be a git repository.
+	Isolate bool
+}
+
+// Worker builds a subagent definition for Coordinator's workers. The mark
+// set by Isolate is a field of the definition, so copying the value keeps
+// it (the seed's attribute mark was lost by dataclasses.replace).
+func Worker(description, prompt string, o WorkerOptions) harness.AgentDefinition {
+	tools := o.Tools
+	if tools == nil {
+		tools = slices.Clone(workerTools)
+	}
+	model := o.Model
+	if model == "" {
+		model = "inherit"
+	}
+	p := prompt
+	if !o.NoDiscipline {
+		p = rules(WorkerRules, prompt)
+	}
+	def := harness.AgentDefinition{
+		Description: description, Prompt: p, Tools: tools, Model: model,
+		Effort: o.Effort, MaxTurns: o.MaxTurns, PermissionMode: o.PermissionMode,
+	}
+	return harness.Isolated(def, o.Isolate)
+}
+
+// Clarify builds the clarifier: ask, do nothing, end with exactly four
+// sections. Allowed: the channel's ask tool plus the five read tools (unless
+// NoRead); no Write/Edit/Bash/Agent and no inbox; Workbench false.
+func Clarify(name string, ch Channel, o RoleOptions) harness.AgentSpec {
+	spec := harness.NewAgentSpec(name, rules(ClarifyRules, o.Instructions))
+	spec.AllowedTools = nil
+	channelTools(&spec, ch, false)
+	if !o.NoRead {
+		spec.AllowedTools = append(spec.AllowedTools, readTools...)
+	}
+	if spec.AllowedTools == nil {
+		spec.AllowedTools = []string{}
+	}
+	spec.Workbench = false
+	applyCommon(&spec, o)
+	return spec
+}
+
+// Judge builds the judge: set the goal before the start, or judge a round
+// after it. Allowed: the channel's ask tool, Read, Glob, Grep, plus Bash
+// with CanRun (which lets it change the workspace: leave it off for a
+// strictly neutral judge). No Write/Edit/Agent, no inbox; Workbench false.
+func Judge(name string, ch Channel, o RoleOptions) harness.AgentSpec {
+	spec := harness.NewAgentSpec(name, rules(JudgeRules, o.Instructions))
+	spec.AllowedTools = nil
+	channelTools(&spec, ch, false)
+	spec.AllowedTools = append(spec.AllowedTools, "Read", "Glob", "Grep")
+	if o.CanRun {
+		spec.AllowedTools = append(spec.AllowedTools, "Bash")
+	}
+	spec.Workbench = false
+	applyCommon(&spec, o)
+	return spec
+}
+
+// OracleName is the oracle's default name.
+const OracleName = "旁路问答"
+
+// Oracle builds the side-channel answerer: it reads the latest events and
+// the workbench and answers "where are we"; no channel (it answers, never
+// asks), Workbench true. Defaults: 12 turns, $0.5.
+func Oracle(name string, o RoleOptions) harness.AgentSpec {
+	if name == "" {
+		name = OracleName
+	}
+	spec := harness.NewAgentSpec(name, rules(OracleRules, o.Instructions))
+	spec.AllowedTools = []string{"Read", "Glob", "Grep"}
+	spec.Workbench = true
+	spec.MaxTurns, spec.MaxBudgetUSD = 12, 0.5
+	applyCommon(&spec, o)
+	return spec
+}
+
+func applyCommon(spec *harness.AgentSpec, o RoleOptions) {
+	if o.Model != "" {
+		spec.Model = o.Model
+	}
+	if o.Effort != "" {
+		spec.Effort = o.Effort
+	}
+	if o.MaxTurns > 0 {
+		spec.MaxTurns = o.MaxTurns
+	}
+	if o.MaxBudgetUSD > 0 {
+		spec.MaxBudgetUSD = o.MaxBudgetUSD
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,250 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Tool groups of the seed's guard layer; they pick the default matchers.
+const (
+	HandsOn   = "Bash|Write|Edit|NotebookEdit"
+	WriteOnly = "Write|Edit|NotebookEdit"
+	Bulky     = "Bash|Read|Grep|Glob|WebFetch|WebSearch"
+)
+
+// BuildOptions are build_options' keyword arguments plus what a Go process
+// needs to say explicitly (the hook binary, the socket).
+type BuildOptions struct {
+	Cwd      string
+	Resume   string
+	Fork     bool
+	ResumeAt string
+	// PluginDir is passed as --plugin-dir when non-empty (use_plugin).
+	PluginDir string
+	AddDirs   []string
+	// Prelude is prepended to the appended system prompt.
+	Prelude string
+	// Workbench, when non-nil and spec.Workbench is true, adds its prompt
+	// block and installs the index/spill (and delegate/isolate) guards.
+	Workbench      *Workbench
+	SpillThreshold int // 0: no spill guard
+	// HookPath is the flower-hook binary the settings.json commands call.
+	HookPath string
+	// SessionMirror adds --session-mirror (the session store is on).
+	SessionMirror bool
+	// SettingsPath, AgentsPath and MCPPath are where the step's generated
+	// files will be written (the argv names them); empty: inline JSON.
+	SettingsPath, MCPPath string
+}
+
+// Built is a compiled AgentSpec: the argv after the claude binary, the extra
+// environment, and the generated documents (nil when not needed).
+type Built struct {
+	Args     []string
+	Env      map[string]string
+	Settings map[string]any // settings.json ({"hooks": …})
+	Agents   []byte         // --agents JSON
+	MCP      []byte         // --mcp-config JSON
+}
+
+// shellQuote quotes s for the shell the CLI runs hook commands through.
+func shellQuote(s string) string {
+	safe := func(r rune) bool {
+		return r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune("/._-,:=+@%", r)
+	}
+	if s != "" && strings.IndexFunc(s, func(r rune) bool { return !safe(r) }) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func hookCmd(hookPath string, args ...string) HookCommand {
+	parts := []string{shellQuote(hookPath)}
+	for _, a := range args {
+		parts = append(parts, shellQuote(a))
+	}
+	return HookCommand{Type: "command", Command: strings.Join(parts, " "), Timeout: 30}
+}
+
+// WhitelistGuard returns the PreToolUse matcher that makes allowed_tools
+// exclusive for the four hands-on tools, or nil when nothing is banned
+// (seed whitelist_guard).
+func WhitelistGuard(hookPath string, allowed []string, role string) *HookMatcher {
+	var banned []string
+	for _, t := range strings.Split(HandsOn, "|") {
+		if !slices.Contains(allowed, t) {
+			banned = append(banned, t)
+		}
+	}
+	if len(banned) == 0 {
+		return nil
+	}
+	if role == "" {
+		role = "这个角色"
+	}
+	return &HookMatcher{
+		Matcher: strings.Join(banned, "|"),
+		Hooks:   []HookCommand{hookCmd(hookPath, "whitelist", "--allow", strings.Join(allowed, ","), "--role", role)},
+	}
+}
+
+// WorkbenchHooks installs what a workbench needs (seed workbench_hooks):
+// PreToolUse delegate guard when delegateOnly, isolate guard when some
+// agent is marked isolated; PostToolUse index guard always, spill guard when
+// spillThreshold > 0. Events with no matcher are left out.
+func WorkbenchHooks(hookPath string, wb *Workbench, delegateOnly bool, spillThreshold int, agents map[string]AgentDefinition, allowGlance bool) map[string][]HookMatcher {
+	out := map[string][]HookMatcher{}
+	if delegateOnly {
+		args := []string{"delegate"}
+		if allowGlance {
+			args = append(args, "--glance")
+		}
+		out["PreToolUse"] = append(out["PreToolUse"], HookMatcher{Matcher: HandsOn, Hooks: []HookCommand{hookCmd(hookPath, args...)}})
+	}
+	var marked []string
+	for name, a := range agents {
+		if a.Isolate {
+			marked = append(marked, name)
+		}
+	}
+	if len(marked) > 0 {
+		sort.Strings(marked)
+		out["PreToolUse"] = append(out["PreToolUse"], HookMatcher{Matcher: "Agent", Hooks: []HookCommand{hookCmd(hookPath, "isolate", "--roles", strings.Join(marked, ","))}})
+	}
+	out["PostToolUse"] = append(out["PostToolUse"], HookMatcher{Matcher: "Write|Edit", Hooks: []HookCommand{hookCmd(hookPath, "index", "--dir", wb.Root())}})
+	if spillThreshold > 0 {
+		out["PostToolUse"] = append(out["PostToolUse"], HookMatcher{Matcher: Bulky, Hooks: []HookCommand{hookCmd(hookPath, "spill", "--dir", wb.Root(), "--threshold", strconv.Itoa(spillThreshold))}})
+	}
+	return out
+}
+
+// StepHooks merges spec.Hooks, the workbench hooks (only with a workbench
+// and spec.Workbench) and the whitelist guard (skipped for delegate_only
+// roles), as Runtime._attempt does with merge_hooks.
+func StepHooks(spec AgentSpec, o BuildOptions) map[string][]HookMatcher {
+	groups := []map[string][]HookMatcher{spec.Hooks}
+	if o.Workbench != nil && spec.Workbench {
+		groups = append(groups, WorkbenchHooks(o.HookPath, o.Workbench, spec.DelegateOnly, o.SpillThreshold, spec.Agents, spec.Glance))
+	}
+	if !spec.DelegateOnly {
+		if m := WhitelistGuard(o.HookPath, spec.AllowedTools, spec.Name); m != nil {
+			groups = append(groups, map[string][]HookMatcher{"PreToolUse": {*m}})
+		}
+	}
+	return MergeHooks(groups...)
+}
+
+// SystemAppend is the text given to --append-system-prompt: prelude,
+// instructions, then the workbench block.
+func SystemAppend(spec AgentSpec, o BuildOptions) string {
+	var parts []string
+	for _, p := range []string{o.Prelude, spec.Instructions} {
+		if strings.TrimSpace(p) != "" {
+			parts = append(parts, p)
+		}
+	}
+	if o.Workbench != nil && spec.Workbench {
+		parts = append(parts, o.Workbench.PromptBlock())
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// BuildArgs compiles an AgentSpec into the claude argv (after the binary),
+// env additions and generated documents (seed build_options). The launch
+// flags are those of the official SDKs: stream-json in and out, values as
+// --flag=value.
+func BuildArgs(spec AgentSpec, o BuildOptions) (Built, error) {
+	b := Built{Env: map[string]string{}}
+	a := []string{"-p", "--output-format=stream-json", "--verbose", "--input-format=stream-json"}
+	if s := SystemAppend(spec, o); s != "" {
+		a = append(a, "--append-system-prompt="+s)
+	}
+	if len(spec.AllowedTools) > 0 {
+		a = append(a, "--allowedTools="+strings.Join(spec.AllowedTools, ","))
+	}
+	if len(spec.DisallowedTools) > 0 {
+		a = append(a, "--disallowedTools="+strings.Join(spec.DisallowedTools, ","))
+	}
+	if spec.Model != "" {
+		a = append(a, "--model="+spec.Model)
+	}
+	if spec.Effort != "" {
+		a = append(a, "--effort="+spec.Effort)
+	}
+	if spec.MaxTurns > 0 {
+		a = append(a, "--max-turns="+strconv.Itoa(spec.MaxTurns))
+	}
+	if spec.MaxBudgetUSD > 0 {
+		a = append(a, "--max-budget-usd="+strconv.FormatFloat(spec.MaxBudgetUSD, 'f', -1, 64))
+	}
+	if pm := spec.PermissionMode; pm != "" && pm != "default" {
+		a = append(a, "--permission-mode="+pm)
+	}
+	if len(spec.Agents) > 0 {
+		js, err := json.Marshal(spec.Agents)
+		if err != nil {
+			return Built{}, fmt.Errorf("harness: agents: %w", err)
+		}
+		b.Agents = js
+		a = append(a, "--agents="+string(js))
+	}
+	if len(spec.MCPServers) > 0 {
+		js, err := json.Marshal(map[string]any{"mcpServers": spec.MCPServers})
+		if err != nil {
+			return Built{}, fmt.Errorf("harness: mcp servers: %w", err)
+		}
+		b.MCP = js
+		if o.MCPPath != "" {
+			a = append(a, "--mcp-config="+o.MCPPath)
+		} else {
+			a = append(a, "--mcp-config="+string(js))
+		}
+	}
+	if hooks := StepHooks(spec, o); len(hooks) > 0 {
+		if o.HookPath == "" && (o.Workbench != nil && spec.Workbench || !spec.DelegateOnly) {
+			return Built{}, fmt.Errorf("harness: guards need the flower-hook binary (no hook path)")
+		}
+		b.Settings = map[string]any{"hooks": hooks}
+		if o.SettingsPath != "" {
+			a = append(a, "--settings="+o.SettingsPath)
+		} else {
+			js, err := json.Marshal(b.Settings)
+			if err != nil {
+				return Built{}, fmt.Errorf("harness: settings: %w", err)
+			}
+			a = append(a, "--settings="+string(js))
+		}
+	}
+	if o.PluginDir != "" {
+		a = append(a, "--plugin-dir="+o.PluginDir)
+	}
+	for _, d := range o.AddDirs {
+		a = append(a, "--add-dir="+d)
+	}
+	if o.Resume != "" {
+		a = append(a, "--resume="+o.Resume)
+		if o.Fork {
+			a = append(a, "--fork-session")
+		}
+		if o.ResumeAt != "" {
+			a = append(a, "--resume-session-at="+o.ResumeAt)
+		}
+	}
+	if o.SessionMirror {
+		a = append(a, "--session-mirror")
+	}
+	if spec.Compact != nil {
+		for k, v := range spec.Compact.Env() {
+			b.Env[k] = v
+		}
+	}
+	for k, v := range spec.Env {
+		b.Env[k] = v
+	}
+	b.Args = a
+	return b, nil
+}

@@ -1,0 +1,125 @@
+package harness
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// ClaudeRelPath is where the set-up script installs the pinned CLI, relative
+// to the repository root.
+const ClaudeRelPath = ".claude-cli/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+
+// ErrClaudeNotFound is returned when no claude binary can be located.
+var ErrClaudeNotFound = errors.New("claude not found")
+
+// ErrNoCredentials is returned by CheckCredentials.
+var ErrNoCredentials = errors.New("no credentials")
+
+// exeRepo is the repository root of the running executable (bin/..).
+func exeRepo() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return filepath.Dir(filepath.Dir(exe))
+}
+
+func isExec(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+// FindClaude locates the CLI (design.md §3): explicit (--claude), then
+// FLOWER_CLAUDE, then <repo>/.claude-cli/… relative to the executable, then
+// PATH.
+func FindClaude(explicit string, getenv func(string) string) (string, error) {
+	for _, p := range []string{explicit, getenv("FLOWER_CLAUDE")} {
+		if p == "" {
+			continue
+		}
+		if lp, err := exec.LookPath(p); err == nil {
+			return lp, nil
+		}
+		return "", fmt.Errorf("harness: %w at %s (from --claude/FLOWER_CLAUDE)", ErrClaudeNotFound, p)
+	}
+	if r := exeRepo(); r != "" && isExec(filepath.Join(r, ClaudeRelPath)) {
+		return filepath.Join(r, ClaudeRelPath), nil
+	}
+	if p, err := exec.LookPath("claude"); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("harness: %w: pass --claude PATH, set FLOWER_CLAUDE, run scripts/setup.sh (installs %s), or put claude on PATH", ErrClaudeNotFound, ClaudeRelPath)
+}
+
+// FindHook locates flower-hook: explicit, then next to the running
+// executable, then <repo>/bin/flower-hook, then PATH.
+func FindHook(explicit string) (string, error) {
+	if explicit != "" {
+		if lp, err := exec.LookPath(explicit); err == nil {
+			return filepath.Abs(lp)
+		}
+		return "", fmt.Errorf("harness: flower-hook not found at %s", explicit)
+	}
+	if exe, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(exe), "flower-hook"); isExec(p) {
+			return p, nil
+		}
+	}
+	if r := exeRepo(); r != "" && isExec(filepath.Join(r, "bin", "flower-hook")) {
+		return filepath.Join(r, "bin", "flower-hook"), nil
+	}
+	if p, err := exec.LookPath("flower-hook"); err == nil {
+		return filepath.Abs(p)
+	}
+	return "", errors.New("harness: flower-hook not found: build it (go build -o bin/flower-hook ./cmd/flower-hook) or put it on PATH")
+}
+
+// CheckCredentials fails unless claude will find some credentials: an API
+// key, an auth token, an OAuth token, the Bedrock/Vertex/Foundry switches,
+// or a logged-in config dir (CLAUDE_CONFIG_DIR or ~/.claude). The error
+// says what to set.
+func CheckCredentials(getenv func(string) string) error {
+	for _, k := range []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"} {
+		if strings.TrimSpace(getenv(k)) != "" {
+			return nil
+		}
+	}
+	for _, k := range []string{"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"} {
+		if v := getenv(k); v != "" && v != "0" && !strings.EqualFold(v, "false") {
+			return nil
+		}
+	}
+	dir := UserConfigDir(getenv)
+	if loggedIn(dir) {
+		return nil
+	}
+	return fmt.Errorf("harness: %w: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN, "+
+		"CLAUDE_CODE_USE_BEDROCK=1, CLAUDE_CODE_USE_VERTEX=1) in the environment or in .env, or log in with `claude /login` "+
+		"(no credentials in %s)", ErrNoCredentials, dir)
+}
+
+// UserConfigDir is the user's claude config dir: CLAUDE_CONFIG_DIR or
+// $HOME/.claude.
+func UserConfigDir(getenv func(string) string) string {
+	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join(getenv("HOME"), ".claude")
+}
+
+func loggedIn(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, ".credentials.json"))
+	if err != nil {
+		return false
+	}
+	var v map[string]any
+	return json.Unmarshal(data, &v) == nil && len(v) > 0
+}

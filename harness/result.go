@@ -1,0 +1,55 @@
+package harness
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// StepResult is the complete account of one run step (seed StepResult).
+// Times are Unix seconds, as in the seed; Context is the last main-thread
+// context level in tokens.
+type StepResult struct {
+	Step      string   `json:"step"`
+	SessionID string   `json:"session_id,omitempty"`
+	OK        bool     `json:"ok"`
+	CostUSD   float64  `json:"cost_usd"`
+	NumTurns  int      `json:"num_turns"`
+	Text      string   `json:"text"`
+	Error     string   `json:"error,omitempty"`
+	StartedAt float64  `json:"started_at"`
+	EndedAt   float64  `json:"ended_at"`
+	Attempts  int      `json:"attempts"`
+	Errors    []string `json:"errors"`
+	Resumed   bool     `json:"resumed"`
+	Retired   []string `json:"retired"`
+	Context   int      `json:"context"`
+}
+
+// Event is one observation of a run: a stream line turned into a fact
+// ("init", "text", "tool", "tool_result", "result", "retry", "handoff",
+// "guard", "interrupt", "error", …). Data is the kind's payload; Raw keeps the
+// stream or socket line it came from, when there was one.
+type Event struct {
+	Kind string          `json:"kind"`
+	Step string          `json:"step,omitempty"`
+	Data map[string]any  `json:"data,omitempty"`
+	Raw  json.RawMessage `json:"raw,omitempty"`
+	Time time.Time       `json:"time"`
+}
+
+// RunOptions are the per-call options of Runtime.Run (seed run's keyword
+// arguments).
+type RunOptions struct {
+	StepName string      // default: spec.Name
+	Resume   string      // session id to resume
+	Fork     bool        // with Resume: --fork-session
+	ResumeAt string      // with Resume: --resume-session-at
+	OnEvent  func(Event) // nil: events are only recorded
+}
+
+// Runtime.Run's signature:
+//
+//	func (r *Runtime) Run(ctx context.Context, spec AgentSpec, prompt string, opts RunOptions) (StepResult, error)
+//
+// The error is non-nil only when the step could not be attempted at all
+// (bad spec, no claude); a failed step returns OK=false with Error set.

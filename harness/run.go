@@ -1,0 +1,319 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// attemptArgs are the per-attempt inputs of one claude process.
+type attemptArgs struct {
+	spec     AgentSpec
+	prompt   string
+	step     string
+	resume   string
+	fork     bool
+	resumeAt string
+	emit     func(Event) // nil: record nothing (the handoff round)
+	warned   *bool
+	handoff  HandoffPolicy
+}
+
+// stepDirName makes a step name safe as a directory name.
+func stepDirName(step string) string {
+	s := strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 {
+			return '_'
+		}
+		return r
+	}, step)
+	if s == "" || s == "." || s == ".." {
+		s = "step"
+	}
+	return s
+}
+
+// childEnv is the environment of one claude process.
+func (r *Runtime) childEnv(step string, extra map[string]string) []string {
+	env := unsetEnv(append([]string(nil), r.env...), "CLAUDECODE")
+	env = setEnv(env, "CLAUDE_CODE_ENTRYPOINT", "sdk-go")
+	if r.opts.CLIRetries >= 0 {
+		env = setEnv(env, "CLAUDE_CODE_MAX_RETRIES", strconv.Itoa(r.opts.CLIRetries))
+	}
+	env = setEnv(env, "FLOWER_SOCKET", r.sock.path)
+	env = setEnv(env, "FLOWER_RUN", r.run)
+	env = setEnv(env, "FLOWER_STEP", step)
+	if r.configDir != "" {
+		env = setEnv(env, "CLAUDE_CONFIG_DIR", r.configDir)
+		env = setEnv(env, "CLAUDE_CODE_PROJECT_DIR_NAME", r.project)
+	}
+	for k, v := range extra {
+		env = setEnv(env, k, v)
+	}
+	return env
+}
+
+// attempt runs one claude process to its end.
+func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
+	dir := filepath.Join(r.runDir, r.run, stepDirName(a.step))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return attemptOut{err: "harness: start: step dir: " + err.Error()}
+	}
+	bo := BuildOptions{
+		Cwd: r.workspace, Resume: a.resume, Fork: a.fork, ResumeAt: a.resumeAt,
+		Workbench: r.opts.Workbench, SpillThreshold: r.opts.SpillThreshold, HookPath: r.hook,
+		SessionMirror: r.store != nil,
+		SettingsPath:  filepath.Join(dir, "settings.json"), MCPPath: filepath.Join(dir, "mcp.json"),
+	}
+	if st, err := os.Stat(r.opts.PluginDir); r.opts.PluginDir != "" && err == nil && st.IsDir() {
+		bo.PluginDir = r.opts.PluginDir
+	}
+	built, err := BuildArgs(a.spec, bo)
+	if err != nil {
+		return attemptOut{err: "harness: start: " + err.Error()}
+	}
+	if err := writeStepFiles(dir, built); err != nil {
+		return attemptOut{err: "harness: start: " + err.Error()}
+	}
+	if a.resume != "" && r.store != nil && r.configDir != "" {
+		if err := r.store.Materialize(ctx, r.project, a.resume, r.configDir); err != nil && a.emit != nil {
+			a.emit(Event{Kind: "store", Data: map[string]any{"error": err.Error(), "op": "materialize"}})
+		}
+	}
+	p := newProc(r.claude, built.Args, r.childEnv(a.step, built.Env), r.workspace)
+	out, err := p.start()
+	if err != nil {
+		return attemptOut{err: fmt.Sprintf("harness: start claude %s: %v", r.claude, err)}
+	}
+	r.mu.Lock()
+	r.active[p] = struct{}{}
+	r.current = a.step
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.active, p)
+		r.mu.Unlock()
+	}()
+	if err := p.sendUser(a.prompt); err != nil {
+		p.stop(2 * time.Second)
+	}
+	emit := a.emit
+	if emit == nil {
+		emit = func(Event) {}
+	}
+	s := &stream{handoff: a.handoff, warned: a.warned}
+	mirror := func(line []byte) {
+		if r.store == nil {
+			return
+		}
+		if err := r.store.Mirror(ctx, line); err != nil {
+			emit(Event{Kind: "store", Data: map[string]any{"error": err.Error(), "op": "mirror"}})
+		}
+	}
+	near := func() {
+		emit(Event{Kind: "handoff", Data: map[string]any{"phase": "near", "context": s.context, "warn_at": a.handoff.WarnAt(), "at": a.handoff.At()}})
+	}
+	onInit := func(sid string) {
+		r.mu.Lock()
+		r.sessions[sid] = a.step
+		r.mu.Unlock()
+	}
+	o := p.supervise(ctx, out, s, r.opts.StartTimeout, emit, mirror, near, onInit)
+	if o.err == Interrupted {
+		_, words := p.interrupted()
+		o.text = words
+	}
+	return o
+}
+
+func writeStepFiles(dir string, b Built) error {
+	if b.Settings != nil {
+		js, err := json.MarshalIndent(b.Settings, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "settings.json"), js, 0o644); err != nil {
+			return err
+		}
+	}
+	if b.Agents != nil {
+		if err := os.WriteFile(filepath.Join(dir, "agents.json"), b.Agents, 0o644); err != nil {
+			return err
+		}
+	}
+	if b.MCP != nil {
+		if err := os.WriteFile(filepath.Join(dir, "mcp.json"), b.MCP, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run runs one step (seed Runtime.run): attempts in a loop with four exits —
+// success; human interrupt (resume with the words + InterruptNote, not
+// counted); context full (handoff document, fresh session, not counted);
+// retryable failure (classify, wait online, back off, resume). It then
+// appends the result to the manifest. The error is non-nil only when the
+// manifest cannot be written; a failed step is OK=false with Error set.
+func (r *Runtime) Run(ctx context.Context, spec AgentSpec, prompt string, o RunOptions) (StepResult, error) {
+	step := o.StepName
+	if step == "" {
+		step = spec.Name
+	}
+	if step == "" {
+		step = "step"
+	}
+	res := StepResult{Step: step, StartedAt: unixNow(), Errors: []string{}, Retired: []string{}}
+	emit := func(ev Event) {
+		ev.Step = step
+		if ev.Time.IsZero() {
+			ev.Time = time.Now()
+		}
+		r.events.write(ev)
+		if o.OnEvent != nil {
+			o.OnEvent(ev)
+		}
+	}
+	if o.OnEvent != nil {
+		r.mu.Lock()
+		r.onEvents[step] = o.OnEvent
+		r.mu.Unlock()
+		defer func() {
+			r.mu.Lock()
+			delete(r.onEvents, step)
+			r.mu.Unlock()
+		}()
+	}
+	hp := r.opts.Handoff
+	res0 := r.opts.Resilience
+	resume, fork, resumeAt := o.Resume, o.Fork, o.ResumeAt
+	cur := prompt
+	warned := false
+	attempt := 0
+	emit(Event{Kind: "step_start", Data: map[string]any{"resume": resume, "fork": fork}})
+loop:
+	for {
+		attempt++
+		out := r.attempt(ctx, attemptArgs{spec: spec, prompt: cur, step: step, resume: resume, fork: fork, resumeAt: resumeAt, emit: emit, warned: &warned, handoff: hp})
+		if out.sessionID != "" {
+			res.SessionID = out.sessionID
+		}
+		res.CostUSD += out.cost
+		res.NumTurns += out.turns
+		res.Context = out.context
+		if out.err == "" {
+			res.OK, res.Text, res.Error = true, out.text, ""
+			break
+		}
+		res.Errors = append(res.Errors, out.err)
+		res.Error = out.err
+		if out.err != Interrupted {
+			res.Text = out.text
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		switch {
+		case out.err == Interrupted:
+			if res.SessionID == "" {
+				break loop
+			}
+			emit(Event{Kind: "interrupt", Data: map[string]any{"words": out.text, "session_id": res.SessionID}})
+			resume, fork, resumeAt = res.SessionID, false, ""
+			cur = out.text + "\n\n" + InterruptNote
+			attempt--
+		case hp.Enabled && (out.err == HandoffDue || res.SessionID != "" && IsOverflow(out.err, out.text)):
+			if len(res.Retired) >= hp.MaxGenerations {
+				res.Error = fmt.Sprintf("harness: context full again after %d handoffs (max_generations=%d): the task does not fit; split it into smaller steps or raise HandoffPolicy.MaxGenerations (last error: %s)",
+					len(res.Retired), hp.MaxGenerations, out.err)
+				break loop
+			}
+			h, cost := r.handOff(ctx, spec, step, prompt, res.SessionID, out, emit)
+			res.CostUSD += cost
+			if res.SessionID != "" {
+				res.Retired = append(res.Retired, res.SessionID)
+			}
+			res.SessionID, res.Context = "", 0
+			resume, fork, resumeAt = "", false, ""
+			cur = h.PromptBlock()
+			warned = false
+			attempt--
+		default:
+			kind, retry := Classify(out.err)
+			if !res0.Enabled || attempt >= res0.MaxAttempts || !retry {
+				break loop
+			}
+			delay := res0.DelayFor(attempt)
+			emit(Event{Kind: "retry", Data: map[string]any{"attempt": attempt, "kind": kind, "error": out.err, "delay_s": delay.Seconds()}})
+			if err := res0.WaitOnline(ctx, envGetter(r.env)("ANTHROPIC_BASE_URL")); err != nil {
+				break loop
+			}
+			select {
+			case <-ctx.Done():
+				break loop
+			case <-time.After(delay):
+			}
+			if res.SessionID != "" {
+				resume, fork, resumeAt = res.SessionID, false, ""
+				cur = res0.ResumePrompt
+				if cur == "" {
+					cur = DefaultResumePrompt
+				}
+				res.Resumed = true
+			}
+		}
+	}
+	res.Attempts = max(attempt, 1)
+	res.EndedAt = unixNow()
+	emit(Event{Kind: "step_end", Data: map[string]any{"ok": res.OK, "error": res.Error, "session_id": res.SessionID, "attempts": res.Attempts}})
+	r.mu.Lock()
+	r.results = append(r.results, res)
+	row := ManifestRow{Run: r.run, Workspace: r.workspace, StartedAt: r.started, UpdatedAt: unixNow(), Results: append([]StepResult(nil), r.results...)}
+	r.mu.Unlock()
+	if err := WriteManifestRow(r.ManifestPath(), row); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// handOff has the full session write its handoff (budget lifted, no UI
+// events) or, on an overflow error, assembles the degraded one; writes it to
+// <notes>/交接-<step>.md when there is a workbench. It returns the handoff
+// and the cost of the writing round.
+func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, sessionID string, out attemptOut, emit func(Event)) (Handoff, float64) {
+	emit(Event{Kind: "handoff", Data: map[string]any{"phase": "writing", "session_id": sessionID, "context": out.context}})
+	var h Handoff
+	var cost float64
+	if out.err != HandoffDue || sessionID == "" {
+		h = DegradedHandoff(step, prompt, cut(out.err, 200))
+	} else {
+		hs := spec
+		hs.MaxBudgetUSD = 0
+		hs.MaxTurns = 0
+		used := out.context
+		p := strings.NewReplacer("{used}", strconv.Itoa(used), "{window}", strconv.Itoa(r.opts.Handoff.Window)).Replace(HandoffPrompt)
+		w := r.attempt(ctx, attemptArgs{spec: hs, prompt: p, step: step, resume: sessionID, emit: nil, handoff: HandoffPolicy{}})
+		cost = w.cost
+		h = ParseHandoff(w.text, step)
+		if w.err != "" || !h.Complete() {
+			why := w.err
+			if why == "" {
+				why = "handoff incomplete, missing " + strings.Join(h.Missing(), ", ")
+			}
+			h = DegradedHandoff(step, prompt, cut(why, 200))
+		}
+	}
+	h.Step = step
+	if wb := r.opts.Workbench; wb != nil {
+		if err := h.Write(wb.Notes()); err != nil {
+			emit(Event{Kind: "error", Data: map[string]any{"error": err.Error()}})
+		}
+	}
+	emit(Event{Kind: "handoff", Data: map[string]any{"phase": "done", "degraded": h.Degraded, "path": h.Path, "sections": h.Sections(), "retired": sessionID}})
+	return h, cost
+}

@@ -1,0 +1,380 @@
+package harness
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/joho/godotenv"
+
+	"github.com/flowerhq/flower/sessionstore"
+)
+
+// Class constants of the seed's Runtime.
+const (
+	// Interrupted is the error of an attempt a human interrupted.
+	Interrupted = "interrupted-by-human"
+	// HandoffDue is the error of an attempt whose context reached
+	// HandoffPolicy.At.
+	HandoffDue = "context-full-handoff"
+	// InterruptNote is appended to the human's words when an interrupted
+	// session is resumed.
+	InterruptNote = "(Note from the framework: you were interrupted by the human above. A tool call that was in flight " +
+		"at that moment and returned \"interrupted\" is a normal side effect of the interruption, not an environment " +
+		"failure: do not debug it. Take the human's words into account and carry on.)"
+)
+
+// SessionStore is what the Runtime needs of the session store: mirror every
+// transcript_mirror line as it comes, and before a --resume write the
+// loaded (expired, trimmed, pruned) transcript into configDir.
+type SessionStore interface {
+	Mirror(ctx context.Context, line []byte) error
+	Materialize(ctx context.Context, projectKey, sessionID, configDir string) error
+	Close() error
+}
+
+// StoreOptions are the Runtime's session-store policies (seed: trim,
+// ephemeral, keep_denials) handed to Options.OpenStore.
+type StoreOptions struct {
+	Workspace   string
+	Trim        bool
+	Ephemeral   bool
+	KeepDenials int
+}
+
+// Options configure a Runtime (seed Runtime keyword arguments plus what a
+// Go process must say explicitly). NewOptions fills the seed's defaults;
+// zero values of Resilience and Handoff mean "off".
+type Options struct {
+	Workspace string // required
+	RunDir    string // default "runs" (relative to the current directory)
+	RunID     string // default: a fresh time-stamped id
+	// Portable runs every step with CLAUDE_CONFIG_DIR=<run_dir>/claude-config
+	// and a fixed CLAUDE_CODE_PROJECT_DIR_NAME, mirroring into the store.
+	Portable    bool
+	Trim        bool
+	Ephemeral   bool
+	KeepDenials int
+	// Workbench is nil for none; RunDirWorkbench gives the seed's
+	// Runtime(workbench=True) placement.
+	Workbench      *Workbench
+	SpillThreshold int
+	Resilience     Resilience
+	Handoff        HandoffPolicy
+	// Claude is an explicit claude path (--claude); see FindClaude.
+	Claude string
+	// HookPath is an explicit flower-hook path; see FindHook.
+	HookPath string
+	// PluginDir is passed as --plugin-dir when it is a directory.
+	PluginDir string
+	// CLIRetries caps the CLI's own API retries (CLAUDE_CODE_MAX_RETRIES)
+	// so that Resilience owns the policy; negative leaves it unset.
+	CLIRetries int
+	// Env is the base environment; nil means os.Environ().
+	Env []string
+	// OpenStore opens the session store at path; nil means
+	// OpenSQLiteStore (<run_dir>/sessions.db, the seed's hard-wired store).
+	OpenStore func(ctx context.Context, path string, o StoreOptions) (SessionStore, error)
+	// NoStore runs without a session store (no mirroring, resume from the
+	// CLI's own files).
+	NoStore bool
+	// StartTimeout bounds the wait for system/init (default 60s).
+	StartTimeout time.Duration
+}
+
+// NewOptions returns the seed's defaults for workspace.
+func NewOptions(workspace string) Options {
+	return Options{
+		Workspace: workspace, RunDir: "runs", Portable: true, Ephemeral: true, KeepDenials: 1,
+		SpillThreshold: 4000, Resilience: NewResilience(), Handoff: NewHandoffPolicy(), CLIRetries: 1,
+	}
+}
+
+// RunDirWorkbench is the workbench of Runtime(workbench=True):
+// <run_dir>/workbench, outside the repository.
+func RunDirWorkbench(workspace, runDir string) *Workbench {
+	wb := NewWorkbench(workspace)
+	wb.Home = filepath.Join(runDir, "workbench")
+	return wb
+}
+
+// Runtime runs steps: one step = one claude process, with retries,
+// interrupts and handoffs inside the one Run call (seed Runtime).
+type Runtime struct {
+	opts      Options
+	workspace string
+	runDir    string
+	run       string
+	claude    string
+	hook      string
+	env       []string // base child env
+	configDir string   // portable config dir, "" when not portable
+	project   string   // CLAUDE_CODE_PROJECT_DIR_NAME
+	store     SessionStore
+	events    *eventLog
+	sock      *reportServer
+	started   float64
+
+	mu       sync.Mutex
+	results  []StepResult
+	active   map[*proc]struct{}
+	sessions map[string]string // session id → step, for socket reports
+	current  string
+	onEvents map[string]func(Event)
+}
+
+// New builds a Runtime: loads <workspace>/.env (never overriding the
+// environment), checks credentials (fails here, not at the first step),
+// locates claude and flower-hook, opens the store and events file and starts
+// the report socket.
+func New(ctx context.Context, o Options) (*Runtime, error) {
+	if o.Workspace == "" {
+		return nil, fmt.Errorf("harness: workspace is required")
+	}
+	ws, err := filepath.Abs(o.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("harness: workspace: %w", err)
+	}
+	if o.RunDir == "" {
+		o.RunDir = "runs"
+	}
+	runDir, err := filepath.Abs(o.RunDir)
+	if err != nil {
+		return nil, fmt.Errorf("harness: run dir: %w", err)
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 60 * time.Second
+	}
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = loadDotEnv(env, filepath.Join(ws, ".env"))
+	getenv := envGetter(env)
+	if err := CheckCredentials(getenv); err != nil {
+		return nil, err
+	}
+	claude, err := FindClaude(o.Claude, getenv)
+	if err != nil {
+		return nil, err
+	}
+	hook, err := FindHook(o.HookPath)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runtime{
+		opts: o, workspace: ws, runDir: runDir, claude: claude, hook: hook,
+		env: env, started: unixNow(), active: map[*proc]struct{}{},
+		sessions: map[string]string{}, onEvents: map[string]func(Event){},
+	}
+	r.run = o.RunID
+	if r.run == "" {
+		r.run = NewRunID()
+	}
+	if err := os.MkdirAll(filepath.Join(runDir, r.run), 0o755); err != nil {
+		return nil, fmt.Errorf("harness: run dir: %w", err)
+	}
+	if o.Portable {
+		r.configDir = filepath.Join(runDir, "claude-config")
+		r.project = ProjectKey(ws)
+		if err := os.MkdirAll(r.configDir, 0o700); err != nil {
+			return nil, fmt.Errorf("harness: config dir: %w", err)
+		}
+		if err := sessionstore.CopyCredentials(UserConfigDir(getenv), r.configDir); err != nil {
+			return nil, fmt.Errorf("harness: %w", err)
+		}
+	}
+	if o.Workbench != nil {
+		if err := o.Workbench.Ensure(); err != nil {
+			return nil, err
+		}
+	}
+	if o.OpenStore == nil {
+		o.OpenStore = OpenSQLiteStore
+	}
+	if !o.NoStore {
+		st, err := o.OpenStore(ctx, filepath.Join(runDir, "sessions.db"), StoreOptions{Workspace: ws, Trim: o.Trim, Ephemeral: o.Ephemeral, KeepDenials: o.KeepDenials})
+		if err != nil {
+			return nil, fmt.Errorf("harness: session store: %w", err)
+		}
+		r.store = st
+	}
+	if r.events, err = openEventLog(filepath.Join(runDir, r.run, "events.jsonl")); err != nil {
+		r.Close()
+		return nil, err
+	}
+	if r.sock, err = startReportServer(r.onReport); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close stops the socket (removing its directory), closes the events file
+// and the store. It is idempotent.
+func (r *Runtime) Close() error {
+	if r.sock != nil {
+		r.sock.Close()
+	}
+	if r.events != nil {
+		r.events.close()
+	}
+	if r.store != nil {
+		err := r.store.Close()
+		r.store = nil
+		return err
+	}
+	return nil
+}
+
+// RunID is this Runtime's run id (its manifest row and events directory).
+func (r *Runtime) RunID() string { return r.run }
+
+// RunDir is the absolute run dir.
+func (r *Runtime) RunDir() string { return r.runDir }
+
+// Workspace is the absolute workspace.
+func (r *Runtime) Workspace() string { return r.workspace }
+
+// Claude is the located claude binary.
+func (r *Runtime) Claude() string { return r.claude }
+
+// Socket is the report socket's path (FLOWER_SOCKET of every child).
+func (r *Runtime) Socket() string { return r.sock.path }
+
+// Workbench is the Runtime's workbench, nil for none.
+func (r *Runtime) Workbench() *Workbench { return r.opts.Workbench }
+
+// Results are the StepResults of every finished Run, in order.
+func (r *Runtime) Results() []StepResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]StepResult(nil), r.results...)
+}
+
+// ManifestPath is <run_dir>/manifest.json.
+func (r *Runtime) ManifestPath() string { return filepath.Join(r.runDir, "manifest.json") }
+
+// EventsPath is <run_dir>/<run>/events.jsonl.
+func (r *Runtime) EventsPath() string { return filepath.Join(r.runDir, r.run, "events.jsonl") }
+
+// Interrupt stops every running step with the human's words: the CLI gets
+// an interrupt control request on stdin, and the step resumes the same
+// session with words + InterruptNote. It reports how many steps it reached.
+func (r *Runtime) Interrupt(words string) int {
+	r.mu.Lock()
+	ps := make([]*proc, 0, len(r.active))
+	for p := range r.active {
+		ps = append(ps, p)
+	}
+	r.mu.Unlock()
+	n := 0
+	for _, p := range ps {
+		if p.interrupt(words) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// onReport turns a flower-hook socket line into an Event of the step whose
+// session it names (else the step running now).
+func (r *Runtime) onReport(line []byte) {
+	ev := reportEvent(line)
+	sid, _ := ev.Data["session_id"].(string)
+	r.mu.Lock()
+	step := r.sessions[sid]
+	if step == "" {
+		step = r.current
+	}
+	cb := r.onEvents[step]
+	r.mu.Unlock()
+	ev.Step = step
+	r.events.write(ev)
+	if cb != nil {
+		cb(ev)
+	}
+}
+
+// NewRunID returns a sortable, collision-resistant run id.
+func NewRunID() string {
+	var b [3]byte
+	rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+var projectRe = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// ProjectKey is the fixed CLAUDE_CODE_PROJECT_DIR_NAME of a workspace:
+// its base name (sanitised) plus a short hash of the absolute path, at most
+// 64 characters of [A-Za-z0-9_-].
+func ProjectKey(workspace string) string {
+	base := projectRe.ReplaceAllString(filepath.Base(workspace), "-")
+	if len(base) > 40 {
+		base = base[:40]
+	}
+	return fmt.Sprintf("%s-%08x", base, djb2(workspace))
+}
+
+func djb2(s string) uint32 {
+	h := uint32(5381)
+	for i := 0; i < len(s); i++ {
+		h = h*33 + uint32(s[i])
+	}
+	return h
+}
+
+func unixNow() float64 { return float64(time.Now().UnixNano()) / 1e9 }
+
+func envGetter(env []string) func(string) string {
+	m := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return func(k string) string { return m[k] }
+}
+
+// loadDotEnv adds the variables of path that env does not set yet.
+func loadDotEnv(env []string, path string) []string {
+	vals, err := godotenv.Read(path)
+	if err != nil {
+		return env
+	}
+	get := envGetter(env)
+	for k, v := range vals {
+		if get(k) == "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// setEnv returns env with k=v, replacing any earlier k.
+func setEnv(env []string, k, v string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); name != k {
+			out = append(out, kv)
+		}
+	}
+	return append(out, k+"="+v)
+}
+
+func unsetEnv(env []string, k string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); name != k {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

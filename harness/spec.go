@@ -1,0 +1,171 @@
+package harness
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// AgentSpec is the complete declaration of one specialised agent (seed
+// "AgentSpec"). BuildArgs compiles it into a claude command line.
+//
+// Go zero values differ from the seed's defaults in three fields; build specs
+// with NewAgentSpec to get the seed's defaults (AllowedTools Read/Glob/Grep,
+// PermissionMode "default", Workbench true). MaxTurns 0 and MaxBudgetUSD 0
+// mean "no limit" (the seed's None).
+type AgentSpec struct {
+	Name            string
+	Instructions    string
+	AllowedTools    []string
+	DisallowedTools []string
+	Model           string
+	Effort          string
+	MaxTurns        int
+	MaxBudgetUSD    float64
+	PermissionMode  string
+	// Agents are the subagents, sent as --agents JSON; nil means none.
+	Agents map[string]AgentDefinition
+	// MCPServers go into --mcp-config as {"mcpServers": MCPServers}.
+	MCPServers map[string]any
+	// Hooks are extra settings.json hooks, merged before flower's guards
+	// (merge_hooks: appended per event, never deduplicated).
+	Hooks   map[string][]HookMatcher
+	Compact *CompactPolicy
+	Env     map[string]string
+	// Glance lets a delegate_only main thread run ephemeral Bash itself.
+	Glance bool
+	// Workbench injects the Runtime's workbench (index, rules, spill) when
+	// the Runtime has one.
+	Workbench bool
+	// DelegateOnly installs the delegate guard alone (no whitelist guard).
+	DelegateOnly bool
+}
+
+// NewAgentSpec returns an AgentSpec with the seed's defaults.
+func NewAgentSpec(name, instructions string) AgentSpec {
+	return AgentSpec{
+		Name:           name,
+		Instructions:   instructions,
+		AllowedTools:   []string{"Read", "Glob", "Grep"},
+		PermissionMode: "default",
+		Workbench:      true,
+	}
+}
+
+// AgentDefinition is one subagent of AgentSpec.Agents, in the CLI's
+// --agents JSON shape (camelCase keys, empty fields dropped).
+type AgentDefinition struct {
+	Description     string   `json:"description"`
+	Prompt          string   `json:"prompt"`
+	Tools           []string `json:"tools,omitempty"`
+	DisallowedTools []string `json:"disallowedTools,omitempty"`
+	Model           string   `json:"model,omitempty"`
+	Effort          string   `json:"effort,omitempty"`
+	MaxTurns        int      `json:"maxTurns,omitempty"`
+	PermissionMode  string   `json:"permissionMode,omitempty"`
+	// Isolate marks the role as wanting its own git worktree (seed
+	// isolated()); it never reaches the CLI, the isolate guard reads it.
+	Isolate bool `json:"-"`
+}
+
+// Isolated returns a copy of a marked (or unmarked) for worktree isolation.
+func Isolated(a AgentDefinition, flag bool) AgentDefinition {
+	a.Isolate = flag
+	return a
+}
+
+// WantsIsolation reports whether a subagent definition is marked isolated.
+func WantsIsolation(a *AgentDefinition) bool { return a != nil && a.Isolate }
+
+// HookMatcher is one settings.json hook group: a tool-name matcher and the
+// command hooks run for it.
+type HookMatcher struct {
+	Matcher string        `json:"matcher,omitempty"`
+	Hooks   []HookCommand `json:"hooks"`
+}
+
+// HookCommand is one settings.json command hook.
+type HookCommand struct {
+	Type    string `json:"type"` // "command"
+	Command string `json:"command"`
+	Timeout int    `json:"timeout,omitempty"` // seconds
+}
+
+// MergeHooks appends hook groups per event name (seed merge_hooks): extend,
+// no deduplication; empty events are dropped.
+func MergeHooks(groups ...map[string][]HookMatcher) map[string][]HookMatcher {
+	out := map[string][]HookMatcher{}
+	for _, g := range groups {
+		for ev, ms := range g {
+			out[ev] = append(out[ev], ms...)
+		}
+	}
+	for ev, ms := range out {
+		if len(ms) == 0 {
+			delete(out, ev)
+		}
+	}
+	return out
+}
+
+// CompactPolicy is the switchboard of the CLI's auto-compact (seed
+// CompactPolicy): it only decides whether compaction triggers, through env.
+// Mode is "auto" (CLI default), "off" (never auto-compact: flower hands off
+// instead) or "window" (auto-compact with Window as the context size).
+type CompactPolicy struct {
+	Mode   string
+	Window int // 0 = the CLI's own idea of the window
+}
+
+// Env returns the environment variables for the child process.
+func (p CompactPolicy) Env() map[string]string {
+	env := map[string]string{}
+	switch p.Mode {
+	case "off", "never", "handoff":
+		env["DISABLE_AUTO_COMPACT"] = "1"
+	case "", "auto":
+	}
+	if p.Window > 0 {
+		env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = strconv.Itoa(p.Window)
+	}
+	return env
+}
+
+// HandoffPolicy says when a full context is handed to a fresh session
+// instead of being compacted (seed HandoffPolicy).
+type HandoffPolicy struct {
+	Enabled        bool
+	Window         int
+	Headroom       int
+	MaxGenerations int
+}
+
+// NewHandoffPolicy returns the seed's defaults: enabled, DefaultWindow(),
+// headroom 50_000, 8 generations.
+func NewHandoffPolicy() HandoffPolicy {
+	return HandoffPolicy{Enabled: true, Window: DefaultWindow(), Headroom: 50_000, MaxGenerations: 8}
+}
+
+// At is the context level that ends an attempt with HandoffDue:
+// max(10_000, window - headroom).
+func (p HandoffPolicy) At() int { return max(10_000, p.Window-p.Headroom) }
+
+// WarnAt is the level of the handoff "near" event: max(1_000, at - 20_000).
+func (p HandoffPolicy) WarnAt() int { return max(1_000, p.At()-20_000) }
+
+// DefaultWindow estimates the context window from ANTHROPIC_MODEL or
+// ANTHROPIC_DEFAULT_OPUS_MODEL (seed default_window). The seed's table was
+// lost; flower's choice: a "[1m]" suffix or "1m" in the name → 1_000_000,
+// otherwise 200_000. Guessing too large is not fatal: the API's "prompt is too
+// long" triggers an immediate (degraded) handoff.
+func DefaultWindow() int {
+	return windowFor(os.Getenv("ANTHROPIC_MODEL") + " " + os.Getenv("ANTHROPIC_DEFAULT_OPUS_MODEL"))
+}
+
+func windowFor(model string) int {
+	m := strings.ToLower(model)
+	if strings.Contains(m, "[1m]") || strings.Contains(m, "-1m") || strings.Contains(m, "1m]") {
+		return 1_000_000
+	}
+	return 200_000
+}

@@ -1,0 +1,116 @@
+package hooks_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/flowerhq/flower/internal/testbed"
+)
+
+// pyHook is the Python equivalent of `flower-hook delegate`: parse the same
+// JSON, decide the same way, print the same answer, report the same line.
+const pyHook = `import json, os, re, socket, sys
+d = json.load(sys.stdin)
+out = {}
+dec = "pass"
+if not d.get("agent_id") and re.fullmatch(r"Bash|Write|Edit|NotebookEdit", d.get("tool_name", "")):
+    dec = "deny"
+    out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+           "permissionDecisionReason": "The main thread does not use %s itself: delegate it with the Agent tool." % d["tool_name"]}}
+print(json.dumps(out, separators=(",", ":")))
+p = os.environ.get("FLOWER_SOCKET")
+if p:
+    try:
+        s = socket.socket(socket.AF_UNIX); s.settimeout(0.1); s.connect(p)
+        s.sendall((json.dumps({"v": 1, "kind": "guard", "guard": "delegate", "decision": dec, "tool": d.get("tool_name", ""),
+            "tool_use_id": d.get("tool_use_id", ""), "session_id": d.get("session_id", ""), "agent_id": d.get("agent_id", ""), "detail": {}}) + "\n").encode())
+        s.close()
+    except OSError:
+        pass
+`
+
+const benchInput = `{"session_id":"9d3c5b1e-0000-4000-8000-000000000001","transcript_path":"/tmp/x.jsonl","cwd":"/tmp/ws","prompt_id":"p","permission_mode":"default","effort":{"level":"medium"},"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test","description":"run tests"},"tool_use_id":"toolu_0001_1"}`
+
+// BenchmarkHookSpawn times one hook invocation end to end (spawn, read
+// stdin, decide, print, report to a live unix socket, exit), flower-hook
+// against the python3 equivalent. Run with -benchtime=500x; p50/p99 are
+// reported per sub-benchmark (scripts/bench-hook.sh prints both).
+func BenchmarkHookSpawn(b *testing.B) {
+	hook := testbed.BuildBinary(b, "./cmd/flower-hook")
+	dir, err := os.MkdirTemp("", "fhb")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sockPath := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", sockPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	var lines atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				sc := bufio.NewScanner(c)
+				for sc.Scan() {
+					lines.Add(1)
+				}
+			}()
+		}
+	}()
+	py := filepath.Join(dir, "hook.py")
+	if err := os.WriteFile(py, []byte(pyHook), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		argv []string
+	}{
+		{"flower-hook", []string{hook, "delegate"}},
+		{"python3", []string{"python3", py}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var times []time.Duration
+			before := lines.Load()
+			for b.Loop() {
+				cmd := exec.Command(c.argv[0], c.argv[1:]...)
+				cmd.Env = append(os.Environ(), "FLOWER_SOCKET="+sockPath)
+				cmd.Stdin = bytes.NewReader([]byte(benchInput))
+				var out bytes.Buffer
+				cmd.Stdout = &out
+				start := time.Now()
+				if err := cmd.Run(); err != nil {
+					b.Fatalf("%s: %v", c.name, err)
+				}
+				times = append(times, time.Since(start))
+				if !bytes.Contains(out.Bytes(), []byte(`"permissionDecision":"deny"`)) {
+					b.Fatalf("%s answered %s", c.name, out.Bytes())
+				}
+			}
+			slices.Sort(times)
+			p := func(q float64) float64 { return float64(times[int(q*float64(len(times)-1))].Microseconds()) / 1000 }
+			b.ReportMetric(p(0.50), "p50-ms")
+			b.ReportMetric(p(0.99), "p99-ms")
+			time.Sleep(100 * time.Millisecond)
+			if got := lines.Load() - before; got != int64(len(times)) {
+				b.Errorf("%s: %d socket lines for %d runs", c.name, got, len(times))
+			}
+			fmt.Fprintf(os.Stderr, "%-12s runs=%d p50=%.2fms p99=%.2fms\n", c.name, len(times), p(0.50), p(0.99))
+		})
+	}
+}

@@ -1,0 +1,51 @@
+// Package hooks is flower's guard layer: the pure rules behind the
+// flower-hook binary that Claude Code runs once per tool call, the hook
+// wire types, the IsEphemeral classifier and the best-effort socket
+// reporter.
+//
+// # Lifecycle of one hook call
+//
+// Claude Code starts `flower-hook GUARD [flags]` (from a settings.json made
+// by the harness, from the user's own ~/.claude/settings.json, or from the
+// plugin in plugin/), writes the hook input JSON to its stdin and waits.
+// Run parses the flags, reads and decodes the input, asks the guard's pure
+// rule (Delegate, Whitelist, Spill, Index, Isolate) for a Decision, writes
+// the hook output JSON to stdout, sends one Report line to $FLOWER_SOCKET
+// (if set; bounded by ReportTimeout, errors ignored) and exits. Nothing is
+// kept between calls; the only state is on disk (spill files, INDEX.md).
+// The guard never waits on the flower Runtime: it decides locally.
+//
+// # Failing closed and open
+//
+// The CLI runs the tool when a hook crashes, times out or exits with
+// anything but 2. The deny guards (delegate, whitelist) therefore catch
+// every failure themselves (bad flags, empty, truncated or oversized input,
+// a non-object, a panic) and deny with exit 2 and the reason on stderr. The
+// transforming guards (spill, index, isolate) fail open: they answer {} and
+// the original input or output stands.
+//
+// # Main thread and subagents
+//
+// The CLI puts agent_id into hook input only for tool calls made inside a
+// subagent (verified on 2.1.328), so Input.IsMainThread is the seed's
+// _is_main_thread. delegate and whitelist only ever stop the main thread.
+//
+// # Choices where the seed is silent
+//
+//   - Deny texts are English renderings of the seed's wording (delegate:
+//     send a subagent with the Agent tool, name goal and acceptance
+//     criteria, long results to the workbench's artifacts/, answer with path
+//     and conclusion; whitelist: "<role> has no <tool>: on purpose …").
+//   - spill replaces every string field longer than the threshold found
+//     through nested objects (never lists, never objects whose "type" is
+//     not "text", never base64 or isImage output), each into its own
+//     content-addressed file. A call whose input names the spill directory
+//     or a spill file ("spill/<16 hex>.txt") is a read-back and never spills.
+//   - INDEX.md lists scripts/ (with "# desc:" descriptions), artifacts/ and
+//     notes/, newest first; RefreshIndex is exported so the harness's
+//     Workbench renders the same file.
+//   - The report is fire-and-forget: one line, no answer awaited.
+//
+// This package imports no other package of flower, no cgo and no SQLite
+// (deps_test.go enforces it), so flower-hook stays a small static binary.
+package hooks

@@ -1,0 +1,282 @@
+package hooks_test
+
+import (
+	"fmt"
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/internal/testbed"
+	"github.com/flowerhq/flower/scripted"
+)
+
+// hookEntry is one matcher group of a settings.json "hooks" section.
+type hookEntry struct {
+	Event, Matcher, Command string
+}
+
+// writeSettings writes a settings.json registering the given hooks.
+func writeSettings(t *testing.T, dir string, entries ...hookEntry) string {
+	t.Helper()
+	h := map[string][]any{}
+	for _, e := range entries {
+		h[e.Event] = append(h[e.Event], map[string]any{"matcher": e.Matcher,
+			"hooks": []any{map[string]any{"type": "command", "command": e.Command, "timeout": 30}}})
+	}
+	data, err := json.Marshal(map[string]any{"hooks": h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// sock is a live FLOWER_SOCKET that collects report lines.
+type sock struct {
+	path string
+	mu   sync.Mutex
+	got  []hooks.Report
+}
+
+func listen(t *testing.T) *sock {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "fh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	s := &sock{path: filepath.Join(dir, "s.sock")}
+	ln, err := net.Listen("unix", s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				sc := bufio.NewScanner(c)
+				for sc.Scan() {
+					var r hooks.Report
+					if json.Unmarshal(sc.Bytes(), &r) == nil {
+						s.mu.Lock()
+						s.got = append(s.got, r)
+						s.mu.Unlock()
+					}
+				}
+			}()
+		}
+	}()
+	return s
+}
+
+func (s *sock) reports() []hooks.Report {
+	time.Sleep(50 * time.Millisecond) // let the last connection drain
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]hooks.Report(nil), s.got...)
+}
+
+// runClaude runs claude -p in the bed with extra environment.
+func runClaude(t *testing.T, bed *testbed.Bed, env []string, prompt string, args ...string) *testbed.Run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	full := append([]string{"-p", "--output-format", "stream-json", "--verbose"}, args...)
+	cmd := bed.Command(ctx, append(full, "--", prompt)...)
+	cmd.Env = append(cmd.Env, env...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	run := &testbed.Run{Stdout: out.String(), Stderr: errb.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		run.ExitCode = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("claude: %v", err)
+	}
+	run.Lines, run.Result = testbed.ParseStream([]byte(run.Stdout))
+	return run
+}
+
+func tool(name string, input any) scripted.Reply {
+	b, _ := json.Marshal(input)
+	return scripted.Reply{ToolUse: &scripted.Block{Name: name, Input: b}}
+}
+
+func lastResult(t *testing.T, r scripted.Request) scripted.ToolResult {
+	t.Helper()
+	trs := r.ToolResults()
+	if len(trs) != 1 {
+		t.Fatalf("request %d carries %d tool results, want 1", r.Seq, len(trs))
+	}
+	return trs[0]
+}
+
+func TestE2E_DelegateDeniesMainThreadSubagentRuns(t *testing.T) {
+	t.Parallel()
+	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
+	s := &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "sub", Match: scripted.Match{FirstUser: "SUBTASK: echo"}, Replies: []scripted.Reply{
+			tool("Bash", map[string]any{"command": "echo sub-bash-ran", "description": "echo"}),
+			{Text: "sub done"}}},
+		{Name: "main", Match: scripted.Match{FirstUser: "delegate please"}, Replies: []scripted.Reply{
+			tool("Bash", map[string]any{"command": "echo main-bash-ran", "description": "echo"}),
+			tool("Agent", map[string]any{"description": "echo", "prompt": "SUBTASK: echo", "subagent_type": "worker", "run_in_background": false}),
+			{Text: "main done"}}},
+	}}
+	bed := testbed.New(t, s)
+	sk := listen(t)
+	settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.DefaultDelegateTools, hook + " delegate"})
+	agents := `{"worker":{"description":"does work","prompt":"You are WORKER","tools":["Bash"]}}`
+	run := runClaude(t, bed, []string{"FLOWER_SOCKET=" + sk.path}, "delegate please", "--settings", settings, "--agents", agents)
+	if run.Result.Get("result").String() != "main done" {
+		t.Fatalf("exit %d result %s stderr %s", run.ExitCode, run.Result.Raw, run.Stderr)
+	}
+	main := bed.Model.RequestsFor("main")
+	if len(main) != 3 {
+		t.Fatalf("main requests = %d", len(main))
+	}
+	denied := lastResult(t, main[1])
+	if !denied.IsError || strings.Contains(denied.Content, "main-bash-ran") ||
+		!strings.Contains(denied.Content, "send a subagent with the Agent tool") ||
+		!strings.Contains(denied.Content, "acceptance criteria") || !strings.Contains(denied.Content, "artifacts/") {
+		t.Errorf("main-thread Bash was not denied with the guidance: %+v", denied)
+	}
+	sub := bed.Model.RequestsFor("sub")
+	if len(sub) != 2 {
+		t.Fatalf("sub requests = %d", len(sub))
+	}
+	if r := lastResult(t, sub[1]); r.IsError || !strings.Contains(r.Content, "sub-bash-ran") {
+		t.Errorf("subagent Bash did not run: %+v", r)
+	}
+	var deny, pass int
+	for _, r := range sk.reports() {
+		if r.Guard != hooks.GuardDelegate || r.V != 1 || r.Kind != "guard" || r.SessionID == "" {
+			t.Errorf("bad report %+v", r)
+		}
+		switch {
+		case r.Decision == hooks.Deny && r.Tool == "Bash" && r.AgentID == "":
+			deny++
+		case r.Decision == hooks.Pass && r.Tool == "Bash" && r.AgentID != "":
+			pass++
+		}
+	}
+	if deny != 1 || pass != 1 {
+		t.Errorf("socket reports: %d main denies, %d subagent passes; want 1 and 1: %+v", deny, pass, sk.reports())
+	}
+}
+
+func TestE2E_DelegateGlanceLetsReadOnlyBashThrough(t *testing.T) {
+	t.Parallel()
+	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
+	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "main", Match: scripted.Match{FirstUser: "glance"}, Replies: []scripted.Reply{
+			tool("Bash", map[string]any{"command": "ls -la | grep -c glance-marker", "description": "look"}),
+			tool("Bash", map[string]any{"command": "echo written > out.txt", "description": "write"}),
+			{Text: "glanced"}}},
+	}})
+	if err := os.WriteFile(filepath.Join(bed.Workspace, "glance-marker"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.DefaultDelegateTools, hook + " delegate --glance"})
+	run := runClaude(t, bed, nil, "glance", "--settings", settings, "--allowedTools", "Bash")
+	if run.Result.Get("result").String() != "glanced" {
+		t.Fatalf("exit %d result %s", run.ExitCode, run.Result.Raw)
+	}
+	main := bed.Model.RequestsFor("main")
+	if r := lastResult(t, main[1]); r.IsError || strings.TrimSpace(r.Content) != "1" {
+		t.Errorf("read-only glance did not run: %+v", r)
+	}
+	if r := lastResult(t, main[2]); !r.IsError || !strings.Contains(r.Content, "Agent tool") {
+		t.Errorf("writing Bash was not denied: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(bed.Workspace, "out.txt")); err == nil {
+		t.Errorf("the denied command ran: out.txt exists")
+	}
+}
+
+func TestE2E_WhitelistDeniesMainWriteSubagentWrites(t *testing.T) {
+	t.Parallel()
+	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
+	sc := &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "sub", Match: scripted.Match{FirstUser: "SUBTASK: write"}, Replies: []scripted.Reply{
+			tool("Write", map[string]any{"file_path": "WS/sub.txt", "content": "from sub"}),
+			{Text: "sub wrote"}}},
+		{Name: "main", Match: scripted.Match{FirstUser: "write please"}, Replies: []scripted.Reply{
+			tool("Write", map[string]any{"file_path": "WS/main.txt", "content": "from main"}),
+			tool("Agent", map[string]any{"description": "write", "prompt": "SUBTASK: write", "subagent_type": "worker", "run_in_background": false}),
+			{Text: "main done"}}},
+	}}
+	bed := testbed.New(t, sc)
+	fixPaths(sc, bed.Workspace)
+	settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.HandsOnTools, hook + " whitelist --allow Read,Glob,Grep --role judge"})
+	agents := `{"worker":{"description":"does work","prompt":"You are WORKER","tools":["Write","Read"]}}`
+	run := runClaude(t, bed, nil, "write please", "--settings", settings, "--agents", agents, "--permission-mode", "acceptEdits")
+	if run.Result.Get("result").String() != "main done" {
+		t.Fatalf("exit %d result %s", run.ExitCode, run.Result.Raw)
+	}
+	main := bed.Model.RequestsFor("main")
+	if r := lastResult(t, main[1]); !r.IsError || !strings.Contains(r.Content, "judge has no Write") {
+		t.Errorf("main-thread Write was not denied by the whitelist: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(bed.Workspace, "main.txt")); err == nil {
+		t.Errorf("main.txt was written")
+	}
+	if b, err := os.ReadFile(filepath.Join(bed.Workspace, "sub.txt")); err != nil || string(b) != "from sub" {
+		t.Errorf("subagent's Write did not land: %q %v", b, err)
+	}
+}
+
+// fixPaths replaces "WS/" in every scripted tool input by the workspace
+// (the server reads the script as it answers, so patching after New works).
+func fixPaths(sc *scripted.Script, ws string) {
+	for ci := range sc.Conversations {
+		for ri := range sc.Conversations[ci].Replies {
+			if tu := sc.Conversations[ci].Replies[ri].ToolUse; tu != nil {
+				tu.Input = json.RawMessage(strings.ReplaceAll(string(tu.Input), "WS/", ws+"/"))
+			}
+		}
+	}
+}
+
+// bigText is n lines of 50 characters (49 + newline): over any threshold,
+// under Read's per-line cap; no trailing newline.
+func bigText(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "line %05d %s\n", i, strings.Repeat("x", 38))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+var spillPath = regexp.MustCompile(`/\S+/spill/[0-9a-f]{16}\.txt`)
+
+func sha16(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+func gj(raw string) gjson.Result { return gjson.Parse(raw) }

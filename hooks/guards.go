@@ -1,0 +1,138 @@
+package hooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// ToolMatcher compiles a Claude Code matcher ("Bash|Write") into a regexp
+// matched against the whole tool name, as the CLI matches it.
+func ToolMatcher(expr string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile("^(?:" + expr + ")$")
+	if err != nil {
+		return nil, fmt.Errorf("hooks: tool matcher %q: %w", expr, err)
+	}
+	return re, nil
+}
+
+// DelegateReason is the deny text of the delegate guard: it tells the main
+// thread what to do instead of using tool itself.
+func DelegateReason(tool string) string {
+	return "The main thread does not use " + tool + " itself: this session coordinates, it does not do the work. " +
+		"Delegate instead: send a subagent with the Agent tool, and in its prompt name the goal and the acceptance criteria. " +
+		"Tell it to write long results (over 2000 characters) into the workbench's artifacts/ folder " +
+		"(.flower/artifacts/ unless the workbench says otherwise) and to answer with only the file path and its conclusion."
+}
+
+// Delegate is the delegate guard (PreToolUse): a main-thread call of a tool
+// matched by tools is denied with DelegateReason. With glance, a Bash call
+// whose command IsEphemeral passes. Subagents always pass. A Bash input
+// without a readable command is not a glance.
+func Delegate(in Input, tools *regexp.Regexp, glance bool) Decision {
+	if !in.IsMainThread() {
+		return Decision{Verdict: Pass, Detail: map[string]any{"subagent": true}}
+	}
+	if !tools.MatchString(in.ToolName) {
+		return Decision{Verdict: Pass}
+	}
+	if glance && in.ToolName == "Bash" {
+		if cmd, ok := bashCommand(in.ToolInput); ok && IsEphemeral(cmd) {
+			return Decision{Verdict: Pass, Detail: map[string]any{"glance": true}}
+		}
+	}
+	return Decision{Verdict: Deny, Reason: DelegateReason(in.ToolName)}
+}
+
+func bashCommand(input json.RawMessage) (string, bool) {
+	var v struct {
+		Command *string `json:"command"`
+	}
+	if json.Unmarshal(input, &v) != nil || v.Command == nil {
+		return "", false
+	}
+	return *v.Command, true
+}
+
+// WhitelistReason is the deny text of the whitelist guard.
+func WhitelistReason(role, tool string) string {
+	return role + " has no " + tool + ": on purpose, this is not a missing setting. " +
+		"Write your result into the text of your answer; the framework picks it up from there. " +
+		"Do not try to get around this with another tool or another way of writing."
+}
+
+// Banned returns the hands-on tools (Bash, Write, Edit, NotebookEdit) that
+// are not in allowed, in that order: what the whitelist guard blocks. An
+// empty result means there is nothing to block (the seed returns None).
+func Banned(allowed []string) []string {
+	var out []string
+	for _, t := range strings.Split(HandsOnTools, "|") {
+		if !contains(allowed, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ParseToolList splits a tool list given as "Read,Glob", "Read Glob" or
+// "Read|Glob". A rule like "Bash(git log:*)" counts as its tool name.
+func ParseToolList(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '|' || r == ' ' }) {
+		if i := strings.IndexByte(f, '('); i > 0 {
+			f = f[:i]
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// Whitelist is the whitelist guard (PreToolUse): a main-thread call of a
+// hands-on tool that is not in allowed is denied. Subagents pass: their
+// tools are set by their agent definition.
+func Whitelist(in Input, allowed []string, role string) Decision {
+	if !in.IsMainThread() {
+		return Decision{Verdict: Pass, Detail: map[string]any{"subagent": true}}
+	}
+	if role == "" {
+		role = DefaultRole
+	}
+	if contains(Banned(allowed), in.ToolName) {
+		return Decision{Verdict: Deny, Reason: WhitelistReason(role, in.ToolName)}
+	}
+	return Decision{Verdict: Pass}
+}
+
+// Isolate is the isolate guard (PreToolUse on Agent): an Agent call whose
+// subagent_type is one of roles and whose input has neither isolation nor
+// cwd is allowed with the whole original input plus "isolation":"worktree"
+// (the CLI replaces the input wholesale and validates it, so a partial
+// input would fail). Anything else passes untouched; so does input that is
+// not an object (fail open).
+func Isolate(in Input, roles []string) Decision {
+	if in.ToolName != "Agent" {
+		return Decision{Verdict: Pass}
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(in.ToolInput, &fields) != nil || fields == nil {
+		return Decision{Verdict: Pass, Detail: map[string]any{"error": "tool_input is not an object"}}
+	}
+	var role string
+	_ = json.Unmarshal(fields["subagent_type"], &role)
+	if role == "" || !contains(roles, role) {
+		return Decision{Verdict: Pass, Detail: map[string]any{"role": role}}
+	}
+	if _, ok := fields["isolation"]; ok {
+		return Decision{Verdict: Pass, Detail: map[string]any{"role": role, "respected": "isolation"}}
+	}
+	if _, ok := fields["cwd"]; ok {
+		return Decision{Verdict: Pass, Detail: map[string]any{"role": role, "respected": "cwd"}}
+	}
+	fields["isolation"] = json.RawMessage(`"worktree"`)
+	updated, err := json.Marshal(fields)
+	if err != nil {
+		return Decision{Verdict: Pass, Detail: map[string]any{"error": err.Error()}}
+	}
+	return Decision{Verdict: Allow, UpdatedInput: updated, Detail: map[string]any{"role": role, "isolation": "worktree"}}
+}

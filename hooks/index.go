@@ -1,0 +1,235 @@
+package hooks
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// IndexFolders are the workbench folders INDEX.md lists, with what each is for.
+var IndexFolders = []struct{ Name, Purpose string }{
+	{"scripts", "scripts worth running again; first line \"# desc: …\""},
+	{"artifacts", "long results; in the conversation only path and conclusion"},
+	{"notes", "key decisions, one file each"},
+}
+
+// IndexFile is the name of the workbench index.
+const IndexFile = "INDEX.md"
+
+// Index is the index guard (PostToolUse on Write|Edit): when the written
+// file lies inside the workbench root dir, INDEX.md is refreshed so the next
+// agent knows the file exists. It never changes the tool result.
+func Index(in Input, dir string, maxEntries int) Decision {
+	var v struct {
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
+	}
+	if json.Unmarshal(in.ToolInput, &v) != nil {
+		return Decision{Verdict: Pass, Detail: map[string]any{"error": "tool_input is not an object"}}
+	}
+	p := v.FilePath
+	if p == "" {
+		p = v.NotebookPath
+	}
+	if p == "" || !within(dir, p, in.Cwd) {
+		return Decision{Verdict: Pass}
+	}
+	if err := RefreshIndex(dir, maxEntries); err != nil {
+		return Decision{Verdict: Pass, Detail: map[string]any{"error": err.Error()}}
+	}
+	return Decision{Verdict: Pass, Detail: map[string]any{"refreshed": true, "file": p}}
+}
+
+// within reports whether path (relative paths resolved against cwd) lies
+// inside root, after resolving symlinks where the files exist.
+func within(root, path, cwd string) bool {
+	if !filepath.IsAbs(path) && cwd != "" {
+		path = filepath.Join(cwd, path)
+	}
+	r, err1 := filepath.Abs(root)
+	p, err2 := filepath.Abs(path)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	if rr, err := filepath.EvalSymlinks(r); err == nil {
+		r = rr
+	}
+	if pd, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		p = filepath.Join(pd, filepath.Base(p))
+	}
+	rel, err := filepath.Rel(r, p)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// RefreshIndex rewrites root/INDEX.md from the files in scripts/, artifacts/
+// and notes/ (newest first, at most maxEntries per folder; scripts with
+// their description). The file is only rewritten when its text changes.
+func RefreshIndex(root string, maxEntries int) error {
+	if maxEntries <= 0 {
+		maxEntries = DefaultMaxIndexEntries
+	}
+	var b strings.Builder
+	b.WriteString("# Workbench index\n\n")
+	fmt.Fprintf(&b, "Workbench: %s\n", root)
+	for _, f := range IndexFolders {
+		entries, err := listFolder(filepath.Join(root, f.Name))
+		if err != nil {
+			return fmt.Errorf("hooks: refresh index: %w", err)
+		}
+		fmt.Fprintf(&b, "\n## %s/ (%s)\n\n", f.Name, f.Purpose)
+		if len(entries) == 0 {
+			b.WriteString("(empty)\n")
+			continue
+		}
+		for i, e := range entries {
+			if i == maxEntries {
+				fmt.Fprintf(&b, "- … and %d more\n", len(entries)-maxEntries)
+				break
+			}
+			rel := f.Name + "/" + e.name
+			switch {
+			case f.Name == "scripts":
+				if d := ScriptDesc(filepath.Join(root, rel)); d != "" {
+					fmt.Fprintf(&b, "- %s — %s\n", rel, d)
+					continue
+				}
+				fmt.Fprintf(&b, "- %s\n", rel)
+			default:
+				fmt.Fprintf(&b, "- %s (%s)\n", rel, humanSize(e.size))
+			}
+		}
+	}
+	path := filepath.Join(root, IndexFile)
+	if old, err := os.ReadFile(path); err == nil && string(old) == b.String() {
+		return nil
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return fmt.Errorf("hooks: refresh index: %w", err)
+	}
+	if err := writeFileAtomic(path, []byte(b.String())); err != nil {
+		return fmt.Errorf("hooks: refresh index: %w", err)
+	}
+	return nil
+}
+
+type indexEntry struct {
+	name  string
+	size  int64
+	mtime int64
+}
+
+// listFolder lists the regular files under dir (recursively, hidden files
+// skipped), newest first. A missing folder is empty.
+func listFolder(dir string) ([]indexEntry, error) {
+	var out []indexEntry
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) && p == dir {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") && p != dir {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // vanished meanwhile
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out = append(out, indexEntry{name: filepath.ToSlash(rel), size: info.Size(), mtime: info.ModTime().UnixNano()})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].mtime != out[j].mtime {
+			return out[i].mtime > out[j].mtime
+		}
+		return out[i].name < out[j].name
+	})
+	return out, nil
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1024*1024))
+}
+
+// ScriptDesc returns a script's self-description: the text after "desc:"
+// in a "#", "//" or "--" comment within the first 8 lines; else the first
+// non-empty comment (a shebang does not count); else the first line of a
+// Python docstring. At most 100 characters; "" if there is none.
+func ScriptDesc(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	var lines []string
+	for i := 0; i < 8 && sc.Scan(); i++ {
+		lines = append(lines, strings.TrimSpace(sc.Text()))
+	}
+	comment := func(l string) (string, bool) {
+		for _, p := range []string{"#", "//", "--"} {
+			if strings.HasPrefix(l, p) {
+				return strings.TrimSpace(strings.TrimPrefix(l, p)), true
+			}
+		}
+		return "", false
+	}
+	for _, l := range lines {
+		if c, ok := comment(l); ok && strings.HasPrefix(c, "desc:") {
+			return clip(strings.TrimSpace(strings.TrimPrefix(c, "desc:")), 100)
+		}
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "#!") {
+			continue
+		}
+		if c, ok := comment(l); ok && c != "" {
+			return clip(c, 100)
+		}
+	}
+	for i, l := range lines {
+		for _, q := range []string{`"""`, `'''`} {
+			if !strings.HasPrefix(l, q) {
+				continue
+			}
+			doc := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(l, q), q))
+			if doc == "" && i+1 < len(lines) {
+				doc = lines[i+1]
+			}
+			return clip(doc, 100)
+		}
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(bytes.TrimSpace([]byte(string(r[:n]))))
+}

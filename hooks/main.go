@@ -1,0 +1,229 @@
+package hooks
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// maxInput caps the hook input read from stdin. Tool outputs reach the hook
+// already truncated by the CLI; more than this is garbage.
+const maxInput = 64 << 20
+
+// Usage is flower-hook's help text.
+const Usage = `usage: flower-hook GUARD [flags] < hook-input.json
+
+guards (design §3):
+  delegate     PreToolUse   --tools REGEX (Bash|Write|Edit|NotebookEdit) --glance
+  whitelist    PreToolUse   --allow LIST --role NAME
+  spill        PostToolUse  --dir WORKBENCH --threshold N (4000) --tools REGEX --main-only
+  index        PostToolUse  --dir WORKBENCH [--max-entries N]
+  isolate      PreToolUse   --roles a,b   (matcher Agent)
+  is-ephemeral -- CMD       exit 0 if CMD is read-only, 1 if not
+
+Decisions are reported to the Unix socket in $FLOWER_SOCKET when set.
+`
+
+// guard is one configured guard, ready to decide.
+type guard struct {
+	name string
+	// failClosed guards deny (exit 2) when they cannot decide.
+	failClosed bool
+	// event is the hook event the guard answers when the input has none.
+	event  string
+	decide func(Input) Decision
+}
+
+// Main runs flower-hook with os.Args: cmd/flower-hook is
+// os.Exit(hooks.Main(os.Stdin, os.Stdout, os.Stderr, os.Getenv)).
+func Main(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return Run(os.Args[1:], stdin, stdout, stderr, getenv)
+}
+
+// Run runs one guard (args[0]) on the hook input from stdin, writes the
+// hook output to stdout and returns the exit code. Deny guards (delegate,
+// whitelist) fail closed: bad flags, unreadable input or a panic deny with
+// exit 2 and the reason on stderr. Transforming guards (spill, index,
+// isolate) fail open: they answer {} and the original stands. The decision
+// is then reported to $FLOWER_SOCKET (best-effort, bounded by
+// ReportTimeout).
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) (code int) {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, Usage)
+		return ExitDeny
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, Usage)
+		return ExitOK
+	case GuardIsEphemeral:
+		return runIsEphemeral(args[1:], stdin, stdout, stderr)
+	}
+	g, err := newGuard(args[0], args[1:], stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "flower-hook: %v\n", err)
+		if g.failClosed || g.name == "" {
+			return ExitDeny
+		}
+		return ExitError
+	}
+	in := Input{}
+	defer func() {
+		if p := recover(); p != nil {
+			code = g.fail(fmt.Errorf("panic: %v", p), in, stdout, stderr, getenv)
+		}
+	}()
+	data, err := io.ReadAll(io.LimitReader(stdin, maxInput+1))
+	if err == nil && len(data) > maxInput {
+		err = fmt.Errorf("hook input larger than %d bytes", maxInput)
+	}
+	if err == nil {
+		in, err = ParseInput(data)
+	}
+	if err != nil {
+		return g.fail(err, in, stdout, stderr, getenv)
+	}
+	d := g.decide(in)
+	event := in.HookEventName
+	if event == "" {
+		event = g.event
+	}
+	out, err := json.Marshal(d.Output(event))
+	if err != nil {
+		return g.fail(err, in, stdout, stderr, getenv)
+	}
+	fmt.Fprintf(stdout, "%s\n", out)
+	_ = SendReport(getenv(SocketEnv), NewReport(g.name, in, d), ReportTimeout)
+	return ExitOK
+}
+
+// fail ends a run that could not decide: deny guards deny with exit 2 and
+// the reason on stderr; transforming guards answer {} (the original stands).
+func (g guard) fail(err error, in Input, stdout, stderr io.Writer, getenv func(string) string) int {
+	d := Decision{Verdict: Pass, Detail: map[string]any{"error": err.Error()}}
+	code := ExitOK
+	if g.failClosed {
+		d.Verdict = Deny
+		d.Reason = "flower-hook " + g.name + " could not understand this tool call (" + err.Error() +
+			"), so it is denied to stay safe."
+		fmt.Fprintln(stderr, d.Reason)
+		code = ExitDeny
+	} else {
+		fmt.Fprintln(stdout, "{}")
+	}
+	_ = SendReport(getenv(SocketEnv), NewReport(g.name, in, d), ReportTimeout)
+	return code
+}
+
+// newGuard parses the flags of guard name. The returned guard carries its
+// name and failClosed even when the flags are bad, so the caller knows how
+// to fail.
+func newGuard(name string, args []string, stderr io.Writer) (guard, error) {
+	fs := flag.NewFlagSet("flower-hook "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g := guard{name: name, event: "PreToolUse"}
+	var parse func() error
+	switch name {
+	case GuardDelegate:
+		g.failClosed = true
+		tools := fs.String("tools", DefaultDelegateTools, "tools the main thread must delegate (regexp)")
+		glance := fs.Bool("glance", false, "let ephemeral (read-only) Bash commands through")
+		parse = func() error {
+			re, err := ToolMatcher(*tools)
+			if err != nil {
+				return err
+			}
+			g.decide = func(in Input) Decision { return Delegate(in, re, *glance) }
+			return nil
+		}
+	case GuardWhitelist:
+		g.failClosed = true
+		allow := fs.String("allow", "", "the role's allowed tools (comma separated)")
+		role := fs.String("role", DefaultRole, "role name used in the deny text")
+		parse = func() error {
+			allowed := ParseToolList(*allow)
+			g.decide = func(in Input) Decision { return Whitelist(in, allowed, *role) }
+			return nil
+		}
+	case GuardSpill:
+		g.event = "PostToolUse"
+		dir := fs.String("dir", "", "workbench root (spill files go to DIR/spill/)")
+		threshold := fs.Int("threshold", DefaultSpillThreshold, "spill text fields longer than N characters")
+		tools := fs.String("tools", BulkyTools, "tools whose output may spill (regexp)")
+		mainOnly := fs.Bool("main-only", false, "leave subagents' outputs alone")
+		parse = func() error {
+			if *dir == "" {
+				return errors.New("spill needs --dir")
+			}
+			re, err := ToolMatcher(*tools)
+			if err != nil {
+				return err
+			}
+			cfg := SpillConfig{Dir: *dir, Threshold: *threshold, Tools: re, MainOnly: *mainOnly}
+			g.decide = func(in Input) Decision { return Spill(in, cfg) }
+			return nil
+		}
+	case GuardIndex:
+		g.event = "PostToolUse"
+		dir := fs.String("dir", "", "workbench root")
+		maxEntries := fs.Int("max-entries", DefaultMaxIndexEntries, "files listed per folder")
+		parse = func() error {
+			if *dir == "" {
+				return errors.New("index needs --dir")
+			}
+			g.decide = func(in Input) Decision { return Index(in, *dir, *maxEntries) }
+			return nil
+		}
+	case GuardIsolate:
+		roles := fs.String("roles", "", "roles whose subagents run in a git worktree (comma separated)")
+		parse = func() error {
+			list := ParseToolList(*roles)
+			g.decide = func(in Input) Decision { return Isolate(in, list) }
+			return nil
+		}
+	default:
+		return guard{}, fmt.Errorf("unknown guard %q\n%s", name, Usage)
+	}
+	if err := fs.Parse(args); err != nil {
+		return g, fmt.Errorf("%s: %w", name, err)
+	}
+	if fs.NArg() > 0 {
+		return g, fmt.Errorf("%s: unexpected arguments %q", name, fs.Args())
+	}
+	if err := parse(); err != nil {
+		return g, fmt.Errorf("%s: %w", name, err)
+	}
+	return g, nil
+}
+
+// runIsEphemeral implements `flower-hook is-ephemeral -- CMD`: exit 0 if
+// CMD is ephemeral, 1 if not, 2 without a command. Several words after --
+// are joined with spaces; "-" reads the command from stdin.
+func runIsEphemeral(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: flower-hook is-ephemeral -- CMD")
+		return ExitDeny
+	}
+	cmd := strings.Join(args, " ")
+	if len(args) == 1 && args[0] == "-" {
+		data, err := io.ReadAll(io.LimitReader(stdin, maxEphemeralLen+1))
+		if err != nil {
+			fmt.Fprintf(stderr, "flower-hook: is-ephemeral: %v\n", err)
+			return ExitDeny
+		}
+		cmd = string(data)
+	}
+	if IsEphemeral(cmd) {
+		fmt.Fprintln(stdout, "ephemeral")
+		return ExitOK
+	}
+	fmt.Fprintln(stdout, "not ephemeral")
+	return ExitError
+}

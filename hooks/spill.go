@@ -1,0 +1,222 @@
+package hooks
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// SpillConfig configures the spill guard.
+type SpillConfig struct {
+	// Dir is the workbench root; spill files go to Dir/spill/.
+	Dir string
+	// Threshold is the length in characters above which a text field spills.
+	Threshold int
+	// Tools matches the tools whose output is looked at (BulkyTools).
+	Tools *regexp.Regexp
+	// MainOnly leaves subagents' outputs alone.
+	MainOnly bool
+}
+
+// SpillDir returns the directory spill files of workbench root dir go to.
+func SpillDir(dir string) string { return filepath.Join(dir, "spill") }
+
+// spillName matches a spill file name anywhere in a tool input.
+var spillName = regexp.MustCompile(`spill/[0-9a-f]{16}\.txt`)
+
+// Spill is the spill guard (PostToolUse). When a string field of the tool's
+// output object (found through nested objects, never through lists, which
+// may hold image blocks) is longer than the threshold, the full text is
+// written to Dir/spill/<sha256[:16]>.txt and the field is replaced by a
+// pointer line plus its first SpillPreviewChars characters. Everything else
+// in the object is kept, so the replacement has the tool's own output shape
+// (the CLI ignores an updatedToolOutput of another shape). Output that is
+// not an object, image data, and any call that reads a spill file back
+// (a Read of it, a cat of it: spilling it again would loop forever) pass
+// untouched. The guard fails open: on any error the original output stands.
+func Spill(in Input, cfg SpillConfig) Decision {
+	if cfg.MainOnly && !in.IsMainThread() {
+		return Decision{Verdict: Pass, Detail: map[string]any{"subagent": true}}
+	}
+	if cfg.Tools != nil && !cfg.Tools.MatchString(in.ToolName) {
+		return Decision{Verdict: Pass}
+	}
+	dir, err := filepath.Abs(SpillDir(cfg.Dir))
+	if err != nil {
+		return Decision{Verdict: Pass, Detail: map[string]any{"error": err.Error()}}
+	}
+	if readsSpill(in.ToolInput, dir) {
+		return Decision{Verdict: Pass, Detail: map[string]any{"readback": true}}
+	}
+	resp := bytes.TrimSpace(in.ToolResponse)
+	if len(resp) == 0 || resp[0] != '{' {
+		return Decision{Verdict: Pass, Detail: map[string]any{"shape": "not an object"}}
+	}
+	dec := json.NewDecoder(bytes.NewReader(resp))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil {
+		return Decision{Verdict: Pass, Detail: map[string]any{"error": err.Error()}}
+	}
+	threshold := cfg.Threshold
+	if threshold <= 0 {
+		threshold = DefaultSpillThreshold
+	}
+	s := spiller{dir: dir, threshold: threshold}
+	s.walk(obj)
+	if s.err != nil {
+		return Decision{Verdict: Pass, Detail: map[string]any{"error": s.err.Error()}}
+	}
+	if len(s.files) == 0 {
+		return Decision{Verdict: Pass}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(obj); err != nil {
+		return Decision{Verdict: Pass, Detail: map[string]any{"error": err.Error()}}
+	}
+	return Decision{Verdict: Rewrite, UpdatedToolOutput: bytes.TrimSpace(buf.Bytes()),
+		Detail: map[string]any{"files": s.files, "fields": s.fields, "chars": s.chars}}
+}
+
+// readsSpill reports whether any string in the tool input names the spill
+// directory or a spill file.
+func readsSpill(input json.RawMessage, dir string) bool {
+	if len(input) == 0 {
+		return false
+	}
+	resolved, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		resolved = dir
+	}
+	found := false
+	var visit func(v any)
+	visit = func(v any) {
+		switch v := v.(type) {
+		case string:
+			if strings.Contains(v, dir) || strings.Contains(v, resolved) || spillName.MatchString(v) {
+				found = true
+			}
+		case map[string]any:
+			for _, x := range v {
+				visit(x)
+			}
+		case []any:
+			for _, x := range v {
+				visit(x)
+			}
+		}
+	}
+	var v any
+	if json.Unmarshal(input, &v) != nil {
+		return false
+	}
+	visit(v)
+	return found
+}
+
+type spiller struct {
+	dir       string
+	threshold int
+	files     []string
+	fields    []string
+	chars     int
+	err       error
+}
+
+// walk replaces long strings in obj and its nested objects. It does not
+// enter lists, objects whose "type" is not "text" (image, pdf: base64
+// data), or outputs flagged isImage.
+func (s *spiller) walk(obj map[string]any) {
+	if t, ok := obj["type"].(string); ok && t != "text" {
+		return
+	}
+	if img, _ := obj["isImage"].(bool); img {
+		return
+	}
+	for k, v := range obj {
+		if s.err != nil {
+			return
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			s.walk(v)
+		case string:
+			if k == "base64" || utf8.RuneCountInString(v) <= s.threshold {
+				continue
+			}
+			path, err := writeSpill(s.dir, v)
+			if err != nil {
+				s.err = err
+				return
+			}
+			obj[k] = SpillPointer(path, v)
+			s.files = append(s.files, path)
+			s.fields = append(s.fields, k)
+			s.chars += utf8.RuneCountInString(v)
+		}
+	}
+}
+
+// SpillPointer is what stays in context for a spilled text: one pointer
+// line, then the first SpillPreviewChars characters.
+func SpillPointer(path, text string) string {
+	preview := text
+	if n := 0; utf8.RuneCountInString(text) > SpillPreviewChars {
+		for i := range text {
+			if n == SpillPreviewChars {
+				preview = text[:i]
+				break
+			}
+			n++
+		}
+	}
+	return fmt.Sprintf("[spilled: %d chars, full text in %s (Read it for more). First %d chars:]\n%s",
+		utf8.RuneCountInString(text), path, SpillPreviewChars, preview)
+}
+
+// writeSpill stores text as dir/<sha256[:16]>.txt (content-addressed, so a
+// repeat is a no-op) and returns the path.
+func writeSpill(dir, text string) (string, error) {
+	sum := sha256.Sum256([]byte(text))
+	path := filepath.Join(dir, hex.EncodeToString(sum[:])[:16]+".txt")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("hooks: spill: %w", err)
+	}
+	if err := writeFileAtomic(path, []byte(text)); err != nil {
+		return "", fmt.Errorf("hooks: spill: %w", err)
+	}
+	return path, nil
+}
+
+// writeFileAtomic writes data to a temp file beside path and renames it
+// into place, so a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

@@ -1,0 +1,49 @@
+// Package sessionstore keeps Claude Code session transcripts in SQLite and
+// feeds them back, trimmed and repaired, when a session is resumed.
+//
+// It is the Go form of the seed's three-layer store (SqliteSessionStore ←
+// TrimmingSessionStore ← PruningSessionStore): one Store persists, and its
+// load pipeline does what the two outer layers did.
+//
+// Lifecycle:
+//
+//  1. Open a database file (WAL, busy timeout, embedded migrations). Several
+//     processes may open and append to the same file at once.
+//  2. Write: Mirror each `transcript_mirror` stream-json line the CLI prints
+//     under --session-mirror (or Import an existing JSONL file or a whole
+//     projects folder; or Append entries directly). Rows are stored exactly as
+//     the CLI wrote them, deduplicated on uuid per key, and never changed.
+//  3. Read: Load returns the raw rows (the SDK's SessionStore protocol;
+//     storetest holds its 14 contracts). LoadForResume runs the pipeline
+//     expire → trim → prune → repair on a copy; LastReport says what each
+//     stage did. Materialize writes that result (and every subagent
+//     transcript) into a config dir, so `CLAUDE_CONFIG_DIR=dir
+//     CLAUDE_CODE_PROJECT_DIR_NAME=<project key> claude --resume=<id>` replays
+//     exactly it; CopyCredentials puts the user's login beside it.
+//  4. Close.
+//
+// Choices where the seed is silent (written down here, as design.md asks):
+//
+//   - A turn is one model response: the assistant lines sharing one
+//     message.id. A tool result's age is the number of turns after the turn
+//     of its tool_use; "outside the last keep_recent turns" means age ≥
+//     keep_recent. Each transcript (main and every subagent) counts its own.
+//   - EphemeralPolicy.MaxChars is the upper bound of what expiry throws away:
+//     an ephemeral result longer than that is left to TrimPolicy, which spills
+//     it (its default MinChars is the same 2000, so the two policies split the
+//     results between them). MaxChars ≤ 0 means no bound.
+//   - Trim replaces a result's text with one pointer line naming the spill
+//     file (<workspace>/<spill_dirname>/<sha256[:16]>.txt, written once,
+//     content-addressed) followed by the first PreviewChars characters. Only
+//     message.content changes; toolUseResult (the CLI's structured copy,
+//     which it does not send to the model) is left as it was.
+//   - Prune removes every permission denial but the last PrunePolicy.KeepDenials
+//     (the tool_use block and its tool_result block, and the lines that held
+//     only them); the parentUuid chain is relinked around removed lines.
+//     A denial is a tool_result line with toolDenialKind set or
+//     permissionDecision.decision "reject". KeepDenials < 0 turns pruning off.
+//   - Repair gives every tool_use without a tool_result a synthetic error
+//     result (RepairText) on a new line whose uuid is derived from the
+//     tool_use id, so entries the CLI appends after the resume still chain
+//     to it on the next load.
+package sessionstore

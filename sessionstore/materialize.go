@@ -1,0 +1,231 @@
+package sessionstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/tidwall/gjson"
+)
+
+// Materialize writes key's session for a resume:
+// <configDir>/projects/<ProjectKey>/<SessionID>.jsonl from the load pipeline
+// (as LoadForResume), and every subagent transcript of the session under
+// <configDir>/projects/<ProjectKey>/<SessionID>/<subpath>.jsonl, with its
+// .meta.json. Then
+//
+//	CLAUDE_CONFIG_DIR=configDir CLAUDE_CODE_PROJECT_DIR_NAME=<ProjectKey> claude --resume=<SessionID>
+//
+// replays exactly that. Directories are created 0700, files 0600; existing
+// files are replaced. The report (also LastReport) covers every transcript
+// written. A key that is not stored fails with ErrNotFound.
+func (s *Store) Materialize(ctx context.Context, key Key, configDir string) (TrimReport, error) {
+	key = key.Main()
+	rep, err := s.materialize(ctx, key, configDir)
+	if err != nil {
+		return TrimReport{}, fmt.Errorf("sessionstore: materialize %s: %w", key, err)
+	}
+	s.setReport(rep)
+	return rep, nil
+}
+
+func (s *Store) materialize(ctx context.Context, key Key, configDir string) (TrimReport, error) {
+	upTo, err := s.lastSeq(ctx, key)
+	if err != nil {
+		return TrimReport{}, err
+	}
+	if upTo == 0 {
+		return TrimReport{}, fmt.Errorf("not in %s: %w", s.path, ErrNotFound)
+	}
+	dir := filepath.Join(configDir, "projects", key.ProjectKey)
+	rep, err := s.materializeOne(filepath.Join(dir, key.SessionID+".jsonl"), s.rowSource(ctx, key, upTo))
+	if err != nil {
+		return rep, err
+	}
+	subs, err := s.ListSubkeys(ctx, key)
+	if err != nil {
+		return rep, err
+	}
+	for _, sp := range subs {
+		sub := Key{ProjectKey: key.ProjectKey, SessionID: key.SessionID, Subpath: sp}
+		if upTo, err = s.lastSeq(ctx, sub); err != nil {
+			return rep, err
+		}
+		var meta []byte
+		src := func(each func([]byte) error) error {
+			return s.rowSource(ctx, sub, upTo)(func(raw []byte) error {
+				if gjson.GetBytes(raw, "type").String() == agentMetadataType {
+					meta = append(meta[:0], raw...) // the last one wins
+					return nil
+				}
+				return each(raw)
+			})
+		}
+		base := filepath.Join(dir, key.SessionID, filepath.FromSlash(sp))
+		r, err := s.materializeOne(base+".jsonl", src)
+		if err != nil {
+			return rep, err
+		}
+		if r.Entries > 0 {
+			rep.add(r)
+		} else {
+			os.Remove(base + ".jsonl")
+		}
+		if meta != nil {
+			if err := writePrivate(base+".meta.json", stripType(meta)); err != nil {
+				return rep, err
+			}
+		}
+	}
+	return rep, nil
+}
+
+// materializeOne runs the pipeline from src into file.
+func (s *Store) materializeOne(file string, src source) (TrimReport, error) {
+	if err := ensureDir(filepath.Dir(file)); err != nil {
+		return TrimReport{}, err
+	}
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return TrimReport{}, err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	rep, err := s.pipeline(src, func(line []byte) error {
+		w.Write(line)
+		return w.WriteByte('\n')
+	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return rep, fmt.Errorf("write %s: %w", file, err)
+	}
+	return rep, nil
+}
+
+// lastSeq is the newest row of key (0: none). Both pipeline passes read up
+// to it, so rows appended meanwhile do not shift the second pass.
+func (s *Store) lastSeq(ctx context.Context, key Key) (int64, error) {
+	var seq sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT max(seq) FROM entries
+		WHERE project_key = ? AND session_id = ? AND subpath = ?`, key.ProjectKey, key.SessionID, key.Subpath).Scan(&seq)
+	if err != nil {
+		return 0, err
+	}
+	return seq.Int64, nil
+}
+
+// rowSource streams key's rows up to seq upTo, without holding them all.
+func (s *Store) rowSource(ctx context.Context, key Key, upTo int64) source {
+	return func(each func([]byte) error) error {
+		rows, err := s.db.QueryContext(ctx, `SELECT entry FROM entries
+			WHERE project_key = ? AND session_id = ? AND subpath = ? AND seq <= ? ORDER BY seq`,
+			key.ProjectKey, key.SessionID, key.Subpath, upTo)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var b sql.RawBytes
+		for rows.Next() {
+			if err := rows.Scan(&b); err != nil {
+				return err
+			}
+			if err := each(b); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
+}
+
+// stripType turns an agent_metadata entry back into the .meta.json object.
+func stripType(meta []byte) []byte {
+	prefix := []byte(`{"type":"` + agentMetadataType + `"`)
+	if bytes.HasPrefix(meta, prefix) {
+		rest := meta[len(prefix):]
+		if bytes.HasPrefix(rest, []byte(",")) {
+			return append([]byte{'{'}, rest[1:]...)
+		}
+		return []byte("{}")
+	}
+	var m map[string]any
+	if json.Unmarshal(meta, &m) != nil {
+		return meta
+	}
+	delete(m, "type")
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func writePrivate(file string, data []byte) error {
+	if err := ensureDir(filepath.Dir(file)); err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		return err
+	}
+	return os.Chmod(file, 0o600)
+}
+
+// CopyCredentials copies the login of one config dir into another, the way
+// the official SDK does before a store-backed resume: .credentials.json and
+// .claude.json, each with every "refreshToken" removed (a child that spends a
+// single-use refresh token would log the user out). For the default config
+// dir ~/.claude, .claude.json is read from beside it (~/.claude.json). A file
+// that does not exist is skipped (API-key users have none); settings.json is
+// not copied (flower passes its own settings per step).
+func CopyCredentials(fromConfigDir, toConfigDir string) error {
+	for _, name := range []string{".credentials.json", ".claude.json"} {
+		src := filepath.Join(fromConfigDir, name)
+		if name == ".claude.json" && filepath.Base(filepath.Clean(fromConfigDir)) == ".claude" {
+			if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
+				src = filepath.Join(filepath.Dir(filepath.Clean(fromConfigDir)), name)
+			}
+		}
+		data, err := os.ReadFile(src)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sessionstore: copy credentials: %w", err)
+		}
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			return fmt.Errorf("sessionstore: copy credentials: %s: %w", src, err)
+		}
+		out, err := json.MarshalIndent(dropKey(v, "refreshToken"), "", "  ")
+		if err != nil {
+			return fmt.Errorf("sessionstore: copy credentials: %w", err)
+		}
+		if err := writePrivate(filepath.Join(toConfigDir, name), out); err != nil {
+			return fmt.Errorf("sessionstore: copy credentials: %w", err)
+		}
+	}
+	return nil
+}
+
+// dropKey removes every object member called name, at any depth.
+func dropKey(v any, name string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		delete(x, name)
+		for k, e := range x {
+			x[k] = dropKey(e, name)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = dropKey(e, name)
+		}
+	}
+	return v
+}

@@ -1,0 +1,524 @@
+package sessionstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
+	"github.com/tidwall/gjson"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Key names one transcript: the CLI's project folder name, the session id,
+// and for a subagent transcript its path under the session
+// ("subagents/agent-<id>"); Subpath is empty for the main transcript.
+type Key struct {
+	ProjectKey string `json:"project_key"`
+	SessionID  string `json:"session_id"`
+	Subpath    string `json:"subpath,omitempty"`
+}
+
+// String renders the key as project_key/session_id[/subpath].
+func (k Key) String() string {
+	s := k.ProjectKey + "/" + k.SessionID
+	if k.Subpath != "" {
+		s += "/" + k.Subpath
+	}
+	return s
+}
+
+// Main is the key of the main transcript of k's session.
+func (k Key) Main() Key { return Key{ProjectKey: k.ProjectKey, SessionID: k.SessionID} }
+
+func (k Key) validate() error {
+	if !safeName(k.ProjectKey) || !safeName(k.SessionID) {
+		return fmt.Errorf("%w: %q", ErrBadKey, k.String())
+	}
+	if k.Subpath != "" {
+		if path.IsAbs(k.Subpath) || path.Clean(k.Subpath) != k.Subpath || strings.HasPrefix(k.Subpath, "..") {
+			return fmt.Errorf("%w: subpath %q", ErrBadKey, k.Subpath)
+		}
+		for _, part := range strings.Split(k.Subpath, "/") {
+			if !safeName(part) {
+				return fmt.Errorf("%w: subpath %q", ErrBadKey, k.Subpath)
+			}
+		}
+	}
+	return nil
+}
+
+func safeName(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\\\x00")
+}
+
+// SessionInfo is one main session of a project; MTime is epoch milliseconds
+// on the store's clock.
+type SessionInfo struct {
+	SessionID string `json:"session_id"`
+	MTime     int64  `json:"mtime"`
+}
+
+// Summary is the per-session summary sidecar: Data is persisted verbatim.
+type Summary struct {
+	SessionID string         `json:"session_id"`
+	MTime     int64          `json:"mtime"`
+	Data      map[string]any `json:"data"`
+}
+
+// FoldFunc folds one appended batch of a main transcript into the session's
+// summary data (prev is nil for the first batch). It must be pure.
+type FoldFunc func(prev map[string]any, key Key, entries []json.RawMessage) map[string]any
+
+// Logf receives warnings (a skipped corrupt line, a frame that could not be
+// keyed); log.Printf by default.
+type Logf func(format string, args ...any)
+
+// Store is a session store backed by one SQLite file. It is safe for
+// concurrent use, also by several processes on one file.
+type Store struct {
+	db        *sql.DB
+	path      string
+	workspace string
+	trim      TrimPolicy
+	ephemeral EphemeralPolicy
+	prune     PrunePolicy
+	fold      FoldFunc
+	logf      Logf
+	now       func() time.Time
+
+	mu       sync.Mutex
+	lastTime int64 // last mtime this process issued
+	report   TrimReport
+}
+
+// Option configures Open.
+type Option func(*Store)
+
+// WithWorkspace sets the workspace the trim stage spills into
+// (<dir>/<TrimPolicy.SpillDirname>); default: the current directory.
+func WithWorkspace(dir string) Option { return func(s *Store) { s.workspace = dir } }
+
+// WithTrim sets the trim policy (default DefaultTrimPolicy()).
+func WithTrim(p TrimPolicy) Option { return func(s *Store) { s.trim = p } }
+
+// WithEphemeral sets the expiry policy (default DefaultEphemeralPolicy()).
+func WithEphemeral(p EphemeralPolicy) Option { return func(s *Store) { s.ephemeral = p } }
+
+// WithPrune sets the denial pruning policy (default DefaultPrunePolicy()).
+func WithPrune(p PrunePolicy) Option { return func(s *Store) { s.prune = p } }
+
+// WithSummaryFold replaces the summary fold (default FoldSummary).
+func WithSummaryFold(f FoldFunc) Option { return func(s *Store) { s.fold = f } }
+
+// WithLogf sets where warnings go.
+func WithLogf(f Logf) Option { return func(s *Store) { s.logf = f } }
+
+// Open opens (creating if needed) the store at path and migrates it.
+func Open(path string, opts ...Option) (*Store, error) {
+	s := &Store{
+		path:      path,
+		workspace: ".",
+		trim:      DefaultTrimPolicy(),
+		ephemeral: DefaultEphemeralPolicy(),
+		prune:     DefaultPrunePolicy(),
+		fold:      FoldSummary,
+		logf:      log.Printf,
+		now:       time.Now,
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_busy_timeout", "30000")
+	q.Set("_synchronous", "NORMAL")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: open %s: %w", path, err)
+	}
+	if err := migrate(db); err != nil {
+		db.Close()
+		if syscall.Access(filepath.Dir(path), 2 /* W_OK */) != nil {
+			return nil, fmt.Errorf("sessionstore: open %s: its folder is read-only: %w", path, err)
+		}
+		return nil, fmt.Errorf("sessionstore: open %s: %w", path, err)
+	}
+	s.db = db
+	return s, nil
+}
+
+// migrate applies the embedded migrations past PRAGMA user_version, each in
+// one transaction.
+func migrate(db *sql.DB) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	sort.Strings(names)
+	tx, err := db.Begin()
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for i := version; i < len(names); i++ {
+		sqlText, err := migrations.ReadFile(names[i])
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if _, err := tx.Exec(string(sqlText)); err != nil {
+			return fmt.Errorf("migrate %s: %w", names[i], err)
+		}
+	}
+	if version < len(names) {
+		if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", len(names))); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("sessionstore: close: %w", err)
+	}
+	return nil
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// nextMTime is the seed's _next_mtime: now in epoch ms, but always above every
+// mtime already in the database and every one this process issued, so
+// list_sessions and summaries share one strictly monotonic clock. It runs
+// inside the write transaction, which serializes it across processes.
+func (s *Store) nextMTime(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var dbMax sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT max(mtime) FROM meta").Scan(&dbMax); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.now().UnixMilli()
+	if dbMax.Valid && t <= dbMax.Int64 {
+		t = dbMax.Int64 + 1
+	}
+	if t <= s.lastTime {
+		t = s.lastTime + 1
+	}
+	s.lastTime = t
+	return t, nil
+}
+
+// Append stores entries under key in order, skipping any whose uuid the key
+// already holds. Every entry must be a JSON object. An empty batch changes
+// nothing. A failed write (read-only file, full disk) returns the error and
+// stores none of the batch.
+func (s *Store) Append(ctx context.Context, key Key, entries []json.RawMessage) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if err := key.validate(); err != nil {
+		return fmt.Errorf("sessionstore: append: %w", err)
+	}
+	for i, e := range entries {
+		if !gjson.ValidBytes(e) || !gjson.ParseBytes(e).IsObject() {
+			return fmt.Errorf("sessionstore: append %s: entry %d is not a JSON object", key, i)
+		}
+	}
+	if err := s.append(ctx, key, entries); err != nil {
+		return fmt.Errorf("sessionstore: append %s: %w", key, err)
+	}
+	return nil
+}
+
+func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	mtime, err := s.nextMTime(ctx, tx)
+	if err != nil {
+		return err
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO entries (project_key, session_id, subpath, uuid, entry, mtime)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, e := range entries {
+		var uuid any
+		if u := gjson.GetBytes(e, "uuid"); u.Type == gjson.String && u.Str != "" {
+			uuid = u.Str
+		}
+		if _, err := stmt.ExecContext(ctx, key.ProjectKey, key.SessionID, key.Subpath, uuid, []byte(e), mtime); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (project_key, session_id, subpath, mtime) VALUES (?, ?, ?, ?)
+		ON CONFLICT (project_key, session_id, subpath) DO UPDATE SET mtime = excluded.mtime`,
+		key.ProjectKey, key.SessionID, key.Subpath, mtime); err != nil {
+		return err
+	}
+	if key.Subpath == "" {
+		if err := s.foldSummary(ctx, tx, key, entries, mtime); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func (s *Store) foldSummary(ctx context.Context, tx *sql.Tx, key Key, entries []json.RawMessage, mtime int64) error {
+	var prev map[string]any
+	var raw string
+	switch err := tx.QueryRowContext(ctx, "SELECT data FROM summaries WHERE project_key = ? AND session_id = ?",
+		key.ProjectKey, key.SessionID).Scan(&raw); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return err
+	default:
+		if err := json.Unmarshal([]byte(raw), &prev); err != nil {
+			return fmt.Errorf("summary of %s: %w", key, err)
+		}
+	}
+	data, err := json.Marshal(s.fold(prev, key, entries))
+	if err != nil {
+		return fmt.Errorf("summary of %s: %w", key, err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO summaries (project_key, session_id, mtime, data) VALUES (?, ?, ?, ?)
+		ON CONFLICT (project_key, session_id) DO UPDATE SET mtime = excluded.mtime, data = excluded.data`,
+		key.ProjectKey, key.SessionID, mtime, string(data))
+	return err
+}
+
+// Load returns key's entries in append order, exactly as stored; nil and no
+// error for a key the store does not hold.
+func (s *Store) Load(ctx context.Context, key Key) ([]json.RawMessage, error) {
+	if err := key.validate(); err != nil {
+		return nil, fmt.Errorf("sessionstore: load: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT entry FROM entries
+		WHERE project_key = ? AND session_id = ? AND subpath = ? ORDER BY seq`,
+		key.ProjectKey, key.SessionID, key.Subpath)
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: load %s: %w", key, err)
+	}
+	defer rows.Close()
+	var out []json.RawMessage
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, fmt.Errorf("sessionstore: load %s: %w", key, err)
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sessionstore: load %s: %w", key, err)
+	}
+	return out, nil
+}
+
+// ListSessions lists the main sessions of projectKey (never subagent
+// transcripts), newest first.
+func (s *Store) ListSessions(ctx context.Context, projectKey string) ([]SessionInfo, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, mtime FROM meta
+		WHERE project_key = ? AND subpath = '' ORDER BY mtime DESC`, projectKey)
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: list sessions: %w", err)
+	}
+	defer rows.Close()
+	out := []SessionInfo{}
+	for rows.Next() {
+		var si SessionInfo
+		if err := rows.Scan(&si.SessionID, &si.MTime); err != nil {
+			return nil, fmt.Errorf("sessionstore: list sessions: %w", err)
+		}
+		out = append(out, si)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sessionstore: list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// ListSessionSummaries returns the summary of every main session of
+// projectKey, newest first.
+func (s *Store) ListSessionSummaries(ctx context.Context, projectKey string) ([]Summary, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, mtime, data FROM summaries
+		WHERE project_key = ? ORDER BY mtime DESC`, projectKey)
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: list summaries: %w", err)
+	}
+	defer rows.Close()
+	out := []Summary{}
+	for rows.Next() {
+		var sum Summary
+		var data string
+		if err := rows.Scan(&sum.SessionID, &sum.MTime, &data); err != nil {
+			return nil, fmt.Errorf("sessionstore: list summaries: %w", err)
+		}
+		if err := json.Unmarshal([]byte(data), &sum.Data); err != nil {
+			return nil, fmt.Errorf("sessionstore: list summaries: %s: %w", sum.SessionID, err)
+		}
+		out = append(out, sum)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sessionstore: list summaries: %w", err)
+	}
+	return out, nil
+}
+
+// Delete removes key. A main key takes its subagent transcripts and its
+// summary with it; a subkey goes alone. Deleting an unknown key is no error.
+func (s *Store) Delete(ctx context.Context, key Key) error {
+	if err := key.validate(); err != nil {
+		return fmt.Errorf("sessionstore: delete: %w", err)
+	}
+	if err := s.delete(ctx, key); err != nil {
+		return fmt.Errorf("sessionstore: delete %s: %w", key, err)
+	}
+	return nil
+}
+
+func (s *Store) delete(ctx context.Context, key Key) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	where, args := "project_key = ? AND session_id = ? AND subpath = ?", []any{key.ProjectKey, key.SessionID, key.Subpath}
+	if key.Subpath == "" {
+		where, args = "project_key = ? AND session_id = ?", args[:2]
+		if _, err := tx.ExecContext(ctx, "DELETE FROM summaries WHERE "+where, args...); err != nil {
+			return err
+		}
+	}
+	for _, table := range []string{"entries", "meta"} {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE "+where, args...); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// ListSubkeys lists the subpaths stored under key's session (never the main
+// transcript), sorted.
+func (s *Store) ListSubkeys(ctx context.Context, key Key) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT subpath FROM meta
+		WHERE project_key = ? AND session_id = ? AND subpath != '' ORDER BY subpath`, key.ProjectKey, key.SessionID)
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: list subkeys: %w", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var sp string
+		if err := rows.Scan(&sp); err != nil {
+			return nil, fmt.Errorf("sessionstore: list subkeys: %w", err)
+		}
+		out = append(out, sp)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sessionstore: list subkeys: %w", err)
+	}
+	return out, nil
+}
+
+// SessionRef is one main session of any project, for listings.
+type SessionRef struct {
+	Key     Key   `json:"key"`
+	MTime   int64 `json:"mtime"`
+	Entries int   `json:"entries"`
+	// Subkeys counts the session's subagent transcripts.
+	Subkeys int `json:"subkeys"`
+}
+
+// Sessions lists every main session in the store, newest first.
+func (s *Store) Sessions(ctx context.Context) ([]SessionRef, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT m.project_key, m.session_id, m.mtime,
+		(SELECT count(*) FROM entries e WHERE e.project_key = m.project_key AND e.session_id = m.session_id AND e.subpath = ''),
+		(SELECT count(*) FROM meta x WHERE x.project_key = m.project_key AND x.session_id = m.session_id AND x.subpath != '')
+		FROM meta m WHERE m.subpath = '' ORDER BY m.mtime DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: sessions: %w", err)
+	}
+	defer rows.Close()
+	out := []SessionRef{}
+	for rows.Next() {
+		var r SessionRef
+		if err := rows.Scan(&r.Key.ProjectKey, &r.Key.SessionID, &r.MTime, &r.Entries, &r.Subkeys); err != nil {
+			return nil, fmt.Errorf("sessionstore: sessions: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sessionstore: sessions: %w", err)
+	}
+	return out, nil
+}
+
+// Find resolves a session id (or a unique prefix of one) to its main key in
+// whatever project holds it. It fails with ErrNotFound, naming the id and the
+// database, when no session matches, and says so when a prefix is ambiguous.
+func (s *Store) Find(ctx context.Context, id string) (Key, error) {
+	if id == "" {
+		return Key{}, fmt.Errorf("sessionstore: find: empty session id: %w", ErrNotFound)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT project_key, session_id FROM meta
+		WHERE subpath = '' AND (session_id = ? OR substr(session_id, 1, ?) = ?) ORDER BY session_id = ? DESC, mtime DESC`,
+		id, len(id), id, id)
+	if err != nil {
+		return Key{}, fmt.Errorf("sessionstore: find %q: %w", id, err)
+	}
+	defer rows.Close()
+	var found []Key
+	for rows.Next() {
+		var k Key
+		if err := rows.Scan(&k.ProjectKey, &k.SessionID); err != nil {
+			return Key{}, fmt.Errorf("sessionstore: find %q: %w", id, err)
+		}
+		found = append(found, k)
+	}
+	if err := rows.Err(); err != nil {
+		return Key{}, fmt.Errorf("sessionstore: find %q: %w", id, err)
+	}
+	switch {
+	case len(found) == 0:
+		return Key{}, fmt.Errorf("sessionstore: session %q is not in %s: %w", id, s.path, ErrNotFound)
+	case found[0].SessionID == id || len(found) == 1:
+		return found[0], nil
+	default:
+		return Key{}, fmt.Errorf("sessionstore: session id prefix %q is ambiguous (%s, %s, …): %w",
+			id, found[0], found[1], ErrNotFound)
+	}
+}
+
+// ensureDir creates dir (and parents) private to the user.
+func ensureDir(dir string) error { return os.MkdirAll(dir, 0o700) }
