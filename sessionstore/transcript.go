@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 
@@ -85,12 +86,20 @@ func newScanner() *scanner {
 
 func (sc *scanner) scan(raw []byte) {
 	i := len(sc.lines)
-	m := lineMeta{turn: -1}
+	line := view(raw)
+	m := lineMeta{turn: -1, typ: internType(gjson.Get(line, "type").Str)}
+	if m.typ != "user" && m.typ != "assistant" {
+		// Only the parent matters here (for relinking); it comes first in
+		// the CLI's lines, so this stops early.
+		if par := gjson.Get(line, "parentUuid"); par.Exists() {
+			m.parent, m.hasParent = clone(par.Str), true
+		}
+		sc.lines = append(sc.lines, m)
+		return
+	}
 	var msg, denialKind, decision gjson.Result
-	gjson.Parse(view(raw)).ForEach(func(k, v gjson.Result) bool {
+	gjson.Parse(line).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
-		case "type":
-			m.typ = v.Str
 		case "uuid":
 			m.uuid = v.Str
 		case "parentUuid":
@@ -107,8 +116,7 @@ func (sc *scanner) scan(raw []byte) {
 		return true
 	})
 	m.uuid, m.parent = clone(m.uuid), clone(m.parent)
-	m.typ = internType(m.typ)
-	if (m.typ == "user" || m.typ == "assistant") && msg.Exists() {
+	if msg.Exists() {
 		sc.scanMessage(i, &m, msg)
 		if m.typ == "user" && len(m.results) > 0 && (denialKind.String() != "" || decision.String() == "reject") {
 			m.denial = true
@@ -153,11 +161,62 @@ func (sc *scanner) scanMessage(i int, m *lineMeta, msg gjson.Result) {
 			if m.typ != "user" {
 				break
 			}
-			text, only := plainText(b.Get("content"))
-			m.results = append(m.results, resultMeta{id: clone(b.Get("tool_use_id").String()), chars: utf8.RuneCountInString(text), text: only})
+			chars, only := textRunes(b.Get("content"))
+			m.results = append(m.results, resultMeta{id: clone(b.Get("tool_use_id").String()), chars: chars, text: only})
 		}
 		return true
 	})
+}
+
+// textRunes is the length in characters of a tool_result content's text
+// (see plainText), counted on the JSON text without decoding it.
+func textRunes(c gjson.Result) (n int, only bool) {
+	if c.Type == gjson.String {
+		return jsonStringRunes(c.Raw), true
+	}
+	if !c.IsArray() {
+		return 0, false
+	}
+	only = true
+	c.ForEach(func(_, blk gjson.Result) bool {
+		if blk.Get("type").Str == "text" {
+			n += jsonStringRunes(blk.Get("text").Raw)
+		} else {
+			only = false
+		}
+		return true
+	})
+	return n, only
+}
+
+// jsonStringRunes counts the characters a JSON string literal decodes to;
+// an escape is one character, a surrogate pair too.
+func jsonStringRunes(raw string) int {
+	if len(raw) < 2 || raw[0] != '"' {
+		return 0
+	}
+	n := 0
+	for i := 1; i < len(raw)-1; i++ {
+		c := raw[i]
+		switch {
+		case c == '\\':
+			n++
+			if i+1 < len(raw)-1 && raw[i+1] == 'u' {
+				// A high surrogate followed by \uDC00-\uDFFF is one character.
+				if i+12 <= len(raw)-1 && (raw[i+2] == 'd' || raw[i+2] == 'D') && strings.ContainsRune("89abAB", rune(raw[i+3])) &&
+					raw[i+6] == '\\' && raw[i+7] == 'u' {
+					i += 11
+				} else {
+					i += 5
+				}
+			} else {
+				i++
+			}
+		case c < utf8.RuneSelf || c&0xC0 != 0x80:
+			n++
+		}
+	}
+	return n
 }
 
 // age is how many turns came after the turn of the tool_use with this id;

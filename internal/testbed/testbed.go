@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -102,33 +101,9 @@ func New(t testing.TB, s *scripted.Script) *Bed {
 	return b
 }
 
-// scrubbed reports whether an inherited variable must not reach claude: it
-// would point it at a real account, a real server, or a parent Claude Code.
-func scrubbed(kv string) bool {
-	name, _, _ := strings.Cut(kv, "=")
-	return name == "CLAUDECODE" || name == "HOME" || name == "FLOWER_SOCKET" ||
-		strings.HasPrefix(name, "ANTHROPIC_") || strings.HasPrefix(name, "CLAUDE_") ||
-		strings.HasPrefix(name, "AWS_BEARER") || strings.HasPrefix(name, "OTEL_")
-}
-
 // BaseEnv is the environment claude runs with against a scripted model at
-// url, with home as HOME: the caller's, minus anything that would reach a
-// real account, plus the offline settings.
-func BaseEnv(home, url string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !scrubbed(kv) {
-			env = append(env, kv)
-		}
-	}
-	return append(env,
-		"HOME="+home,
-		"ANTHROPIC_BASE_URL="+url,
-		"ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"CLAUDE_CODE_MAX_RETRIES=1",
-	)
-}
+// url, with home as HOME (see scripted.OfflineEnv).
+func BaseEnv(home, url string) []string { return scripted.OfflineEnv(os.Environ(), home, url) }
 
 // Env is the environment for claude in this bed.
 func (b *Bed) Env() []string { return BaseEnv(b.Home, b.Model.URL()) }

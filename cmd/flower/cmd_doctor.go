@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/flowerhq/flower/harness"
+)
+
+// pinnedClaude is the Claude Code CLI version flower is tested on.
+const pinnedClaude = "2.1.328"
+
+func init() {
+	register(&cli.Command{
+		Name:  "doctor",
+		Usage: "check claude, credentials and flower-hook, and run the guard self-test",
+		Description: `Checks, in order: the claude CLI (found, and its version against the pinned
+` + pinnedClaude + `), credentials, flower-hook, and a guard self-test: a canary step
+against a built-in scripted model (no network, no spend) in which a main-thread
+Bash must be denied and a subagent's Bash must pass. Exit 1 if any check fails.
+
+Example:
+   flower doctor
+   flower doctor --claude ~/bin/claude`,
+		Flags:  []cli.Flag{flagStepClaude, flagStepHook},
+		Action: doctor,
+	})
+}
+
+// errDoctor marks a doctor run with a failed check; the details were printed.
+var errDoctor = errors.New("doctor: a check failed")
+
+func doctor(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("doctor takes no arguments")
+	}
+	w := c.App.Writer
+	failed := false
+	check := func(name string, detail string, err error) {
+		if err != nil {
+			failed = true
+			fmt.Fprintf(w, "✗ %-12s %v\n", name, err)
+			return
+		}
+		fmt.Fprintf(w, "✓ %-12s %s\n", name, detail)
+	}
+
+	claude, err := harness.FindClaude(c.String(flagStepClaude.Name), os.Getenv)
+	check("claude", claude, err)
+	if err == nil {
+		v, verr := claudeVersion(c.Context, claude)
+		switch {
+		case verr != nil:
+			check("version", "", verr)
+		case !strings.HasPrefix(v, pinnedClaude):
+			fmt.Fprintf(w, "! %-12s %s (flower is tested on %s; scripts/setup.sh installs it)\n", "version", v, pinnedClaude)
+		default:
+			check("version", v, nil)
+		}
+	}
+	check("credentials", "found", harness.CheckCredentials(os.Getenv))
+	hook, herr := harness.FindHook(c.String(flagStepHook.Name))
+	check("flower-hook", hook, herr)
+	if err == nil && herr == nil {
+		ctx, cancel := context.WithTimeout(c.Context, 2*time.Minute)
+		defer cancel()
+		check("self-test", "main-thread Bash denied, subagent Bash ran", harness.GuardSelfTest(ctx, claude, hook))
+	}
+	if failed {
+		return errDoctor
+	}
+	return nil
+}
+
+func claudeVersion(ctx context.Context, claude string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, claude, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", claude, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}

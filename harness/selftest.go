@@ -1,0 +1,105 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/flowerhq/flower/scripted"
+)
+
+// canaryScript drives the guard self-test: the main thread tries a writing
+// Bash command (the delegate guard must deny it), then sends a worker whose
+// identical kind of command must run.
+const canaryScript = `{"conversations":[
+ {"name":"canary-sub","match":{"first_user":"FLOWER-CANARY-SUBTASK"},"replies":[
+   {"tool_use":{"name":"Bash","input":{"command":"touch flower-canary-sub","description":"canary"}}},
+   {"text":"canary sub done"}]},
+ {"name":"canary-main","match":{"first_user":"FLOWER-CANARY-MAIN"},"replies":[
+   {"tool_use":{"name":"Bash","input":{"command":"touch flower-canary-main","description":"canary"}}},
+   {"tool_use":{"name":"Agent","input":{"description":"canary","prompt":"FLOWER-CANARY-SUBTASK","subagent_type":"worker","run_in_background":false}}},
+   {"text":"canary done"}]}]}`
+
+// ErrSelfTest is wrapped by GuardSelfTest's failures.
+var ErrSelfTest = errors.New("guard self-test failed")
+
+// GuardSelfTest runs a canary step against a built-in scripted model, in a
+// temporary workspace and HOME, with the claude and flower-hook this
+// installation would use: a main-thread Bash must be denied by the delegate
+// guard and a subagent's Bash must pass. It proves that the guard chain
+// (settings.json → flower-hook → deny reaches the model) works here, before
+// any real spend. claude and hook may be empty (located as usual).
+func GuardSelfTest(ctx context.Context, claude, hook string) error {
+	script, err := scripted.Parse([]byte(canaryScript))
+	if err != nil {
+		return err
+	}
+	model, err := scripted.Start(script, "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer model.Close()
+	tmp, err := os.MkdirTemp("", "flower-selftest-")
+	if err != nil {
+		return fmt.Errorf("harness: self-test: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	ws, home := filepath.Join(tmp, "ws"), filepath.Join(tmp, "home")
+	for _, d := range []string{ws, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("harness: self-test: %w", err)
+		}
+	}
+	o := NewOptions(ws)
+	o.RunDir = filepath.Join(tmp, "runs")
+	o.Claude, o.HookPath = claude, hook
+	o.Env = scripted.OfflineEnv(os.Environ(), home, model.URL())
+	o.Resilience = Resilience{}
+	// The delegate guard comes with a workbench (seed workbench_hooks).
+	o.Workbench = RunDirWorkbench(ws, o.RunDir)
+	rt, err := New(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+
+	spec := NewAgentSpec("canary", "You are the flower guard canary.")
+	spec.AllowedTools = []string{"Agent", "Bash", "Read"}
+	spec.DelegateOnly = true
+	spec.Agents = map[string]AgentDefinition{"worker": {Description: "canary worker", Prompt: "You are the canary worker.", Tools: []string{"Bash"}}}
+	var denied bool
+	res, err := rt.Run(ctx, spec, "FLOWER-CANARY-MAIN", RunOptions{OnEvent: func(e Event) {
+		if e.Kind == "guard" && e.Data["decision"] == "deny" {
+			denied = true
+		}
+	}})
+	if err != nil {
+		return err
+	}
+	var problems []string
+	if !res.OK {
+		problems = append(problems, "the canary step failed: "+res.Error)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "flower-canary-main")); err == nil {
+		problems = append(problems, "the main thread's Bash ran (the delegate guard did not deny it)")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "flower-canary-sub")); err != nil {
+		problems = append(problems, "the subagent's Bash did not run")
+	}
+	reqs := model.RequestsFor("canary-main")
+	if len(reqs) < 2 {
+		problems = append(problems, fmt.Sprintf("the model saw %d main-thread requests, want 3", len(reqs)))
+	} else if tr := reqs[1].ToolResults(); len(tr) != 1 || !tr[0].IsError || !strings.Contains(tr[0].Content, "Agent") {
+		problems = append(problems, "the model was not told to delegate after the denial")
+	}
+	if !denied {
+		problems = append(problems, "no guard report reached the runtime's socket")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("harness: %w: %s", ErrSelfTest, strings.Join(problems, "; "))
+	}
+	return nil
+}
