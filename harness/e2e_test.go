@@ -23,16 +23,9 @@ import (
 	"github.com/flowerhq/flower/scripted"
 )
 
-// hookBinary is the real flower-hook, built once.
+// hookBinary is the real flower-hook, built once per test process.
 func hookBinary(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(testbed.RepoRoot(t), "cmd", "flower-hook", "main.go")); err != nil {
-		// TEMPORARY while cmd/flower-hook is being written: a pass-through stub.
-		stub := filepath.Join(t.TempDir(), "flower-hook")
-		os.WriteFile(stub, []byte("#!/bin/sh\ncat >/dev/null\necho '{}'\n"), 0o755)
-		t.Logf("cmd/flower-hook has no main.go yet: using a pass-through stub")
-		return stub
-	}
 	return testbed.BuildBinary(t, "./cmd/flower-hook")
 }
 
@@ -703,4 +696,81 @@ func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+func TestRun_GuardReportsAndWorkbench(t *testing.T) {
+	t.Parallel()
+	bash := &scripted.Block{Name: "Bash", Input: json.RawMessage(`{"command":"echo guarded","description":"try bash"}`)}
+	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{
+		{ToolUse: bash}, {Text: "GAVE_UP"},
+	}}}})
+	rt := newRuntime(t, b, func(o *harness.Options) { o.Workbench = harness.RunDirWorkbench(b.Workspace, o.RunDir) })
+	var guards []harness.Event
+	var mu sync.Mutex
+	res, err := rt.Run(runCtx(t), harness.NewAgentSpec("judge", "x"), "check it", harness.RunOptions{OnEvent: func(e harness.Event) {
+		if e.Kind == "guard" {
+			mu.Lock()
+			guards = append(guards, e)
+			mu.Unlock()
+		}
+	}})
+	if err != nil || !res.OK {
+		t.Fatalf("%+v %v", res, err)
+	}
+	reqs := b.Model.Requests()
+	tr := reqs[len(reqs)-1].ToolResults()
+	if len(tr) != 1 || !tr[0].IsError || !strings.Contains(tr[0].Content, "judge") {
+		t.Fatalf("the whitelist guard did not deny Bash for the judge: %+v", tr)
+	}
+	if !strings.Contains(reqs[0].System(), "## Workbench: "+rt.Workbench().Root()) || !strings.Contains(reqs[0].System(), "# Workbench index") {
+		t.Errorf("workbench block not in the system prompt")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(guards) == 0 || guards[0].Data["decision"] != "deny" || guards[0].Data["guard"] != "whitelist" || guards[0].Step != "judge" {
+		t.Fatalf("no whitelist deny report over the socket: %+v", guards)
+	}
+	if kinds(readEvents(t, rt.EventsPath()))["guard"] == 0 {
+		t.Errorf("events.jsonl lacks the guard report")
+	}
+}
+
+func TestRun_CancelKillsTheGroup(t *testing.T) {
+	t.Parallel()
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	slow := &scripted.Block{Name: "Bash", Input: json.RawMessage(`{"command":"echo $$ > ` + pidfile + ` && sleep 60","description":"wait"}`)}
+	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{{ToolUse: slow}, {Text: "late"}}}}})
+	rt := newRuntime(t, b, nil)
+	spec := harness.NewAgentSpec("worker", "x")
+	spec.AllowedTools = []string{"Bash"}
+	ctx, cancel := context.WithCancel(runCtx(t))
+	go func() {
+		for range 200 {
+			if _, err := os.Stat(pidfile); err == nil {
+				time.Sleep(200 * time.Millisecond)
+				cancel()
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	res, err := rt.Run(ctx, spec, "wait a minute", harness.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK || !strings.Contains(res.Error, "cancelled") || time.Since(start) > 30*time.Second {
+		t.Fatalf("result after %s: %+v", time.Since(start), res)
+	}
+	data, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			return
+		}
+	}
+	t.Fatalf("the tool's shell %d outlived the step", pid)
 }

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
-
-	"github.com/tidwall/gjson"
 )
 
 // The load pipeline works in two passes over a transcript, so that a
@@ -87,47 +85,56 @@ func newScanner() *scanner {
 func (sc *scanner) scan(raw []byte) {
 	i := len(sc.lines)
 	line := view(raw)
-	m := lineMeta{turn: -1, typ: internType(gjson.Get(line, "type").Str)}
-	if m.typ != "user" && m.typ != "assistant" {
-		// Only the parent matters here (for relinking); it comes first in
-		// the CLI's lines, so this stops early.
-		if par := gjson.Get(line, "parentUuid"); par.Exists() {
-			m.parent, m.hasParent = clone(par.Str), true
-		}
-		sc.lines = append(sc.lines, m)
-		return
-	}
-	var msg, denialKind, decision gjson.Result
-	gjson.Parse(line).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	m := lineMeta{turn: -1}
+	var msg, denialKind, decision string
+	members(line, func(k, v string) bool {
+		switch k {
+		case "type":
+			m.typ = internType(str(v))
 		case "uuid":
-			m.uuid = v.Str
+			m.uuid = clone(str(v))
 		case "parentUuid":
-			m.parent, m.hasParent = v.Str, true
+			m.parent, m.hasParent = clone(str(v)), true
 		case "message":
 			msg = v
 		case "isCompactSummary":
-			m.compact = v.Bool()
+			m.compact = v == "true"
 		case "toolDenialKind":
-			denialKind = v
+			denialKind = str(v)
 		case "permissionDecision":
-			decision = v.Get("decision")
+			members(v, func(k, v string) bool {
+				if k == "decision" {
+					decision = str(v)
+					return false
+				}
+				return true
+			})
 		}
 		return true
 	})
-	m.uuid, m.parent = clone(m.uuid), clone(m.parent)
-	if msg.Exists() {
+	if (m.typ == "user" || m.typ == "assistant") && msg != "" {
 		sc.scanMessage(i, &m, msg)
-		if m.typ == "user" && len(m.results) > 0 && (denialKind.String() != "" || decision.String() == "reject") {
+		if m.typ == "user" && len(m.results) > 0 && (denialKind != "" || decision == "reject") {
 			m.denial = true
 		}
 	}
 	sc.lines = append(sc.lines, m)
 }
 
-func (sc *scanner) scanMessage(i int, m *lineMeta, msg gjson.Result) {
+func (sc *scanner) scanMessage(i int, m *lineMeta, msg string) {
+	var content string
+	members(msg, func(k, v string) bool {
+		switch k {
+		case "id":
+			if m.typ == "assistant" {
+				m.msgID = clone(str(v))
+			}
+		case "content":
+			content = v
+		}
+		return true
+	})
 	if m.typ == "assistant" {
-		m.msgID = clone(msg.Get("id").String())
 		switch n, ok := sc.turnOf[m.msgID]; {
 		case ok && m.msgID != "":
 			m.turn = n
@@ -139,30 +146,43 @@ func (sc *scanner) scanMessage(i int, m *lineMeta, msg gjson.Result) {
 			sc.turns++
 		}
 	}
-	c := msg.Get("content")
-	if !c.IsArray() {
+	if !strings.HasPrefix(content, "[") {
 		return
 	}
-	c.ForEach(func(_, b gjson.Result) bool {
+	elements(content, func(b string) bool {
 		m.blocks++
-		switch b.Get("type").Str {
-		case "tool_use":
-			if m.typ != "assistant" {
-				break
+		var typ, id, name, cmd, useID, body string
+		members(b, func(k, v string) bool {
+			switch k {
+			case "type":
+				typ = str(v)
+			case "id":
+				id = v
+			case "name":
+				name = v
+			case "tool_use_id":
+				useID = v
+			case "content":
+				body = v
+			case "input":
+				members(v, func(k, v string) bool {
+					if k == "command" {
+						cmd = v
+						return false
+					}
+					return true
+				})
 			}
-			id := clone(b.Get("id").String())
-			tu := toolUse{line: i, turn: m.turn, name: clone(b.Get("name").String())}
-			if cmd := b.Get("input.command"); cmd.Type == gjson.String {
-				tu.cmd = clone(cmd.Str)
-			}
+			return true
+		})
+		switch {
+		case typ == "tool_use" && m.typ == "assistant":
+			id := clone(str(id))
 			m.uses = append(m.uses, id)
-			sc.toolUses[id] = tu
-		case "tool_result":
-			if m.typ != "user" {
-				break
-			}
-			chars, only := textRunes(b.Get("content"))
-			m.results = append(m.results, resultMeta{id: clone(b.Get("tool_use_id").String()), chars: chars, text: only})
+			sc.toolUses[id] = toolUse{line: i, turn: m.turn, name: clone(str(name)), cmd: clone(str(cmd))}
+		case typ == "tool_result" && m.typ == "user":
+			chars, only := textRunes(body)
+			m.results = append(m.results, resultMeta{id: clone(str(useID)), chars: chars, text: only})
 		}
 		return true
 	})
@@ -170,17 +190,27 @@ func (sc *scanner) scanMessage(i int, m *lineMeta, msg gjson.Result) {
 
 // textRunes is the length in characters of a tool_result content's text
 // (see plainText), counted on the JSON text without decoding it.
-func textRunes(c gjson.Result) (n int, only bool) {
-	if c.Type == gjson.String {
-		return jsonStringRunes(c.Raw), true
+func textRunes(c string) (n int, only bool) {
+	if strings.HasPrefix(c, "\"") {
+		return jsonStringRunes(c), true
 	}
-	if !c.IsArray() {
+	if !strings.HasPrefix(c, "[") {
 		return 0, false
 	}
 	only = true
-	c.ForEach(func(_, blk gjson.Result) bool {
-		if blk.Get("type").Str == "text" {
-			n += jsonStringRunes(blk.Get("text").Raw)
+	elements(c, func(blk string) bool {
+		var typ, text string
+		members(blk, func(k, v string) bool {
+			switch k {
+			case "type":
+				typ = str(v)
+			case "text":
+				text = v
+			}
+			return true
+		})
+		if typ == "text" {
+			n += jsonStringRunes(text)
 		} else {
 			only = false
 		}

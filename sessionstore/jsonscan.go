@@ -1,0 +1,140 @@
+package sessionstore
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// A minimal walker over JSON text that is already known to be valid (every
+// stored entry was validated on append). Unlike gjson it never decodes a
+// string value it only steps over: the scan pass visits megabytes of tool
+// output and needs just their extent, and decoding them would allocate a
+// copy of each.
+
+// members calls f for each member of the object obj with the raw key text
+// (without quotes; object keys in transcripts carry no escapes) and the raw
+// value; it stops when f returns false.
+func members(obj string, f func(key, val string) bool) {
+	i := strings.IndexByte(obj, '{')
+	if i < 0 {
+		return
+	}
+	i++
+	for {
+		i = skipSpace(obj, i)
+		if i >= len(obj) || obj[i] == '}' || obj[i] != '"' {
+			return
+		}
+		kend := skipString(obj, i)
+		key := obj[i+1 : kend-1]
+		i = skipSpace(obj, kend)
+		if i >= len(obj) || obj[i] != ':' {
+			return
+		}
+		i = skipSpace(obj, i+1)
+		vend := skipValue(obj, i)
+		if !f(key, obj[i:vend]) {
+			return
+		}
+		i = skipSpace(obj, vend)
+		if i < len(obj) && obj[i] == ',' {
+			i++
+		}
+	}
+}
+
+// elements calls f for each element of the array arr.
+func elements(arr string, f func(val string) bool) {
+	i := strings.IndexByte(arr, '[')
+	if i < 0 {
+		return
+	}
+	i++
+	for {
+		i = skipSpace(arr, i)
+		if i >= len(arr) || arr[i] == ']' {
+			return
+		}
+		vend := skipValue(arr, i)
+		if !f(arr[i:vend]) {
+			return
+		}
+		i = skipSpace(arr, vend)
+		if i < len(arr) && arr[i] == ',' {
+			i++
+		}
+	}
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string literal at s[i].
+func skipString(s string, i int) int {
+	j := i + 1
+	for {
+		k := strings.IndexByte(s[j:], '"')
+		if k < 0 {
+			return len(s)
+		}
+		j += k
+		bs := 0
+		for b := j - 1; b > i && s[b] == '\\'; b-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// skipValue returns the index just past the value at s[i].
+func skipValue(s string, i int) int {
+	if i >= len(s) {
+		return i
+	}
+	switch s[i] {
+	case '"':
+		return skipString(s, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(s); j++ {
+			switch s[j] {
+			case '"':
+				j = skipString(s, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(s)
+	default: // number, true, false, null
+		j := i
+		for j < len(s) && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\n' {
+			j++
+		}
+		return j
+	}
+}
+
+// str decodes a raw string value ("" for anything else); without escapes it
+// is a view into raw, so callers that keep it must copy it.
+func str(raw string) string {
+	if len(raw) < 2 || raw[0] != '"' {
+		return ""
+	}
+	if strings.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1]
+	}
+	return gjson.Parse(raw).Str
+}
