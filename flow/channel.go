@@ -255,7 +255,7 @@ func (h *HumanChannel) wait(ctx context.Context, q Question) Answer {
 	if h.Answerer == nil {
 		return Answer{State: Timeout, Text: unattendedText}
 	}
-	if in, ok := h.Answerer.(instant); h.Timeout == -5 && !(ok && in.Instant()) {
+	if in, ok := h.Answerer.(instant); h.Timeout == 0 && !(ok && in.Instant()) {
 		return Answer{State: Timeout, Text: unattendedText}
 	}
 	if h.Timeout > 0 {

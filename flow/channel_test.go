@@ -54,7 +54,9 @@ func TestHumanChannelAsk(t *testing.T) {
 			start := time.Now()
 			var got []string
 			for i := 0; i < tt.asks; i++ {
-				a, err := h.Ask(t.Context(), Question{Text: "用什么语言?", Options: []string{"Go", "Rust"}, From: "确认需求"})
+				ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+				a, err := h.Ask(ctx, Question{Text: "用什么语言?", Options: []string{"Go", "Rust"}, From: "确认需求"})
+				cancel()
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -259,6 +259,8 @@ func TestParseVerdict(t *testing.T) {
 		{"3. 验证不了 → unreachable", "这里验证不了", Unreachable, nil},
 		{"3. 无法判定 → unreachable", "无法判定", Unreachable, nil},
 		{"3. unverifiable → unreachable", "unverifiable here", Unreachable, nil},
+		{"3. longer word first at the same place: 还没法验证 is not 还没", "这里还没法验证", Unreachable, nil},
+		{"3. longer word first at the same place: 通过不了 is not 通过", "通过不了", NotYet, nil},
 		{"3. first hit wins", "未达成;部分无法验证", NotYet, nil},
 		{"3. conclusion text only, not the reason", "## 结论\n未达成\n## 理由\n虽然测试通过了", NotYet, nil},
 		{"4. isolated 1", "## 结论\n1\n## 理由\nr", Achieved, nil},

@@ -1,7 +1,6 @@
 package flow
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -193,9 +192,14 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 			}))
 		}
 	}
+	runDir, err := filepath.Abs(o.RunDir)
+	if err != nil {
+		ch.Close()
+		return nil, fmt.Errorf("flow: starter: %w", err)
+	}
 	wf := &Workflow{
 		Name: StarterName, Steps: steps, Channel: ch, Workbench: wb, Continuous: !o.New,
-		Lineage: NewLineage(o.RunDir, StarterName),
+		Lineage: NewLineage(runDir, StarterName),
 		Context: Ctx{KeyWoke: boolInt(wake), "_ask": ask},
 	}
 	return wf, nil
@@ -294,14 +298,8 @@ func WakeState(workspace string, o WakeStateOptions) (Wake, error) {
 	if g, err := LoadGoal(w.GoalPath); err == nil {
 		w.HasGoal, w.GoalComplete, w.Checks, w.Unverifiable = true, g.Complete(), len(g.Checks), len(g.Unverifiable())
 	}
-	if b, err := os.ReadFile(filepath.Join(o.RunDir, "manifest.json")); err == nil {
-		var rows []map[string]any
-		if json.Unmarshal(b, &rows) == nil {
-			w.Runs = len(rows)
-			if len(rows) > 0 {
-				w.LastRun, _ = rows[len(rows)-1]["run"].(string)
-			}
-		}
+	if rows, err := harness.ReadManifest(filepath.Join(o.RunDir, "manifest.json")); err == nil && len(rows) > 0 {
+		w.Runs, w.LastRun = len(rows), rows[len(rows)-1].Run
 	}
 	lin := NewLineage(o.RunDir, StarterName)
 	for _, s := range []string{ClarifyStepName, GoalStepName, WorkStepName} {

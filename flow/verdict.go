@@ -41,6 +41,7 @@ var statusWords = map[string]string{
 
 	"不可达成": Unreachable, "无法达成": Unreachable, "达不到": Unreachable, "不可能": Unreachable,
 	"无法验证": Unreachable, "没法验证": Unreachable, "验证不了": Unreachable, "无法判定": Unreachable,
+	"还没法验证": Unreachable, "暂时无法验证": Unreachable, "通过不了": NotYet, "达成不了": Unreachable,
 	"unverifiable": Unreachable, "unreachable": Unreachable, "impossible": Unreachable,
 }
 

@@ -380,3 +380,38 @@ func TestStepEventPayload(t *testing.T) {
 		}
 	}
 }
+
+func TestLineageRemember(t *testing.T) {
+	dir := t.TempDir()
+	l := NewLineage(dir, "wf")
+	if err := l.Remember("", "s0"); err != nil || len(l.History("")) != 0 {
+		t.Error("an empty step name was remembered")
+	}
+	l.Remember("a", "s1")
+	l.Remember("a", "s1")
+	if h := l.History("a"); !reflect.DeepEqual(h, []string{"s1"}) {
+		t.Errorf("repeating the latest id = %v", h)
+	}
+	other := NewLineage(dir, "other")
+	other.Remember("a", "o1")
+	done := make(chan struct{})
+	for i := 0; i < 8; i++ {
+		go func(i int) {
+			NewLineage(dir, "wf").Remember("p", "id"+string(rune('a'+i)))
+			done <- struct{}{}
+		}(i)
+	}
+	for i := 0; i < 8; i++ {
+		<-done
+	}
+	if n := len(l.History("p")); n != 8 {
+		t.Errorf("parallel remember kept %d of 8", n)
+	}
+	if l.Latest("a") != "s1" || other.Latest("a") != "o1" {
+		t.Error("workflows share entries")
+	}
+	var nilL *Lineage
+	if nilL.Latest("a") != "" || nilL.Remember("a", "b") != nil {
+		t.Error("a nil lineage must be a no-op")
+	}
+}

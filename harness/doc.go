@@ -1,27 +1,48 @@
 // Package harness is flower's execution core: one step = one claude process,
 // made resilient (seed "Runtime").
 //
-// Lifecycle of a Runtime: New loads .env, checks credentials up front (a
-// missing key fails here, never at the first step), opens the run's events
-// file and starts the Unix socket that flower-hook reports to. Each Run
-// compiles the AgentSpec into an argv plus a per-step settings.json
-// (BuildArgs), starts claude in its own process group with stream-json in and
-// out, writes the prompt as a user line, and turns every stdout line into
-// Events until the process exits. The attempt loop then decides among the
-// seed's four exits: success; human interrupt (resume the same session with
-// the words + InterruptNote, not counted); context full (the same session
-// writes its handoff document, a fresh session starts from its prompt
-// block); retryable failure (classify, wait until the API answers, back off,
-// resume). The finished StepResult is appended to manifest.json under a file
-// lock. Close stops the socket and removes its directory.
+// Lifecycle of a Runtime: New loads <workspace>/.env (never overriding the
+// environment), checks credentials up front (a missing key fails here, never
+// at the first step), locates claude and flower-hook, opens the session
+// store (<run_dir>/sessions.db), the run's events file
+// (<run_dir>/<run>/events.jsonl) and the private Unix socket that flower-hook
+// reports to (FLOWER_SOCKET). Each Run compiles the AgentSpec into an argv
+// plus a per-step settings.json (BuildArgs; kept in <run_dir>/<run>/<step>/),
+// starts claude in its own process group with stream-json in and out,
+// writes the prompt as a user line, turns every stdout line into Events and
+// mirrors transcript frames into the store until the process exits. The
+// attempt loop then takes one of the seed's four exits: success; human
+// interrupt (resume the same session with the words + InterruptNote, not
+// counted); context full (the same session writes its handoff document, a
+// fresh session starts from its prompt block); retryable failure (classify,
+// wait until the API answers, back off, resume the same session). The
+// finished StepResult is appended to manifest.json under a file lock. Close
+// stops the socket (removing its directory) and closes the store.
+//
+// Process hygiene: the child's group is signalled, never just the leader;
+// a child that prints non-JSON before system/init, dies before it, or stays
+// silent past StartTimeout ends the attempt with a "harness: start:" error
+// (not retried), and the group is killed on every path.
 //
 // Choices where the seed is silent (written down here on purpose):
 //   - permission_mode "default" sends no --permission-mode flag (2.1.328 calls
 //     that mode "manual").
 //   - Instructions, the optional prelude and the workbench block go to
 //     --append-system-prompt, so the Claude Code preset prompt stays.
-//   - The CLI's own retries are capped with CLAUDE_CODE_MAX_RETRIES (default
-//     1) so that the Runtime's Resilience owns the retry policy.
-//   - The Handoff document lives here (not in flow) because the Runtime writes
-//     it; its section names are 在做什么 / 已定结论 / 走不通的路 / 下一步 / 现场.
+//   - The CLI's own retries are capped with CLAUDE_CODE_MAX_RETRIES
+//     (Options.CLIRetries, default 1) so that Resilience owns the policy;
+//     Resilience defaults to 5 attempts, 2 s doubling up to 60 s.
+//   - stdin is closed after the first result line; the CLI still finishes
+//     background subagents, and the last result is the step's.
+//   - Crossing HandoffPolicy.At interrupts the turn (control request) and
+//     ends the attempt with HandoffDue even if a result follows.
+//   - An overflow error ("prompt is too long" …) hands off with the degraded
+//     handoff: that session cannot take the handoff prompt any more.
+//   - The plugin directory is not loaded unless Options.PluginDir is set:
+//     plugin/hooks/hooks.json calls the same guards the per-step settings
+//     already install, and both would run.
+//   - The Handoff document lives here as well as in flow (harness cannot
+//     import flow); section names are the same: 在做什么 / 已定结论 / 走不通的路 /
+//     下一步 / 现场.
+//   - manifest.json is a JSON array of ManifestRow, one per run.
 package harness

@@ -44,7 +44,7 @@ type RunOptions struct {
 	Resume   string      // session id to resume
 	Fork     bool        // with Resume: --fork-session
 	ResumeAt string      // with Resume: --resume-session-at
-	OnEvent  func(Event) // nil: events are only recorded
+	OnEvent  func(Event) // nil: events are only recorded; calls never overlap
 }
 
 // Runtime.Run's signature:

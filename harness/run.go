@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -169,6 +170,16 @@ func (r *Runtime) Run(ctx context.Context, spec AgentSpec, prompt string, o RunO
 		step = "step"
 	}
 	res := StepResult{Step: step, StartedAt: unixNow(), Errors: []string{}, Retired: []string{}}
+	if cb := o.OnEvent; cb != nil {
+		// Stream lines and socket reports arrive on different goroutines;
+		// the caller's callback sees them one at a time.
+		var mu sync.Mutex
+		o.OnEvent = func(ev Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			cb(ev)
+		}
+	}
 	emit := func(ev Event) {
 		ev.Step = step
 		if ev.Time.IsZero() {

@@ -63,7 +63,7 @@ type Options struct {
 	Ephemeral   bool
 	KeepDenials int
 	// Workbench is nil for none; RunDirWorkbench gives the seed's
-	// Runtime(workbench=True) placement.
+	// Runtime(workbench=True) placement. New makes its paths absolute.
 	Workbench      *Workbench
 	SpillThreshold int
 	Resilience     Resilience
@@ -191,8 +191,17 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 			return nil, fmt.Errorf("harness: %w", err)
 		}
 	}
-	if o.Workbench != nil {
-		if err := o.Workbench.Ensure(); err != nil {
+	if wb := o.Workbench; wb != nil {
+		// Hook commands and prompts name the workbench: make it absolute.
+		if wb.Workspace, err = filepath.Abs(wb.Workspace); err != nil {
+			return nil, fmt.Errorf("harness: workbench: %w", err)
+		}
+		if wb.Home != "" {
+			if wb.Home, err = filepath.Abs(wb.Home); err != nil {
+				return nil, fmt.Errorf("harness: workbench: %w", err)
+			}
+		}
+		if err := wb.Ensure(); err != nil {
 			return nil, err
 		}
 	}

@@ -1,13 +1,13 @@
 package hooks_test
 
 import (
-	"fmt"
 	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -17,8 +17,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/flowerhq/flower/hooks"
 	"github.com/flowerhq/flower/internal/testbed"
@@ -278,5 +276,3 @@ func sha16(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])[:16]
 }
-
-func gj(raw string) gjson.Result { return gjson.Parse(raw) }

@@ -183,11 +183,39 @@ func safeCommand(c syntax.Command) bool {
 		}
 		return true
 	case *syntax.TestClause:
-		return true
+		return safeTest(c)
 	case *syntax.TimeClause:
 		return safeStmt(c.Stmt)
 	}
 	return false
+}
+
+// safeTest rejects [[ … ]] arithmetic comparisons (-eq, -lt, …) on
+// operands that are not plain literals: bash evaluates those operands as
+// arithmetic, and a variable holding "a[$(cmd)]" would run cmd.
+func safeTest(c *syntax.TestClause) bool {
+	ok := true
+	syntax.Walk(c, func(n syntax.Node) bool {
+		b, isBin := n.(*syntax.BinaryTest)
+		if !ok || !isBin {
+			return ok
+		}
+		switch b.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			for _, x := range []syntax.TestExpr{b.X, b.Y} {
+				w, isWord := x.(*syntax.Word)
+				if !isWord {
+					ok = false
+					break
+				}
+				if v, known := wordLit(w); !known || !isDigits(strings.TrimPrefix(v, "-")) {
+					ok = false
+				}
+			}
+		}
+		return ok
+	})
+	return ok
 }
 
 // safeSinks are the only files an output redirection may name.

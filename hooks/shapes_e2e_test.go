@@ -1,8 +1,8 @@
 package hooks_test
 
 import (
-	"encoding/pem"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"

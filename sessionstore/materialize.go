@@ -45,7 +45,7 @@ func (s *Store) materialize(ctx context.Context, key Key, configDir string) (Tri
 		return TrimReport{}, fmt.Errorf("not in %s: %w", s.path, ErrNotFound)
 	}
 	dir := filepath.Join(configDir, "projects", key.ProjectKey)
-	rep, err := s.materializeOne(filepath.Join(dir, key.SessionID+".jsonl"), s.rowSource(ctx, key, upTo))
+	rep, err := s.materializeOne(filepath.Join(dir, key.SessionID+".jsonl"), s.factSource(ctx, key, upTo), s.rowSource(ctx, key, upTo))
 	if err != nil {
 		return rep, err
 	}
@@ -59,6 +59,14 @@ func (s *Store) materialize(ctx context.Context, key Key, configDir string) (Tri
 			return rep, err
 		}
 		var meta []byte
+		metas := func(each func(lineMeta) error) error {
+			return s.factSource(ctx, sub, upTo)(func(m lineMeta) error {
+				if m.typ == agentMetadataType {
+					return nil
+				}
+				return each(m)
+			})
+		}
 		src := func(each func([]byte) error) error {
 			return s.rowSource(ctx, sub, upTo)(func(raw []byte) error {
 				if gjson.GetBytes(raw, "type").String() == agentMetadataType {
@@ -69,7 +77,7 @@ func (s *Store) materialize(ctx context.Context, key Key, configDir string) (Tri
 			})
 		}
 		base := filepath.Join(dir, key.SessionID, filepath.FromSlash(sp))
-		r, err := s.materializeOne(base+".jsonl", src)
+		r, err := s.materializeOne(base+".jsonl", metas, src)
 		if err != nil {
 			return rep, err
 		}
@@ -88,7 +96,7 @@ func (s *Store) materialize(ctx context.Context, key Key, configDir string) (Tri
 }
 
 // materializeOne runs the pipeline from src into file.
-func (s *Store) materializeOne(file string, src source) (TrimReport, error) {
+func (s *Store) materializeOne(file string, metas metaSource, src source) (TrimReport, error) {
 	if err := ensureDir(filepath.Dir(file)); err != nil {
 		return TrimReport{}, err
 	}
@@ -97,7 +105,7 @@ func (s *Store) materializeOne(file string, src source) (TrimReport, error) {
 		return TrimReport{}, err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	rep, err := s.pipeline(src, func(line []byte) error {
+	rep, err := s.pipeline(metas, src, func(line []byte) error {
 		w.Write(line)
 		return w.WriteByte('\n')
 	})

@@ -1,6 +1,7 @@
 package sessionstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/flowerhq/flower/hooks"
-	"github.com/tidwall/gjson"
 )
 
 // LoadForResume loads key and runs the load pipeline on it: expire →
@@ -18,16 +19,19 @@ import (
 // written to a spill file under the workspace. LastReport then says what
 // each stage did. An unknown key fails with ErrNotFound.
 func (s *Store) LoadForResume(ctx context.Context, key Key) ([]json.RawMessage, TrimReport, error) {
-	entries, err := s.Load(ctx, key)
-	if err != nil {
-		return nil, TrimReport{}, err
+	if err := key.validate(); err != nil {
+		return nil, TrimReport{}, fmt.Errorf("sessionstore: load for resume: %w", err)
 	}
-	if entries == nil {
+	upTo, err := s.lastSeq(ctx, key)
+	if err != nil {
+		return nil, TrimReport{}, fmt.Errorf("sessionstore: load for resume %s: %w", key, err)
+	}
+	if upTo == 0 {
 		return nil, TrimReport{}, fmt.Errorf("sessionstore: load for resume: %s is not in %s: %w", key, s.path, ErrNotFound)
 	}
-	out := make([]json.RawMessage, 0, len(entries))
-	rep, err := s.pipeline(sliceSource(entries), func(e []byte) error {
-		out = append(out, e)
+	var out []json.RawMessage
+	rep, err := s.pipeline(s.factSource(ctx, key, upTo), s.rowSource(ctx, key, upTo), func(e []byte) error {
+		out = append(out, bytes.Clone(e))
 		return nil
 	})
 	if err != nil {
@@ -70,15 +74,14 @@ type orphan struct {
 	id   string
 }
 
-// pipeline runs scan, the stages, and render; emit gets every output line
-// (valid only during the call when src streams).
-func (s *Store) pipeline(src source, emit func([]byte) error) (TrimReport, error) {
+// pipeline runs the scan over metas, the stages, and render over src (the
+// same lines); emit gets every output line, valid only during the call.
+func (s *Store) pipeline(metas metaSource, src source, emit func([]byte) error) (TrimReport, error) {
 	sc := newScanner()
 	rep := TrimReport{Transcripts: 1}
-	if err := src(func(raw []byte) error {
-		sc.scan(raw)
+	if err := metas(func(m lineMeta) error {
+		sc.add(m)
 		rep.Entries++
-		rep.BytesIn += len(raw)
 		return nil
 	}); err != nil {
 		return rep, err
@@ -165,8 +168,8 @@ func (p *plan) touches(i int) bool {
 			return true
 		}
 	}
-	for _, id := range m.uses {
-		if p.dropBlock[id] {
+	for _, u := range m.uses {
+		if p.dropBlock[u.id] {
 			return true
 		}
 	}
@@ -182,6 +185,7 @@ func (p *plan) render(src source, emit func([]byte) error) error {
 		return emit(b)
 	}
 	err := src(func(raw []byte) error {
+		p.rep.BytesIn += len(raw)
 		if i >= len(p.sc.lines) {
 			return fmt.Errorf("render: the transcript grew between passes")
 		}
@@ -226,52 +230,72 @@ func (p *plan) render(src source, emit func([]byte) error) error {
 // edit applies the plan to line i.
 func (p *plan) edit(i int, raw []byte) ([]byte, error) {
 	m := &p.sc.lines[i]
-	r := gjson.Parse(view(raw))
+	line := view(raw)
 	var sp []splice
-	if np, ok := p.newParent[i]; ok {
-		if par := r.Get("parentUuid"); par.Exists() {
-			v := []byte("null")
-			if np != "" {
-				v, _ = json.Marshal(np)
+	var content string
+	members(line, func(k, v string) bool {
+		switch k {
+		case "parentUuid":
+			if np, ok := p.newParent[i]; ok {
+				val := []byte("null")
+				if np != "" {
+					val, _ = json.Marshal(np)
+				}
+				at := offsetIn(line, v)
+				sp = append(sp, splice{at, at + len(v), val})
 			}
-			sp = append(sp, splice{par.Index, par.Index + len(par.Raw), v})
+		case "message":
+			members(v, func(k, v string) bool {
+				if k == "content" {
+					content = v
+					return false
+				}
+				return true
+			})
 		}
-	}
-	content := r.Get("message.content")
-	if !content.IsArray() {
+		return true
+	})
+	if !strings.HasPrefix(content, "[") {
 		return applySplices(raw, sp), nil
 	}
 	type blk struct {
-		r    gjson.Result
+		raw  string
 		drop bool
-		sp   *splice // content edit, absolute offsets
+		sp   *splice // content edit, offsets in the line
 	}
 	var blocks []blk
 	dropped := false
 	var err error
-	content.ForEach(func(_, b gjson.Result) bool {
-		bk := blk{r: b}
-		var id string
-		switch b.Get("type").Str {
-		case "tool_use":
-			id = b.Get("id").Str
-		case "tool_result":
-			id = b.Get("tool_use_id").Str
+	elements(content, func(b string) bool {
+		bk := blk{raw: b}
+		var typ, id, body string
+		members(b, func(k, v string) bool {
+			switch k {
+			case "type":
+				typ = str(v)
+			case "id", "tool_use_id":
+				id = str(v)
+			case "content":
+				body = v
+			}
+			return true
+		})
+		if typ != "tool_use" && typ != "tool_result" {
+			id = ""
 		}
 		exp, expired := p.expire[id]
+		at := offsetIn(line, body)
 		switch {
 		case id != "" && p.dropBlock[id]:
 			bk.drop, dropped = true, true
-		case m.typ != "user" || m.compact || id == "":
+		case typ != "tool_result" || m.typ != "user" || m.compact || id == "":
 		case expired:
-			c := b.Get("content")
 			v, _ := json.Marshal(exp)
-			bk.sp = &splice{c.Index, c.Index + len(c.Raw), v}
+			bk.sp = &splice{at, at + len(body), v}
 			p.rep.Expired++
-			p.rep.ExpiredBytes += len(c.Raw)
+			p.rep.ExpiredBytes += len(body)
 		case p.trim[id]:
-			c := b.Get("content")
-			text, _ := plainText(c)
+			text, _ := plainText(body)
 			file, from, to, werr := p.spill.add(id, text)
 			if werr != nil {
 				err = fmt.Errorf("trim: %w", werr)
@@ -282,9 +306,9 @@ func (p *plan) edit(i int, raw []byte) ([]byte, error) {
 			if p.preview > 0 {
 				pointer += "\n" + clipRunes(text, p.preview)
 			}
-			bk.sp = &splice{c.Index, c.Index + len(c.Raw), replaceText(c, pointer)}
+			bk.sp = &splice{at, at + len(body), replaceText(body, pointer)}
 			p.rep.Trimmed++
-			p.rep.TrimmedBytes += len(c.Raw)
+			p.rep.TrimmedBytes += len(body)
 		}
 		blocks = append(blocks, bk)
 		return true
@@ -309,15 +333,22 @@ func (p *plan) edit(i int, raw []byte) ([]byte, error) {
 		if len(arr) > 1 {
 			arr = append(arr, ',')
 		}
-		own := raw[b.r.Index : b.r.Index+len(b.r.Raw)]
+		own := []byte(b.raw)
 		if b.sp != nil {
-			own = applySplices(own, []splice{{b.sp.start - b.r.Index, b.sp.end - b.r.Index, b.sp.with}})
+			off := offsetIn(line, b.raw)
+			own = applySplices(own, []splice{{b.sp.start - off, b.sp.end - off, b.sp.with}})
 		}
 		arr = append(arr, own...)
 	}
 	arr = append(arr, ']')
-	sp = append(sp, splice{content.Index, content.Index + len(content.Raw), arr})
+	at := offsetIn(line, content)
+	sp = append(sp, splice{at, at + len(content), arr})
 	return applySplices(raw, sp), nil
+}
+
+// offsetIn is where sub, a substring of s, starts in s.
+func offsetIn(s, sub string) int {
+	return int(uintptr(unsafe.Pointer(unsafe.StringData(sub))) - uintptr(unsafe.Pointer(unsafe.StringData(s))))
 }
 
 type splice struct {
@@ -349,20 +380,31 @@ func applySplices(raw []byte, sp []splice) []byte {
 	return append(out, raw[pos:]...)
 }
 
-// plainText is a tool_result content's text: the string itself, or its text
-// blocks joined. only is false when an image / document block is present.
-func plainText(c gjson.Result) (text string, only bool) {
-	if c.Type == gjson.String {
-		return c.Str, true
+// plainText is a tool_result content's text (raw JSON): the string itself,
+// or its text blocks joined. only is false when an image / document block
+// is present.
+func plainText(c string) (text string, only bool) {
+	if strings.HasPrefix(c, "\"") {
+		return str(c), true
 	}
-	if !c.IsArray() {
+	if !strings.HasPrefix(c, "[") {
 		return "", false
 	}
 	var b strings.Builder
 	only = true
-	c.ForEach(func(_, blk gjson.Result) bool {
-		if blk.Get("type").Str == "text" {
-			b.WriteString(blk.Get("text").Str)
+	elements(c, func(blk string) bool {
+		var typ, t string
+		members(blk, func(k, v string) bool {
+			switch k {
+			case "type":
+				typ = str(v)
+			case "text":
+				t = v
+			}
+			return true
+		})
+		if typ == "text" {
+			b.WriteString(str(t))
 		} else {
 			only = false
 		}
@@ -371,20 +413,28 @@ func plainText(c gjson.Result) (text string, only bool) {
 	return b.String(), only
 }
 
-// replaceText is content with its text replaced: a string becomes text; in a
-// block array the text blocks become one text block (where the first was)
-// and every other block stays as it was.
-func replaceText(c gjson.Result, text string) []byte {
-	if c.Type == gjson.String {
+// replaceText is content (raw JSON) with its text replaced: a string
+// becomes text; in a block array the text blocks become one text block
+// (where the first was) and every other block stays as it was.
+func replaceText(c string, text string) []byte {
+	if strings.HasPrefix(c, "\"") {
 		b, _ := json.Marshal(text)
 		return b
 	}
 	textBlock, _ := json.Marshal(map[string]string{"type": "text", "text": text})
 	out := []byte{'['}
 	placed := false
-	c.ForEach(func(_, blk gjson.Result) bool {
-		part := []byte(blk.Raw)
-		if blk.Get("type").Str == "text" {
+	elements(c, func(blk string) bool {
+		part := []byte(blk)
+		var typ string
+		members(blk, func(k, v string) bool {
+			if k == "type" {
+				typ = str(v)
+				return false
+			}
+			return true
+		})
+		if typ == "text" {
 			if placed {
 				return true
 			}

@@ -29,8 +29,8 @@ func (p *plan) planPrune(keep int) {
 	}
 	for i, m := range p.sc.lines {
 		n := 0
-		for _, id := range m.uses {
-			if p.dropBlock[id] {
+		for _, u := range m.uses {
+			if p.dropBlock[u.id] {
 				n++
 			}
 		}
@@ -124,14 +124,14 @@ func (p *plan) planRepair() {
 			order = append(order, g)
 		}
 		g.last = i
-		for _, id := range m.uses {
-			if p.dropBlock[id] {
+		for _, u := range m.uses {
+			if p.dropBlock[u.id] {
 				continue
 			}
-			if r, ok := answered[id]; ok {
+			if r, ok := answered[u.id]; ok {
 				g.lastResult = max(g.lastResult, r)
 			} else {
-				g.orphans = append(g.orphans, orphan{i, id})
+				g.orphans = append(g.orphans, orphan{i, u.id})
 			}
 		}
 	}

@@ -151,7 +151,11 @@ func openAt(t *testing.T, db string, opts ...sessionstore.Option) *sessionstore.
 func TestFullDiskFailsLoudly(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "sessions.db")
 	openAt(t, db).Close() // create the schema without a limit
-	cmd := helperCmd(t, "fill", db, "f", strconv.Itoa(256<<10))
+	fi, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := helperCmd(t, "fill", db, "f", strconv.FormatInt(fi.Size()+2<<20, 10))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

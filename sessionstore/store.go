@@ -146,7 +146,6 @@ func Open(path string, opts ...Option) (*Store, error) {
 		o(s)
 	}
 	q := url.Values{}
-	q.Set("_journal_mode", "WAL")
 	q.Set("_busy_timeout", "30000")
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", "immediate")
@@ -168,6 +167,12 @@ func Open(path string, opts ...Option) (*Store, error) {
 // migrate applies the embedded migrations past PRAGMA user_version, each in
 // one transaction.
 func migrate(db *sql.DB) error {
+	// WAL is persistent; set it before the first transaction.
+	for _, pragma := range []string{"PRAGMA journal_mode = WAL"} {
+		if _, err := db.Exec(pragma); err != nil {
+			return fmt.Errorf("migrate: %s: %w", pragma, err)
+		}
+	}
 	names, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -267,18 +272,23 @@ func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) 
 	if err != nil {
 		return err
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO entries (project_key, session_id, subpath, uuid, entry, mtime)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO entries (project_key, session_id, subpath, uuid, mtime, facts, entry)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
 	if err != nil {
 		return err
 	}
 	defer stmt.Close()
 	for _, e := range entries {
+		m := parseLine(e)
 		var uuid any
-		if u := gjson.GetBytes(e, "uuid"); u.Type == gjson.String && u.Str != "" {
-			uuid = u.Str
+		if m.uuid != "" {
+			uuid = m.uuid
 		}
-		if _, err := stmt.ExecContext(ctx, key.ProjectKey, key.SessionID, key.Subpath, uuid, []byte(e), mtime); err != nil {
+		var facts any
+		if f := encodeFacts(m); f != "" {
+			facts = f
+		}
+		if _, err := stmt.ExecContext(ctx, key.ProjectKey, key.SessionID, key.Subpath, uuid, mtime, facts, []byte(e)); err != nil {
 			return err
 		}
 	}

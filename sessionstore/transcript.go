@@ -1,7 +1,6 @@
 package sessionstore
 
 import (
-	"encoding/json"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -11,11 +10,13 @@ import (
 // session of any size is never held in memory more than once (Materialize
 // streams both passes from SQLite):
 //
-//  1. scan: every line is skimmed (gjson, no full decode) for its type,
-//     uuid, parentUuid, turn, tool_use / tool_result ids and denial marks,
-//     and the size of long results. The plan is then made from these facts:
-//     which results expire, which are trimmed, which denials are pruned,
-//     which lines are relinked, where synthetic results go.
+//  1. scan: the facts of every line — type, uuid, parentUuid, message id,
+//     tool_use / tool_result ids, result sizes, denial marks — are read.
+//     They were derived once, when the line was appended (parseLine), and
+//     stored beside it (the facts column, see facts.go), so this pass reads
+//     a few bytes per line, not the line. The plan is made from them: which
+//     results expire, which are trimmed, which denials are pruned, which
+//     lines are relinked, where synthetic results go.
 //  2. render: the lines are read again; a line the plan does not touch is
 //     passed on as the very bytes that were stored, a touched one is edited
 //     by splicing new values into its bytes.
@@ -24,17 +25,6 @@ import (
 // are only valid during the call.
 type source func(each func(raw []byte) error) error
 
-func sliceSource(entries []json.RawMessage) source {
-	return func(each func(raw []byte) error) error {
-		for _, e := range entries {
-			if err := each(e); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
 // lineMeta is what the scan keeps of one line.
 type lineMeta struct {
 	typ       string
@@ -42,12 +32,16 @@ type lineMeta struct {
 	parent    string // parentUuid ("" for null or absent)
 	hasParent bool   // a parentUuid member exists (it can be relinked)
 	msgID     string // assistant: message.id
-	turn      int    // assistant: its turn
+	turn      int    // assistant: its turn (set by the scanner)
 	blocks    int    // content blocks
-	uses      []string
+	uses      []useMeta
 	results   []resultMeta
 	denial    bool // a permission-denied tool_result line
 	compact   bool // isCompactSummary: never touched
+}
+
+type useMeta struct {
+	id, name, cmd string // cmd: Bash's input.command
 }
 
 type resultMeta struct {
@@ -82,12 +76,34 @@ func newScanner() *scanner {
 	return &scanner{toolUses: map[string]toolUse{}, turnOf: map[string]int{}}
 }
 
-func (sc *scanner) scan(raw []byte) {
+// add takes the next line's facts: it numbers the turns and indexes the
+// tool calls.
+func (sc *scanner) add(m lineMeta) {
 	i := len(sc.lines)
-	line := view(raw)
-	m := lineMeta{turn: -1}
+	m.turn = -1
+	if m.typ == "assistant" {
+		if n, ok := sc.turnOf[m.msgID]; ok && m.msgID != "" {
+			m.turn = n
+		} else {
+			m.turn = sc.turns
+			if m.msgID != "" {
+				sc.turnOf[m.msgID] = sc.turns
+			}
+			sc.turns++
+		}
+		for _, u := range m.uses {
+			sc.toolUses[u.id] = toolUse{line: i, turn: m.turn, name: u.name, cmd: u.cmd}
+		}
+	}
+	sc.lines = append(sc.lines, m)
+}
+
+// parseLine derives a line's facts from its JSON text (valid JSON: entries
+// are validated on append). Strings it keeps are copied out of raw.
+func parseLine(raw []byte) lineMeta {
+	var m lineMeta
 	var msg, denialKind, decision string
-	members(line, func(k, v string) bool {
+	members(view(raw), func(k, v string) bool {
 		switch k {
 		case "type":
 			m.typ = internType(str(v))
@@ -113,15 +129,15 @@ func (sc *scanner) scan(raw []byte) {
 		return true
 	})
 	if (m.typ == "user" || m.typ == "assistant") && msg != "" {
-		sc.scanMessage(i, &m, msg)
+		parseMessage(&m, msg)
 		if m.typ == "user" && len(m.results) > 0 && (denialKind != "" || decision == "reject") {
 			m.denial = true
 		}
 	}
-	sc.lines = append(sc.lines, m)
+	return m
 }
 
-func (sc *scanner) scanMessage(i int, m *lineMeta, msg string) {
+func parseMessage(m *lineMeta, msg string) {
 	var content string
 	members(msg, func(k, v string) bool {
 		switch k {
@@ -134,18 +150,6 @@ func (sc *scanner) scanMessage(i int, m *lineMeta, msg string) {
 		}
 		return true
 	})
-	if m.typ == "assistant" {
-		switch n, ok := sc.turnOf[m.msgID]; {
-		case ok && m.msgID != "":
-			m.turn = n
-		default:
-			m.turn = sc.turns
-			if m.msgID != "" {
-				sc.turnOf[m.msgID] = sc.turns
-			}
-			sc.turns++
-		}
-	}
 	if !strings.HasPrefix(content, "[") {
 		return
 	}
@@ -177,9 +181,7 @@ func (sc *scanner) scanMessage(i int, m *lineMeta, msg string) {
 		})
 		switch {
 		case typ == "tool_use" && m.typ == "assistant":
-			id := clone(str(id))
-			m.uses = append(m.uses, id)
-			sc.toolUses[id] = toolUse{line: i, turn: m.turn, name: clone(str(name)), cmd: clone(str(cmd))}
+			m.uses = append(m.uses, useMeta{id: clone(str(id)), name: clone(str(name)), cmd: clone(str(cmd))})
 		case typ == "tool_result" && m.typ == "user":
 			chars, only := textRunes(body)
 			m.results = append(m.results, resultMeta{id: clone(str(useID)), chars: chars, text: only})

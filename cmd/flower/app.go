@@ -25,6 +25,13 @@ var commands []*cli.Command
 
 func register(c *cli.Command) { commands = append(commands, c) }
 
+// The root command's flags and action (the starter flow), set by cmd_flow.go.
+var (
+	rootFlags     []cli.Flag
+	rootAction    cli.ActionFunc
+	rootUsageText string
+)
+
 // usageError marks a bad invocation: exit 2 with the usage line.
 type usageError struct{ msg string }
 
@@ -44,6 +51,9 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Writer:    stdout,
 		ErrWriter: stderr,
 		Commands:  commands,
+		Flags:     rootFlags,
+		Action:    rootAction,
+		UsageText: rootUsageText,
 		// Errors are mapped to exit codes in Main, so deferred cleanup always runs.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {

@@ -85,19 +85,27 @@ func ClaudePath(t testing.TB) string {
 // New starts the scripted model for s and prepares HOME and workspace.
 func New(t testing.TB, s *scripted.Script) *Bed {
 	t.Helper()
+	return NewFor(t, func(string) *scripted.Script { return s })
+}
+
+// NewFor is New for a script that needs the workspace's path (a tool call
+// that names a file in it, say): mk gets the workspace.
+func NewFor(t testing.TB, mk func(workspace string) *scripted.Script) *Bed {
+	t.Helper()
 	claude := ClaudePath(t)
-	srv, err := scripted.Start(s, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
 	root := t.TempDir()
-	b := &Bed{Model: srv, Home: filepath.Join(root, "home"), Workspace: filepath.Join(root, "ws"), Claude: claude}
+	b := &Bed{Home: filepath.Join(root, "home"), Workspace: filepath.Join(root, "ws"), Claude: claude}
 	for _, d := range []string{b.Home, b.Workspace} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	srv, err := scripted.Start(mk(b.Workspace), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	b.Model = srv
 	return b
 }
 

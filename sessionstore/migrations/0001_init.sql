@@ -3,7 +3,7 @@
 -- entries   one row per transcript entry, in append order (seq); the bytes are
 --           exactly what the CLI wrote and are never rewritten. uuid is NULL for
 --           entries without one (queue-operation, last-prompt, ...); entries
---           with one are unique per key.
+--           with one are unique per key. facts is derived from entry on insert.
 -- meta      one row per stored key (main transcript: subpath ''), stamped with
 --           the store's monotonic clock at every write that adds entries.
 -- summaries one row per main session: the folded summary sidecar, persisted
@@ -14,11 +14,14 @@ CREATE TABLE entries (
     session_id  TEXT    NOT NULL,
     subpath     TEXT    NOT NULL DEFAULT '',
     uuid        TEXT,
-    entry       BLOB    NOT NULL,
-    mtime       INTEGER NOT NULL
+    mtime       INTEGER NOT NULL,
+    facts       TEXT,              -- what the load pipeline needs of the entry (facts.go); before entry, so reading it skips the entry's pages
+    entry       BLOB    NOT NULL
 );
 CREATE UNIQUE INDEX entries_uuid ON entries (project_key, session_id, subpath, uuid) WHERE uuid IS NOT NULL;
-CREATE INDEX entries_key ON entries (project_key, session_id, subpath, seq);
+-- Covers the planning pass of a resume (facts in seq order) without
+-- touching the table's pages, which hold the large entries.
+CREATE INDEX entries_key ON entries (project_key, session_id, subpath, seq, facts);
 
 CREATE TABLE meta (
     project_key TEXT    NOT NULL,

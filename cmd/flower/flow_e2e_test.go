@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowerhq/flower/internal/testbed"
+)
+
+// jsonLines parses every stdout line; a line that is not JSON fails the test.
+func jsonLines(t *testing.T, out []byte) []gjson.Result {
+	t.Helper()
+	var lines []gjson.Result
+	for i, l := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		if !json.Valid(l) {
+			t.Fatalf("line %d is not JSON: %.200q", i+1, l)
+		}
+		lines = append(lines, gjson.ParseBytes(l))
+	}
+	if len(lines) == 0 {
+		t.Fatal("no output")
+	}
+	return lines
+}
+
+// TestE2E_Demo: `flower demo` runs the whole starter flow offline and shows
+// every promised moment: a question answered, the goal, a denied direct edit
+// by the coordinator, a delegation, a spill, a rejection, then success.
+func TestE2E_Demo(t *testing.T) {
+	claude := testbed.ClaudePath(t)
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	cmd := exec.Command(flower, "demo", "--json")
+	cmd.Env = append(os.Environ(), "FLOWER_CLAUDE="+claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"), "TMPDIR="+t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("demo: %v\nstderr: %s\nstdout tail: %s", err, stderr.String(), tailOf(out))
+	}
+	lines := jsonLines(t, out)
+	final := lines[len(lines)-1]
+	if final.Get("kind").String() != "flow_result" || !final.Get("ok").Bool() || final.Get("verdict").String() != "achieved" {
+		t.Fatalf("last line: %s", final.Raw)
+	}
+	if !strings.Contains(stderr.String(), "the clarifier asks") {
+		t.Errorf("the question was not shown: %s", stderr.String())
+	}
+	var mainDenied, subWrote, spilled bool
+	var verdicts []string
+	for _, l := range lines {
+		d := l.Get("data")
+		switch l.Get("kind").String() {
+		case "guard":
+			main := d.Get("agent_id").String() == ""
+			mainDenied = mainDenied || (main && d.Get("decision").String() == "deny" && d.Get("tool").String() == "Write")
+			subWrote = subWrote || (!main && d.Get("guard").String() == "delegate" && d.Get("tool").String() == "Write" && d.Get("decision").String() == "pass")
+			spilled = spilled || (d.Get("guard").String() == "spill" && d.Get("decision").String() == "rewrite")
+		case "assistant":
+			if strings.Contains(l.Get("step").String(), "评审") {
+				verdicts = append(verdicts, d.Get("text").String())
+			}
+		}
+	}
+	if !mainDenied || !subWrote || !spilled {
+		t.Errorf("denied direct edit %v, delegated write %v, spill %v", mainDenied, subWrote, spilled)
+	}
+	if len(verdicts) != 2 || !strings.Contains(verdicts[0], "未达成") || !strings.Contains(verdicts[1], "已达成") {
+		t.Errorf("judge verdicts: %q", verdicts)
+	}
+	ws := filepath.Dir(final.Get("workbench").String())
+	if b, _ := os.ReadFile(filepath.Join(ws, "hello.txt")); string(b) != demoAnswer+"\n" {
+		t.Errorf("hello.txt = %q", b)
+	}
+	spills, _ := filepath.Glob(filepath.Join(final.Get("workbench").String(), "spill", "*.txt"))
+	if len(spills) == 0 {
+		t.Error("no spill file on disk")
+	}
+	for _, p := range []string{final.Get("brief").String(), final.Get("goal").String()} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("missing %s", p)
+		}
+	}
+}
+
+// TestE2E_StarterPipeline: `echo ask | flower --json … - | jq` — every line
+// parses and the last one is the result.
+func TestE2E_StarterPipeline(t *testing.T) {
+	bed := testbed.NewFor(t, demoScript)
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	answers := filepath.Join(t.TempDir(), "answers.txt")
+	os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o644)
+	cmd := exec.Command(flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", filepath.Join(t.TempDir(), "runs"), "-")
+	cmd.Env = append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	cmd.Dir = bed.Workspace
+	cmd.Stdin = strings.NewReader(demoAsk + "\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("flower: %v\n%s\n%s", err, stderr.String(), tailOf(out))
+	}
+	lines := jsonLines(t, out)
+	if last := lines[len(lines)-1]; last.Get("kind").String() != "flow_result" || last.Get("exit_code").Int() != 0 {
+		t.Fatalf("last line: %s", last.Raw)
+	}
+	if b, _ := os.ReadFile(filepath.Join(bed.Workspace, ".flower", "notes", "需求.md")); !strings.Contains(string(b), "## 目标") {
+		t.Errorf("brief: %q", b)
+	}
+	if log, _ := os.ReadFile(filepath.Join(bed.Workspace, ".flower", "notes", "问答记录.md")); !strings.Contains(string(log), demoAnswer) {
+		t.Errorf("the answer from the file is not in the Q&A log: %q", log)
+	}
+	if jq, err := exec.LookPath("jq"); err == nil {
+		c := exec.Command(jq, "-e", "-c", ".kind")
+		c.Stdin = bytes.NewReader(out)
+		if b, err := c.CombinedOutput(); err != nil || !strings.HasSuffix(strings.TrimSpace(string(b)), `"flow_result"`) {
+			t.Errorf("jq: %v %s", err, tailOf(b))
+		}
+	}
+}
+
+// TestE2E_StarterErrors: bad flags are usage errors (exit 2, usage line);
+// a missing claude names the set-up command; no ask is a usage error.
+func TestE2E_StarterErrors(t *testing.T) {
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	ws := t.TempDir()
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "ANTHROPIC_API_KEY=sk-test"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"bad flag", []string{"--bogus", "x"}, 2, "Usage:"},
+		{"bad value", []string{"--rounds", "many", "x"}, 2, "Usage:"},
+		{"no ask", []string{}, 2, "say what you want"},
+		{"missing claude", []string{"--no-self-test", "do something"}, 1, "scripts/setup.sh"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(flower, tc.args...)
+			cmd.Env, cmd.Dir, cmd.Stdin = env, ws, strings.NewReader("")
+			out, _ := cmd.CombinedOutput()
+			if got := cmd.ProcessState.ExitCode(); got != tc.code || !strings.Contains(string(out), tc.want) {
+				t.Errorf("exit %d (want %d), output lacks %q:\n%s", got, tc.code, tc.want, out)
+			}
+		})
+	}
+}
+
+func tailOf(b []byte) string {
+	if len(b) > 3000 {
+		return string(b[len(b)-3000:])
+	}
+	return string(b)
+}

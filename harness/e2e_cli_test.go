@@ -1,0 +1,149 @@
+package harness_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/testbed"
+	"github.com/flowerhq/flower/scripted"
+)
+
+// flowerStep runs the built flower binary's step command in the bed.
+func flowerStep(ctx context.Context, b *testbed.Bed, flower, hook, runDir string, args ...string) *exec.Cmd {
+	full := append([]string{"step", "-C", b.Workspace, "--run-dir", runDir, "--claude", b.Claude, "--hook", hook}, args...)
+	cmd := exec.CommandContext(ctx, flower, full...)
+	cmd.Env = b.Env()
+	cmd.Dir = b.Workspace
+	return cmd
+}
+
+func TestFlowerStep_ParallelManifest(t *testing.T) {
+	t.Parallel()
+	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main",
+		Func: func(r scripted.Request) scripted.Reply { return scripted.Reply{Text: "ECHO " + lastUserText(r)} }}}})
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	hook := hookBinary(t)
+	runDir := filepath.Join(filepath.Dir(b.Workspace), "runs")
+	const n = 8
+	var wg sync.WaitGroup
+	outs := make([]string, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := flowerStep(runCtx(t), b, flower, hook, runDir, "--name", fmt.Sprintf("p%d", i), fmt.Sprintf("TASK_%d", i))
+			out, err := cmd.CombinedOutput()
+			outs[i], errs[i] = string(out), err
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || !strings.Contains(outs[i], fmt.Sprintf("TASK_%d", i)) {
+			t.Errorf("flower step %d: %v\n%s", i, errs[i], outs[i])
+		}
+	}
+	rows, err := harness.ReadManifest(filepath.Join(runDir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, r := range rows {
+		for _, res := range r.Results {
+			if res.OK {
+				names[res.Step] = true
+			}
+		}
+	}
+	if len(rows) != n || len(names) != n {
+		t.Fatalf("manifest has %d rows and %d ok steps, want %d each: %+v", len(rows), len(names), n, rows)
+	}
+}
+
+func TestFlowerStep_JSONAndExitCodes(t *testing.T) {
+	t.Parallel()
+	bad := scripted.Reply{Fault: &scripted.Fault{Status: 400, Type: "invalid_request_error", Message: "bad thing"}}
+	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{
+		{Text: "JSON_DONE"}}, Func: func(scripted.Request) scripted.Reply { return bad },
+	}}})
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	hook := hookBinary(t)
+	runDir := filepath.Join(filepath.Dir(b.Workspace), "runs")
+
+	cmd := flowerStep(runCtx(t), b, flower, hook, runDir, "--json", "-")
+	cmd.Stdin = strings.NewReader("prompt from stdin")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("flower step --json: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var res harness.StepResult
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || !res.OK || res.Text != "JSON_DONE" {
+		t.Fatalf("last line is not the StepResult: %q (%v)", lines[len(lines)-1], err)
+	}
+	var ev harness.Event
+	if len(lines) < 3 || json.Unmarshal([]byte(lines[0]), &ev) != nil || ev.Kind == "" {
+		t.Fatalf("no event lines before the result: %q", lines)
+	}
+
+	cmd = flowerStep(runCtx(t), b, flower, hook, runDir, "fails")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "bad thing") {
+		t.Fatalf("failing step: err %v, stderr %q", err, stderr.String())
+	}
+
+	cmd = flowerStep(runCtx(t), b, flower, hook, runDir, "--role", "nope", "x")
+	if err := cmd.Run(); !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("bad role: want exit 2, got %v", err)
+	}
+}
+
+// BenchmarkStepVsBare times one trivial step under `flower step` against a
+// bare `claude -p` on the same scripted model, interleaved in one run, and
+// reports both medians and their ratio (target ≤ 1.10).
+func BenchmarkStepVsBare(b *testing.B) {
+	bed := testbed.New(b, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main",
+		Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "ok"} }}}})
+	flower := testbed.BuildBinary(b, "./cmd/flower")
+	hook := testbed.BuildBinary(b, "./cmd/flower-hook")
+	runDir := filepath.Join(filepath.Dir(bed.Workspace), "runs")
+	run := func(cmd *exec.Cmd) time.Duration {
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v\n%s", cmd.Args[0], err, out)
+		}
+		return time.Since(start)
+	}
+	// Warm the page cache and the go build outputs once.
+	run(bed.Command(context.Background(), "-p", "--output-format", "stream-json", "--verbose", "hi"))
+	var bare, step []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		bare = append(bare, run(bed.Command(context.Background(), "-p", "--output-format", "stream-json", "--verbose", "hi")))
+		step = append(step, run(flowerStep(context.Background(), bed, flower, hook, runDir, "hi")))
+	}
+	b.StopTimer()
+	mb, ms := median(bare), median(step)
+	b.ReportMetric(mb.Seconds(), "bare-s")
+	b.ReportMetric(ms.Seconds(), "step-s")
+	b.ReportMetric(ms.Seconds()/mb.Seconds(), "ratio")
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
