@@ -17,7 +17,7 @@ const (
 	demoBrief = "## 目标\n在工作区写一个 hello.txt,并附上一份 1 到 2000 的编号清单 numbers.txt\n" +
 		"## 验收标准\n- hello.txt 的内容是用户回答的那句话\n- numbers.txt 有 2000 行\n" +
 		"## 边界\n只写这两个文件,不动别的\n## 未知与假设\n假设用 UTF-8;问候语由用户决定"
-	demoGoal = "## 目标\n工作区里有 hello.txt 和 numbers.txt\n## 检查清单\n- hello.txt 存在,内容是用户要的问候语\n- numbers.txt 有 2000 行"
+	demoGoal   = "## 目标\n工作区里有 hello.txt 和 numbers.txt\n## 检查清单\n- hello.txt 存在,内容是用户要的问候语\n- numbers.txt 有 2000 行"
 	demoNotYet = "## 结论\n未达成\n## 理由\nnumbers.txt 还没有核对行数,coder 的汇报里没有给出核对结果\n" +
 		"## 未通过\n- numbers.txt 有 2000 行"
 	demoAchieved = "## 结论\n已达成\n## 理由\n两个文件都在,hello.txt 内容正确,numbers.txt 为 2000 行\n## 未通过\n无"
