@@ -173,3 +173,31 @@ func TestMCPChannelNoSocket(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestTerminalAnswers(t *testing.T) {
+	var out strings.Builder
+	ta := &TerminalAnswers{In: strings.NewReader("2\n随便写点\n"), Out: &out}
+	q := Question{Text: "选哪个?", Options: []string{"甲", "乙"}}
+	for _, want := range []string{"乙", "随便写点"} {
+		got, ok, err := ta.Answer(t.Context(), q)
+		if err != nil || !ok || got != want {
+			t.Errorf("Answer = %q, %v, %v; want %q", got, ok, err, want)
+		}
+	}
+	if _, ok, _ := ta.Answer(t.Context(), q); ok {
+		t.Error("closed input must mean nobody answers")
+	}
+	if !strings.Contains(out.String(), "选哪个?") || !strings.Contains(out.String(), "2. 乙") {
+		t.Errorf("terminal output = %q", out.String())
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	blocked := &TerminalAnswers{In: blockingReader{}, Out: io.Discard}
+	if _, ok, err := blocked.Answer(ctx, q); ok || err == nil {
+		t.Errorf("cancelled ask = %v, %v", ok, err)
+	}
+}
+
+type blockingReader struct{}
+
+func (blockingReader) Read([]byte) (int, error) { select {} }

@@ -151,8 +151,12 @@ func TestE2E_PluginDeniesMainThreadBash(t *testing.T) {
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
 		{Name: "main", Match: scripted.Match{FirstUser: "plugin test"}, Replies: []scripted.Reply{
 			tool("Bash", map[string]any{"command": "echo plugin > plugin-out.txt", "description": "write"}),
+			tool("Bash", map[string]any{"command": "cat big.txt | head -n 300", "description": "glance"}),
 			{Text: "plugin done"}}},
 	}})
+	if err := os.WriteFile(filepath.Join(bed.Workspace, "big.txt"), []byte(bigText(400)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// The plugin as committed, with the binary where the set-up script puts it.
 	plug := filepath.Join(t.TempDir(), "flower")
 	root := testbed.RepoRoot(t)
@@ -180,6 +184,13 @@ func TestE2E_PluginDeniesMainThreadBash(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(bed.Workspace, "plugin-out.txt")); err == nil {
 		t.Errorf("the denied command ran")
+	}
+	// The glance passes (--glance) and its 14,999-char output (300 lines, final newline trimmed) is spilled
+	// into the project's .flower/spill/.
+	glance := lastResult(t, bed.Model.RequestsFor("main")[2])
+	files, _ := filepath.Glob(filepath.Join(bed.Workspace, ".flower", "spill", "*.txt"))
+	if glance.IsError || !strings.HasPrefix(glance.Content, "[spilled: 14999 chars") || len(files) != 1 {
+		t.Errorf("plugin glance/spill: files %v, result %.200q", files, glance.Content)
 	}
 }
 

@@ -84,6 +84,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	if err == nil {
 		in, err = ParseInput(data)
 	}
+	if err == nil && g.failClosed && in.ToolName == "" {
+		err = errors.New("hook input names no tool")
+	}
 	if err != nil {
 		return g.fail(err, in, stdout, stderr, getenv)
 	}

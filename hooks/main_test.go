@@ -31,6 +31,8 @@ func TestRunFailsClosedAndOpen(t *testing.T) {
 		"empty": nil, "blank": []byte(" \n"), "truncated": []byte(`{"tool_name":"Bash","tool_in`), "array": []byte(`[1,2]`),
 		"null": []byte("null"), "number": []byte("42"), "garbage": bytes.Repeat([]byte{0xff, '{', '"'}, 1<<20),
 		"wrong types": []byte(`{"tool_name":7,"agent_id":[]}`),
+		"no tool":     []byte(`{"hook_event_name":"PreToolUse","tool_input":{"command":"make"}}`),
+		"empty tool":  []byte(`{"tool_name":""}`),
 	}
 	dir := t.TempDir()
 	for name, in := range inputs {

@@ -58,7 +58,7 @@ func (s *Store) setReport(r TrimReport) {
 type plan struct {
 	sc        *scanner
 	expire    map[string]string // tool_use_id → replacement text
-	trim      map[string]bool   // tool_use_id → moves to the spill file
+	trim      map[string]int    // tool_use_id → its length in chars, moving to the spill file
 	dropBlock map[string]bool   // tool id whose tool_use and tool_result blocks go
 	dropLine  map[int]bool
 	newParent map[int]string
@@ -86,7 +86,7 @@ func (s *Store) pipeline(metas metaSource, src source, emit func([]byte) error) 
 	}); err != nil {
 		return rep, err
 	}
-	p := &plan{sc: sc, expire: map[string]string{}, trim: map[string]bool{}, dropBlock: map[string]bool{},
+	p := &plan{sc: sc, expire: map[string]string{}, trim: map[string]int{}, dropBlock: map[string]bool{},
 		dropLine: map[int]bool{}, newParent: map[int]string{}, after: map[int][]orphan{}, sources: map[int][]byte{},
 		preview: s.trim.PreviewChars, rep: rep}
 	if s.ephemeral.Enabled {
@@ -116,7 +116,7 @@ func (p *plan) results(f func(r resultMeta)) {
 			continue
 		}
 		for _, r := range m.results {
-			if _, done := p.expire[r.id]; !done && !p.trim[r.id] {
+			if _, done := p.expire[r.id]; !done && p.trim[r.id] == 0 {
 				f(r)
 			}
 		}
@@ -147,8 +147,8 @@ func (p *plan) planExpire(pol EphemeralPolicy) {
 func (p *plan) planTrim(pol TrimPolicy, dir string) {
 	var ids []string
 	p.results(func(r resultMeta) {
-		if p.sc.age(r.id) >= pol.KeepRecent && r.chars > pol.MinChars {
-			p.trim[r.id] = true
+		if p.sc.age(r.id) >= pol.KeepRecent && r.chars > pol.MinChars && r.chars > 0 {
+			p.trim[r.id] = r.chars
 			ids = append(ids, r.id)
 		}
 	})
@@ -164,7 +164,7 @@ func (p *plan) touches(i int) bool {
 	}
 	m := &p.sc.lines[i]
 	for _, r := range m.results {
-		if _, ok := p.expire[r.id]; ok || p.trim[r.id] || p.dropBlock[r.id] {
+		if _, ok := p.expire[r.id]; ok || p.trim[r.id] > 0 || p.dropBlock[r.id] {
 			return true
 		}
 	}
@@ -294,17 +294,26 @@ func (p *plan) edit(i int, raw []byte) ([]byte, error) {
 			bk.sp = &splice{at, at + len(body), v}
 			p.rep.Expired++
 			p.rep.ExpiredBytes += len(body)
-		case p.trim[id]:
-			text, _ := plainText(body)
-			file, from, to, werr := p.spill.add(id, text)
+		case p.trim[id] > 0:
+			var file, head string
+			var from, to int
+			var werr error
+			if strings.HasPrefix(body, "\"") {
+				file, from, to, werr = p.spill.addJSON(id, body)
+				head = str(body[:rawPrefix(body, p.preview)] + "\"")
+			} else {
+				text, _ := plainText(body)
+				file, from, to, werr = p.spill.add(id, text)
+				head = text
+			}
 			if werr != nil {
 				err = fmt.Errorf("trim: %w", werr)
 				return false
 			}
 			pointer := fmt.Sprintf("[trimmed on resume: %d chars moved to %s lines %d-%d — Read that file (offset %d, limit %d) for the full text]",
-				utf8.RuneCountInString(text), file, from, to, from, to-from+1)
+				p.trim[id], file, from, to, from, to-from+1)
 			if p.preview > 0 {
-				pointer += "\n" + clipRunes(text, p.preview)
+				pointer += "\n" + clipRunes(head, p.preview)
 			}
 			bk.sp = &splice{at, at + len(body), replaceText(body, pointer)}
 			p.rep.Trimmed++
@@ -344,6 +353,26 @@ func (p *plan) edit(i int, raw []byte) ([]byte, error) {
 	at := offsetIn(line, content)
 	sp = append(sp, splice{at, at + len(content), arr})
 	return applySplices(raw, sp), nil
+}
+
+// rawPrefix is how much of the JSON string literal raw (without its closing
+// quote) holds at least n characters, cut at a character boundary and never
+// inside an escape.
+func rawPrefix(raw string, n int) int {
+	i, chars := 1, 0
+	for i < len(raw)-1 && chars < n {
+		switch c := raw[i]; {
+		case c == '\\' && i+1 < len(raw)-1 && raw[i+1] == 'u':
+			i += 6
+		case c == '\\':
+			i += 2
+		default:
+			_, size := utf8.DecodeRuneInString(raw[i:])
+			i += size
+		}
+		chars++
+	}
+	return min(i, len(raw)-1)
 }
 
 // offsetIn is where sub, a substring of s, starts in s.
