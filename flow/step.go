@@ -140,6 +140,9 @@ type Runner interface {
 	Run(ctx context.Context, spec harness.AgentSpec, prompt string, opts harness.RunOptions) (harness.StepResult, error)
 }
 
+// harness.Runtime is the Runner flower uses.
+var _ Runner = (*harness.Runtime)(nil)
+
 // SessionWatcher is implemented by runners that report a step's session id
 // as soon as it is known (seed runtime.on_session). The Workflow installs its
 // callback around the one Run call only and removes it before the gate, so a
