@@ -43,7 +43,8 @@ const benchInput = `{"session_id":"9d3c5b1e-0000-4000-8000-000000000001","transc
 // BenchmarkHookSpawn times one hook invocation end to end (spawn, read
 // stdin, decide, print, report to a live unix socket, exit), flower-hook
 // against the python3 equivalent. Run with -benchtime=500x; p50/p99 are
-// reported per sub-benchmark (scripts/bench-hook.sh prints both).
+// reported per sub-benchmark (scripts/bench-hook.sh prints both), with the
+// child's CPU time (user+sys) beside the wall time.
 func BenchmarkHookSpawn(b *testing.B) {
 	hook := testbed.BuildBinary(b, "./cmd/flower-hook")
 	dir, err := os.MkdirTemp("", "fhb")
@@ -87,7 +88,7 @@ func BenchmarkHookSpawn(b *testing.B) {
 		{"python3", []string{"python3", py}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			var times []time.Duration
+			var times, cpu []time.Duration
 			before := lines.Load()
 			for b.Loop() {
 				cmd := exec.Command(c.argv[0], c.argv[1:]...)
@@ -100,19 +101,25 @@ func BenchmarkHookSpawn(b *testing.B) {
 					b.Fatalf("%s: %v", c.name, err)
 				}
 				times = append(times, time.Since(start))
+				cpu = append(cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 				if c.name != "baseline-true" && !bytes.Contains(out.Bytes(), []byte(`"permissionDecision":"deny"`)) {
 					b.Fatalf("%s answered %s", c.name, out.Bytes())
 				}
 			}
 			slices.Sort(times)
-			p := func(q float64) float64 { return float64(times[int(q*float64(len(times)-1))].Microseconds()) / 1000 }
+			slices.Sort(cpu)
+			pct := func(d []time.Duration, q float64) float64 { return float64(d[int(q*float64(len(d)-1))].Microseconds()) / 1000 }
+			p := func(q float64) float64 { return pct(times, q) }
 			b.ReportMetric(p(0.50), "p50-ms")
 			b.ReportMetric(p(0.99), "p99-ms")
+			// CPU time of the child (user+sys): what the hook costs the
+			// machine, independent of how loaded it is.
+			b.ReportMetric(pct(cpu, 0.50), "cpu-p50-ms")
 			time.Sleep(100 * time.Millisecond)
 			if got := lines.Load() - before; c.name != "baseline-true" && got != int64(len(times)) {
 				b.Errorf("%s: %d socket lines for %d runs", c.name, got, len(times))
 			}
-			fmt.Fprintf(os.Stderr, "%-12s runs=%d p50=%.2fms p99=%.2fms\n", c.name, len(times), p(0.50), p(0.99))
+			fmt.Fprintf(os.Stderr, "%-13s runs=%d wall p50=%.2fms p99=%.2fms  cpu p50=%.2fms\n", c.name, len(times), p(0.50), p(0.99), pct(cpu, 0.50))
 		})
 	}
 }

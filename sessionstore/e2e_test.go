@@ -352,3 +352,42 @@ func TestE2E_MovedRunDirResumes(t *testing.T) {
 		t.Errorf("resumed request lacks the old answer or the new prompt")
 	}
 }
+
+// TestE2E_PrunedDenialsResume: three Write calls are denied (no permission
+// under -p); on resume only the last denial is sent, the earlier tool_use /
+// tool_result pairs are gone, and the relinked transcript replays without
+// an API error.
+func TestE2E_PrunedDenialsResume(t *testing.T) {
+	write := func(id, path string) scripted.Reply {
+		in, _ := json.Marshal(map[string]string{"file_path": path, "content": "x"})
+		return scripted.Reply{ToolUse: &scripted.Block{ID: id, Name: "Write", Input: in}}
+	}
+	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "work", Match: scripted.Match{FirstUser: "DENIED"}, Replies: []scripted.Reply{
+			write("toolu_w1", "/etc/flower-denied-1"), bash("toolu_ok", "echo between"),
+			write("toolu_w2", "/etc/flower-denied-2"), write("toolu_w3", "/etc/flower-denied-3"), {Text: "gave up"}}},
+		{Name: "resume", Match: scripted.Match{FirstUser: "DENIED"}, Replies: []scripted.Reply{{Text: "ok then"}}},
+	}})
+	st := openTemp(t, sessionstore.WithWorkspace(bed.Workspace))
+	first := runStep(t, bed, st, filepath.Join(t.TempDir(), "cfg"), nil, "--", "DENIED: write the files")
+	if n := len(first.result.Get("permission_denials").Array()); n != 3 {
+		t.Fatalf("want 3 permission denials in the first run, got %d: %s", n, first.result.Raw)
+	}
+	_, rep := resume(t, bed, st, first.sessionID, "NEXT: and now?")
+	if rep.Pruned != 2 || rep.PrunedLines != 4 {
+		t.Errorf("report = %+v, want 2 denials pruned (4 lines)", rep)
+	}
+	req := lastRequest(t, bed, "resume")
+	got := resultsByID(req)
+	for _, id := range []string{"toolu_w1", "toolu_w2"} {
+		if _, ok := got[id]; ok || strings.Contains(req.Messages().Raw, id) {
+			t.Errorf("pruned denial %s is still in the resumed request", id)
+		}
+	}
+	if r := got["toolu_w3"]; !r.IsError || !strings.Contains(r.Content, "haven't granted") {
+		t.Errorf("the last denial should stay: %+v", r)
+	}
+	if got["toolu_ok"].Content != "between" {
+		t.Errorf("the call between the denials was lost: %+v", got["toolu_ok"])
+	}
+}

@@ -159,3 +159,21 @@ func tailOf(b []byte) string {
 	}
 	return string(b)
 }
+
+// TestE2E_StarterRefusesWithoutGuards: a failing guard canary (a hook that
+// never denies) keeps `flower "ask"` from starting, unless --no-self-test.
+func TestE2E_StarterRefusesWithoutGuards(t *testing.T) {
+	claude := testbed.ClaudePath(t)
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	ws := t.TempDir()
+	cmd := exec.Command(flower, "--hook", "/bin/true", "--run-dir", filepath.Join(ws, "runs"), "do something")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "ANTHROPIC_API_KEY=sk-test", "FLOWER_CLAUDE="+claude)
+	cmd.Dir = ws
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "guard self-test failed") || !strings.Contains(string(out), "--no-self-test") {
+		t.Fatalf("exit %d:\n%s", cmd.ProcessState.ExitCode(), out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".flower")); err == nil {
+		t.Error("a refused start still created the workbench")
+	}
+}
