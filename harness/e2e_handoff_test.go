@@ -152,48 +152,66 @@ func TestRun_HandoffMaxGenerations(t *testing.T) {
 
 func TestRun_Interrupt(t *testing.T) {
 	t.Parallel()
-	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main",
-		Func: func(r scripted.Request) scripted.Reply {
-			if strings.Contains(lastUserText(r), "STOP_WORDS") {
-				return scripted.Reply{Text: "AFTER_INTERRUPT"}
+	for _, when := range []string{"model answering", "right after init"} {
+		t.Run(when, func(t *testing.T) {
+			t.Parallel()
+			inFlight := make(chan struct{}, 1)
+			b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main",
+				Func: func(r scripted.Request) scripted.Reply {
+					if strings.Contains(lastUserText(r), "STOP_WORDS") {
+						return scripted.Reply{Text: "AFTER_INTERRUPT"}
+					}
+					select {
+					case inFlight <- struct{}{}:
+					default:
+					}
+					return scripted.Reply{Text: "TOO_SLOW", DelayMS: 20_000}
+				}}}})
+			rt := newRuntime(t, b, nil)
+			interrupt := func() {
+				if n := rt.Interrupt("STOP_WORDS: use the blue one"); n != 1 {
+					t.Errorf("Interrupt reached %d steps, want 1", n)
+				}
 			}
-			return scripted.Reply{Text: "TOO_SLOW", DelayMS: 20_000}
-		}}}})
-	rt := newRuntime(t, b, nil)
-	var once sync.Once
-	onEvent := func(e harness.Event) {
-		if e.Kind == "init" {
-			once.Do(func() {
+			var once sync.Once
+			onEvent := func(e harness.Event) {
+				if when == "right after init" && e.Kind == "init" {
+					once.Do(func() { go interrupt() })
+				}
+			}
+			if when == "model answering" {
 				go func() {
-					time.Sleep(500 * time.Millisecond)
-					if n := rt.Interrupt("STOP_WORDS: use the blue one"); n != 1 {
-						t.Errorf("Interrupt reached %d steps, want 1", n)
+					select {
+					case <-inFlight:
+						time.Sleep(300 * time.Millisecond)
+						interrupt()
+					case <-time.After(time.Minute):
 					}
 				}()
-			})
-		}
-	}
-	start := time.Now()
-	res, err := rt.Run(runCtx(t), harness.NewAgentSpec("plain", "x"), "pick a colour", harness.RunOptions{OnEvent: onEvent})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.OK || res.Text != "AFTER_INTERRUPT" || res.Attempts != 1 || len(res.Errors) != 1 || res.Errors[0] != harness.Interrupted {
-		t.Fatalf("result = %+v", res)
-	}
-	if d := time.Since(start); d > 15*time.Second {
-		t.Errorf("took %s: the interrupt did not cut the slow reply", d)
-	}
-	reqs := b.Model.Requests()
-	last := reqs[len(reqs)-1]
-	if !strings.Contains(lastUserText(last), "STOP_WORDS: use the blue one") || !strings.Contains(lastUserText(last), harness.InterruptNote) {
-		t.Fatalf("the resumed request's last user message = %q", lastUserText(last))
-	}
-	if !strings.Contains(last.Messages().Raw, "pick a colour") {
-		t.Errorf("the resumed request is not the same session (original prompt missing)")
-	}
-	if sessionOf(reqs[0]) != sessionOf(last) {
-		t.Errorf("sessions differ: %s vs %s", sessionOf(reqs[0]), sessionOf(last))
+			}
+			start := time.Now()
+			res, err := rt.Run(runCtx(t), harness.NewAgentSpec("plain", "x"), "pick a colour", harness.RunOptions{OnEvent: onEvent})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.OK || res.Text != "AFTER_INTERRUPT" || res.Attempts != 1 || len(res.Errors) != 1 || res.Errors[0] != harness.Interrupted {
+				t.Fatalf("result = %+v", res)
+			}
+			if d := time.Since(start); d > 15*time.Second {
+				t.Errorf("took %s: the interrupt did not cut the slow reply", d)
+			}
+			reqs := b.Model.Requests()
+			last := reqs[len(reqs)-1]
+			if !strings.Contains(lastUserText(last), "STOP_WORDS: use the blue one") || !strings.Contains(lastUserText(last), harness.InterruptNote) {
+				t.Fatalf("the resumed request's last user message = %q", lastUserText(last))
+			}
+			if !strings.Contains(last.Messages().Raw, "pick a colour") {
+				t.Errorf("the resumed request is not the same session (original prompt missing)")
+			}
+			if sessionOf(reqs[0]) != sessionOf(last) {
+				t.Errorf("sessions differ: %s vs %s", sessionOf(reqs[0]), sessionOf(last))
+			}
+		})
 	}
 }
 

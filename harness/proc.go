@@ -27,6 +27,7 @@ type proc struct {
 	reqs    int
 	words   string
 	sentInt bool
+	intC    chan struct{} // an interrupt was sent (buffered 1)
 	stderr  *tailBuffer
 	exited  chan struct{}
 	waitErr error
@@ -39,7 +40,7 @@ func newProc(claude string, args, env []string, dir string) *proc {
 	cmd.Env = env
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	return &proc{cmd: cmd, stderr: &tailBuffer{max: 16 << 10}, exited: make(chan struct{})}
+	return &proc{cmd: cmd, stderr: &tailBuffer{max: 16 << 10}, exited: make(chan struct{}), intC: make(chan struct{}, 1)}
 }
 
 // start launches the process with pipes as plain files (so Wait never
@@ -114,8 +115,19 @@ func (p *proc) interrupt(words string) error {
 	p.words = words
 	p.sentInt = true
 	p.mu.Unlock()
-	return p.send(map[string]any{"type": "control_request", "request_id": id, "request": map[string]any{"subtype": "interrupt"}})
+	err := p.send(map[string]any{"type": "control_request", "request_id": id, "request": map[string]any{"subtype": "interrupt"}})
+	select {
+	case p.intC <- struct{}{}:
+	default:
+	}
+	return err
 }
+
+// interruptGrace is how long the CLI gets to end the turn after an
+// interrupt before the group is stopped: an interrupt that reaches the CLI
+// before its request is in flight is otherwise honoured only when the
+// model's answer is complete.
+const interruptGrace = 5 * time.Second
 
 func (p *proc) interrupted() (bool, string) {
 	p.mu.Lock()
@@ -234,6 +246,8 @@ func (p *proc) supervise(ctx context.Context, out *os.File, s *stream, startTime
 	var exitedC <-chan struct{} = p.exited
 	var grace <-chan time.Time
 	forced := false // stdout closed by us after the leader died
+	var escalate <-chan time.Time
+	resultsAtInt, stoppedForInt := 0, false
 loop:
 	for {
 		select {
@@ -289,6 +303,17 @@ loop:
 				if p.send(map[string]any{"type": "control_request", "request_id": id, "request": map[string]any{"subtype": "interrupt"}}) != nil {
 					p.stop(2 * time.Second)
 				}
+				resultsAtInt = s.results
+				escalate = time.After(interruptGrace)
+			}
+		case <-p.intC:
+			resultsAtInt = s.results
+			escalate = time.After(interruptGrace)
+		case <-escalate:
+			escalate = nil
+			if s.results == resultsAtInt {
+				stoppedForInt = true
+				p.stop(2 * time.Second)
 			}
 		case <-startTimer.C:
 			select {
@@ -335,15 +360,14 @@ loop:
 		o.cost = s.final.Get("total_cost_usd").Float()
 		o.turns = int(s.final.Get("num_turns").Int())
 	}
-	sentInt, words := p.interrupted()
+	sentInt, _ := p.interrupted()
 	switch {
 	case failure != "":
 		o.err = failure
 	case s.due:
 		o.err = HandoffDue
-	case sentInt && s.results > 0 && s.final.Get("is_error").Bool():
+	case sentInt && (stoppedForInt || s.results > resultsAtInt && s.final.Get("is_error").Bool()):
 		o.err = Interrupted
-		_ = words
 	case s.results > 0:
 		o.err = resultError(s.final)
 	case !s.sawInit:

@@ -44,7 +44,10 @@
 //   - INDEX.md lists scripts/ (with "# desc:" descriptions), artifacts/ and
 //     notes/, newest first; RefreshIndex is exported so the harness's
 //     Workbench renders the same file.
-//   - The report is fire-and-forget: one line, no answer awaited.
+//   - The report is fire-and-forget: one JSON line (Report) written to a
+//     non-blocking Unix socket and closed; no answer is awaited, so the
+//     harness's server must not rely on writing an acknowledgement. A
+//     missing, dead or full socket costs a failed syscall, never a wait.
 //
 // This package imports no other package of flower, no cgo and no SQLite
 // (deps_test.go enforces it), so flower-hook stays a small static binary.

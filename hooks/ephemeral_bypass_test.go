@@ -73,7 +73,7 @@ var bypassCommands = []string{
 	"kubectl edit x", "kubectl config use-context x", "kubectl config set x", "kubectl scale --replicas=0 x",
 	"sort $opt f", "sed $script f", "find . $action", "git log $flags", "awk \"$p\" f", "sort * ", "find * -name x",
 	"ls `echo`", "echo hi > /dev/null; rm x", "true && { false || rm x; }", "ls\nrm -rf x", "ls;rm x", "ls|rm x",
-	"sed 's/a/b/' -i f",
+	"sed 's/a/b/' -i f", "ag --pager 'sh -c x' foo", "ag --pager=evil foo", "ss -D dump.bin", "ss --diag=dump.bin",
 }
 
 func TestIsEphemeralTable(t *testing.T) {

@@ -35,7 +35,7 @@ func init() {
 	add(noArgsOr("-l"), "mount")
 	add(noArgsOr("-a", "-s"), "ifconfig")
 	add(ipRule, "ip")
-	add(forbidFlags("-K", "--kill"), "ss")
+	add(forbidFlags("-K", "--kill", "-D", "--diag"), "ss")
 	// Processes and containers.
 	add(nil, "ps", "top", "pgrep", "pidof", "lsof", "jobs")
 	add(containerRule, "docker", "podman")
@@ -52,7 +52,8 @@ func init() {
 	add(nil, "which", "whereis", "type", "locate")
 	add(commandRule, "command")
 	// Text processing.
-	add(nil, "grep", "egrep", "fgrep", "ag", "cut", "tr", "diff", "cmp", "comm", "column",
+	add(forbidFlags("--pager"), "ag")
+	add(nil, "grep", "egrep", "fgrep", "cut", "tr", "diff", "cmp", "comm", "column",
 		"fold", "fmt", "paste", "join", "rev", "tac", "expand", "unexpand", "jq", "echo",
 		"true", "false", "test", "[", "seq", "base64")
 	add(forbidFlags("--pre", "--hostname-bin"), "rg")

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -171,8 +173,32 @@ func BenchmarkMaterialize(b *testing.B) {
 }
 
 func init() {
+	// gen DB FILE N: write the N-line transcript to FILE and import it into DB.
+	helpers["gen"] = func(args []string) int {
+		n, _ := strconv.Atoi(args[2])
+		if _, err := genTranscript(args[1], n); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		s, err := sessionstore.Open(args[0])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer s.Close()
+		if _, err := s.Import(context.Background(), args[1]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	}
 	// materialize DB WS CFG: one Materialize, then print seconds and peak RSS.
 	helpers["materialize"] = func(args []string) int {
+		if f := os.Getenv("SESSIONSTORE_CPUPROFILE"); f != "" {
+			out, _ := os.Create(f)
+			pprof.StartCPUProfile(out)
+			defer pprof.StopCPUProfile()
+		}
 		start := time.Now()
 		s, err := sessionstore.Open(args[0], benchPolicies(args[1])...)
 		if err != nil {

@@ -22,6 +22,17 @@
 //     exactly it; CopyCredentials puts the user's login beside it.
 //  4. Close.
 //
+// For `flower sessions`: Sessions lists every stored session, Find resolves
+// an id (or a unique prefix), Export writes the raw JSONL, LoadForResume +
+// WriteJSONL give the trimmed view, LastReport the report, Import adopts.
+//
+// How the pipeline runs: two passes, so a session is never held in memory
+// whole (Materialize streams from SQLite to the file). On append, each line's
+// facts (type, uuid, parent, message id, tool ids, result sizes, denial
+// marks) are derived and stored beside it; the first pass reads only those
+// and plans every stage; the second reads the lines once, passes untouched
+// lines on byte for byte and splices the planned edits into the others.
+//
 // Choices where the seed is silent (written down here, as design.md asks):
 //
 //   - A turn is one model response: the assistant lines sharing one
@@ -32,11 +43,16 @@
 //     an ephemeral result longer than that is left to TrimPolicy, which spills
 //     it (its default MinChars is the same 2000, so the two policies split the
 //     results between them). MaxChars ≤ 0 means no bound.
-//   - Trim replaces a result's text with one pointer line naming the spill
-//     file (<workspace>/<spill_dirname>/<sha256[:16]>.txt, written once,
-//     content-addressed) followed by the first PreviewChars characters. Only
-//     message.content changes; toolUseResult (the CLI's structured copy,
-//     which it does not send to the model) is left as it was.
+//   - Trim writes the texts it removes into one spill file per load,
+//     <workspace>/<spill_dirname>/resume-<hash>.txt, each under a header
+//     line, and replaces each result's text by a pointer naming the file and
+//     the lines that hold it (Read's offset and limit), followed by the first
+//     PreviewChars characters. One file, not one per result: creating
+//     thousands of small files cost more than the rest of a resume. The name
+//     hashes the ids it holds, and stored results never change, so a reload
+//     reuses the file. Only message.content changes; toolUseResult (the
+//     CLI's structured copy, which it does not send to the model) is left as
+//     it was.
 //   - Prune removes every permission denial but the last PrunePolicy.KeepDenials
 //     (the tool_use block and its tool_result block, and the lines that held
 //     only them); the parentUuid chain is relinked around removed lines.
@@ -45,5 +61,10 @@
 //   - Repair gives every tool_use without a tool_result a synthetic error
 //     result (RepairText) on a new line whose uuid is derived from the
 //     tool_use id, so entries the CLI appends after the resume still chain
-//     to it on the next load.
+//     to it on the next load. (CLI 2.1.328 also patches a transcript that
+//     ends in such a call with its own "[Tool call interrupted…]" text; the
+//     repair keeps the trimmed view equal to what is sent, without relying
+//     on that.)
+//   - CopyCredentials copies .credentials.json and .claude.json without any
+//     refreshToken; settings.json is not copied (flower passes its own).
 package sessionstore

@@ -391,3 +391,67 @@ func TestE2E_PrunedDenialsResume(t *testing.T) {
 		t.Errorf("the call between the denials was lost: %+v", got["toolu_ok"])
 	}
 }
+
+// TestE2E_SubagentTranscriptsMirrorAndMaterialize: a step that runs a
+// subagent; its transcript arrives through the mirror under its own subkey,
+// byte-identical to the CLI's file, and Materialize writes it back beside
+// the main transcript (with its .meta.json when the CLI mirrored one).
+func TestE2E_SubagentTranscriptsMirrorAndMaterialize(t *testing.T) {
+	agent, _ := json.Marshal(map[string]any{"description": "sub work", "prompt": "SUBTASK: echo from the subagent",
+		"subagent_type": "general-purpose", "run_in_background": false})
+	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "sub", Match: scripted.Match{FirstUser: "SUBTASK"}, Replies: []scripted.Reply{
+			bash("toolu_sub", "echo from-sub"), {Text: "sub done"}}},
+		{Name: "work", Match: scripted.Match{FirstUser: "MAINTASK"}, Replies: []scripted.Reply{
+			{ToolUse: &scripted.Block{ID: "toolu_agent", Name: "Agent", Input: agent}}, {Text: "main done"}}},
+		{Name: "resume", Match: scripted.Match{FirstUser: "MAINTASK"}, Replies: []scripted.Reply{{Text: "resumed"}}},
+	}})
+	st := openTemp(t, sessionstore.WithWorkspace(bed.Workspace))
+	cfg := filepath.Join(t.TempDir(), "cfg")
+	first := runStep(t, bed, st, cfg, nil, "--", "MAINTASK: delegate")
+	if first.result.Get("result").String() != "main done" {
+		t.Fatalf("first run: %s\nstderr: %s", first.result.Raw, first.stderr)
+	}
+	key := sessionstore.Key{ProjectKey: projectKey, SessionID: first.sessionID}
+	subs, err := st.ListSubkeys(t.Context(), key)
+	if err != nil || len(subs) != 1 || !strings.HasPrefix(subs[0], "subagents/agent-") {
+		t.Fatalf("ListSubkeys = %v, %v; want one subagents/agent-<id>", subs, err)
+	}
+	cliFile := filepath.Join(cfg, "projects", projectKey, first.sessionID, subs[0]+".jsonl")
+	rows, _ := st.Load(t.Context(), sessionstore.Key{ProjectKey: projectKey, SessionID: first.sessionID, Subpath: subs[0]})
+	var transcriptRows []json.RawMessage
+	for _, r := range rows {
+		if gjson.GetBytes(r, "type").String() != "agent_metadata" {
+			transcriptRows = append(transcriptRows, r)
+		}
+	}
+	assertRowsAreFileLines(t, transcriptRows, cliFile)
+
+	out := filepath.Join(t.TempDir(), "resume-cfg")
+	rep, err := st.Materialize(t.Context(), key, out)
+	if err != nil || rep.Transcripts != 2 {
+		t.Fatalf("Materialize: report %+v, err %v; want 2 transcripts", rep, err)
+	}
+	written := filepath.Join(out, "projects", projectKey, first.sessionID, subs[0]+".jsonl")
+	assertRowsAreFileLines(t, transcriptRows, written)
+	if meta, err := os.ReadFile(strings.TrimSuffix(cliFile, ".jsonl") + ".meta.json"); err == nil && len(rows) > len(transcriptRows) {
+		got, err := os.ReadFile(strings.TrimSuffix(written, ".jsonl") + ".meta.json")
+		if err != nil || !jsonEqual(got, meta) {
+			t.Errorf("materialized .meta.json = %s (%v), want %s", got, err, meta)
+		}
+	} else {
+		t.Logf("the CLI mirrored no .meta.json for the subagent (file: %v)", err)
+	}
+	run, _ := resume(t, bed, st, first.sessionID, "NEXT: report")
+	if run.result.Get("result").String() != "resumed" {
+		t.Fatalf("resume: %s", run.result.Raw)
+	}
+	if r := resultsByID(lastRequest(t, bed, "resume"))["toolu_agent"]; !strings.Contains(r.Content, "sub done") {
+		t.Errorf("the Agent result is not in the resumed request: %+v", r)
+	}
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && fmt.Sprint(x) == fmt.Sprint(y)
+}

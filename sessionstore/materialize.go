@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -108,7 +110,7 @@ func (s *Store) materializeOne(file string, metas metaSource, src source) (TrimR
 	rep, err := s.pipeline(metas, src, func(line []byte) error {
 		w.Write(line)
 		return w.WriteByte('\n')
-	})
+	}, false)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -134,25 +136,50 @@ func (s *Store) lastSeq(ctx context.Context, key Key) (int64, error) {
 }
 
 // rowSource streams key's rows up to seq upTo, without holding them all.
+// It reads through the driver directly: each row's bytes are copied out of
+// SQLite once, instead of once more into database/sql's buffer.
 func (s *Store) rowSource(ctx context.Context, key Key, upTo int64) source {
 	return func(each func([]byte) error) error {
-		rows, err := s.db.QueryContext(ctx, `SELECT entry FROM entries
-			WHERE project_key = ? AND session_id = ? AND subpath = ? AND seq <= ? ORDER BY seq`,
-			key.ProjectKey, key.SessionID, key.Subpath, upTo)
+		conn, err := s.db.Conn(ctx)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		var b sql.RawBytes
-		for rows.Next() {
-			if err := rows.Scan(&b); err != nil {
+		defer conn.Close()
+		return conn.Raw(func(dc any) error {
+			qc, ok := dc.(driver.QueryerContext)
+			if !ok {
+				return fmt.Errorf("sqlite driver cannot query")
+			}
+			rows, err := qc.QueryContext(ctx, `SELECT entry FROM entries
+				WHERE project_key = ? AND session_id = ? AND subpath = ? AND seq <= ? ORDER BY seq`,
+				[]driver.NamedValue{{Ordinal: 1, Value: key.ProjectKey}, {Ordinal: 2, Value: key.SessionID},
+					{Ordinal: 3, Value: key.Subpath}, {Ordinal: 4, Value: upTo}})
+			if err != nil {
 				return err
 			}
-			if err := each(b); err != nil {
-				return err
+			defer rows.Close()
+			dest := make([]driver.Value, 1)
+			for {
+				switch err := rows.Next(dest); {
+				case errors.Is(err, io.EOF):
+					return nil
+				case err != nil:
+					return err
+				}
+				var b []byte
+				switch v := dest[0].(type) {
+				case []byte:
+					b = v
+				case string:
+					b = []byte(v)
+				default:
+					return fmt.Errorf("entry of type %T", v)
+				}
+				if err := each(b); err != nil {
+					return err
+				}
 			}
-		}
-		return rows.Err()
+		})
 	}
 }
 

@@ -19,6 +19,18 @@ import (
 // written to a spill file under the workspace. LastReport then says what
 // each stage did. An unknown key fails with ErrNotFound.
 func (s *Store) LoadForResume(ctx context.Context, key Key) ([]json.RawMessage, TrimReport, error) {
+	return s.loadForResume(ctx, key, false)
+}
+
+// Preview is LoadForResume without side effects: the result and report are
+// the same, and the pointers name the spill file a resume would write, but
+// no file is written (for `flower sessions show --trimmed` and `report`).
+// LastReport is not changed.
+func (s *Store) Preview(ctx context.Context, key Key) ([]json.RawMessage, TrimReport, error) {
+	return s.loadForResume(ctx, key, true)
+}
+
+func (s *Store) loadForResume(ctx context.Context, key Key, dryRun bool) ([]json.RawMessage, TrimReport, error) {
 	if err := key.validate(); err != nil {
 		return nil, TrimReport{}, fmt.Errorf("sessionstore: load for resume: %w", err)
 	}
@@ -33,11 +45,13 @@ func (s *Store) LoadForResume(ctx context.Context, key Key) ([]json.RawMessage, 
 	rep, err := s.pipeline(s.factSource(ctx, key, upTo), s.rowSource(ctx, key, upTo), func(e []byte) error {
 		out = append(out, bytes.Clone(e))
 		return nil
-	})
+	}, dryRun)
 	if err != nil {
 		return nil, TrimReport{}, fmt.Errorf("sessionstore: load for resume %s: %w", key, err)
 	}
-	s.setReport(rep)
+	if !dryRun {
+		s.setReport(rep)
+	}
 	return out, rep, nil
 }
 
@@ -76,7 +90,7 @@ type orphan struct {
 
 // pipeline runs the scan over metas, the stages, and render over src (the
 // same lines); emit gets every output line, valid only during the call.
-func (s *Store) pipeline(metas metaSource, src source, emit func([]byte) error) (TrimReport, error) {
+func (s *Store) pipeline(metas metaSource, src source, emit func([]byte) error, dryRun bool) (TrimReport, error) {
 	sc := newScanner()
 	rep := TrimReport{Transcripts: 1}
 	if err := metas(func(m lineMeta) error {
@@ -93,11 +107,17 @@ func (s *Store) pipeline(metas metaSource, src source, emit func([]byte) error) 
 		p.planExpire(s.ephemeral)
 	}
 	if s.trim.Enabled {
+		if !filepath.IsLocal(s.trim.SpillDirname) {
+			return rep, fmt.Errorf("trim: spill_dirname %q must be a relative path inside the workspace", s.trim.SpillDirname)
+		}
 		dir, err := filepath.Abs(filepath.Join(s.workspace, s.trim.SpillDirname))
 		if err != nil {
 			return rep, fmt.Errorf("trim: %w", err)
 		}
 		p.planTrim(s.trim, dir)
+		if p.spill != nil {
+			p.spill.reuse = p.spill.reuse || dryRun
+		}
 	}
 	if s.prune.KeepDenials >= 0 {
 		p.planPrune(s.prune.KeepDenials)

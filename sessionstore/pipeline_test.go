@@ -3,6 +3,7 @@ package sessionstore_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -321,5 +322,38 @@ func TestRepair(t *testing.T) {
 				t.Error("a second load repaired differently (the synthetic uuid must be stable)")
 			}
 		})
+	}
+}
+
+// TestPreviewWritesNothing: Preview gives what LoadForResume gives, without
+// writing the spill file it points at.
+func TestPreviewWritesNothing(t *testing.T) {
+	long := strings.Repeat("preview me\n", 400)
+	lines := transcriptLines(prompt("go"), toolTurn("t_old", "Read", `{"file_path":"/a"}`, long), textTurn("e", "done"))
+	ws := t.TempDir()
+	trim := sessionstore.DefaultTrimPolicy()
+	trim.KeepRecent = 0
+	s := openTemp(t, sessionstore.WithWorkspace(ws), sessionstore.WithTrim(trim))
+	key := sessionstore.Key{ProjectKey: "pk", SessionID: "s1"}
+	if err := s.Append(t.Context(), key, lines); err != nil {
+		t.Fatal(err)
+	}
+	preview, prep, err := s.Preview(t.Context(), key)
+	if err != nil || prep.Trimmed != 1 || prep.SpillFiles != 0 {
+		t.Fatalf("Preview: report %+v, err %v", prep, err)
+	}
+	file := strings.Fields(strings.SplitN(resultOf(preview, "t_old").String(), " moved to ", 2)[1])[0]
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatalf("Preview wrote %s (stat: %v)", file, err)
+	}
+	loaded, rep, err := s.LoadForResume(t.Context(), key)
+	if err != nil || rep.SpillFiles != 1 {
+		t.Fatalf("LoadForResume: report %+v, err %v", rep, err)
+	}
+	if !slices.EqualFunc(preview, loaded, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
+		t.Fatal("Preview and LoadForResume differ")
+	}
+	if _, text := spilled(t, resultOf(loaded, "t_old").String()); text != strings.TrimSuffix(long, "\n") {
+		t.Fatal("the spill file LoadForResume wrote does not hold the text at the lines Preview named")
 	}
 }

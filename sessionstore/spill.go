@@ -22,7 +22,7 @@ import (
 // content: an existing file is reused, never rewritten.
 type spillPack struct {
 	dir, file string
-	reuse     bool
+	reuse     bool // the file exists (or this is a dry run): count lines, write nothing
 	tmp       *os.File
 	w         *bufio.Writer
 	lines     int // lines in the file so far

@@ -3,17 +3,14 @@ package sessionstore
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,9 +19,6 @@ import (
 	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
 	"github.com/tidwall/gjson"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
 
 // Key names one transcript: the CLI's project folder name, the session id,
 // and for a subagent transcript its path under the session
@@ -164,49 +158,6 @@ func Open(path string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// migrate applies the embedded migrations past PRAGMA user_version, each in
-// one transaction.
-func migrate(db *sql.DB) error {
-	// WAL is persistent; set it before the first transaction.
-	for _, pragma := range []string{"PRAGMA journal_mode = WAL"} {
-		if _, err := db.Exec(pragma); err != nil {
-			return fmt.Errorf("migrate: %s: %w", pragma, err)
-		}
-	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	sort.Strings(names)
-	tx, err := db.Begin()
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	defer tx.Rollback()
-	var version int
-	if err := tx.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	for i := version; i < len(names); i++ {
-		sqlText, err := migrations.ReadFile(names[i])
-		if err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		if _, err := tx.Exec(string(sqlText)); err != nil {
-			return fmt.Errorf("migrate %s: %w", names[i], err)
-		}
-	}
-	if version < len(names) {
-		if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", len(names))); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
-}
-
 // Close closes the database.
 func (s *Store) Close() error {
 	if err := s.db.Close(); err != nil {
@@ -278,6 +229,7 @@ func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) 
 		return err
 	}
 	defer stmt.Close()
+	inserted := make([]json.RawMessage, 0, len(entries))
 	for _, e := range entries {
 		m := parseLine(e)
 		var uuid any
@@ -288,9 +240,16 @@ func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) 
 		if f := encodeFacts(m); f != "" {
 			facts = f
 		}
-		if _, err := stmt.ExecContext(ctx, key.ProjectKey, key.SessionID, key.Subpath, uuid, mtime, facts, []byte(e)); err != nil {
+		res, err := stmt.ExecContext(ctx, key.ProjectKey, key.SessionID, key.Subpath, uuid, mtime, facts, []byte(e))
+		if err != nil {
 			return err
 		}
+		if n, err := res.RowsAffected(); err == nil && n > 0 {
+			inserted = append(inserted, e)
+		}
+	}
+	if len(inserted) == 0 {
+		return tx.Commit() // all duplicates: nothing changed, the clock stays
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (project_key, session_id, subpath, mtime) VALUES (?, ?, ?, ?)
 		ON CONFLICT (project_key, session_id, subpath) DO UPDATE SET mtime = excluded.mtime`,
@@ -298,7 +257,7 @@ func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) 
 		return err
 	}
 	if key.Subpath == "" {
-		if err := s.foldSummary(ctx, tx, key, entries, mtime); err != nil {
+		if err := s.foldSummary(ctx, tx, key, inserted, mtime); err != nil {
 			return err
 		}
 	}

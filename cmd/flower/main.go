@@ -11,8 +11,11 @@ import (
 	"syscall"
 )
 
+// Only SIGTERM cancels the root context: Ctrl-C means "interrupt the step"
+// to a flow at a terminal (see interruptible), and commands that want it
+// otherwise install their own handling.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	os.Exit(Main(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr))
 }

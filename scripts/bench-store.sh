@@ -1,0 +1,10 @@
+#!/bin/sh
+# bench-store.sh: the session store's resume path on a generated 20,000-entry,
+# ~50 MB transcript (load + expire + trim + prune + repair + materialize, in a
+# fresh process: wall time, CPU time, peak RSS), beside a plain Python
+# json.loads loop over the same JSONL. Targets: ≤ 0.5 s, peak RSS ≤ 2× the
+# file. See sessionstore/bench_test.go; `go test -bench Materialize
+# ./sessionstore/` gives the in-process figure.
+set -eu
+cd "$(dirname "$0")/.."
+FLOWER_BENCH=1 exec go test -count=1 -run '^TestStorePerformance$' -v ./sessionstore/

@@ -1,0 +1,55 @@
+package sessionstore
+
+import (
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// migrate applies the embedded migrations past PRAGMA user_version, each in
+// one transaction.
+func migrate(db *sql.DB) error {
+	// WAL is persistent; set it before the first transaction.
+	for _, pragma := range []string{"PRAGMA journal_mode = WAL"} {
+		if _, err := db.Exec(pragma); err != nil {
+			return fmt.Errorf("migrate: %s: %w", pragma, err)
+		}
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	sort.Strings(names)
+	tx, err := db.Begin()
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for i := version; i < len(names); i++ {
+		sqlText, err := migrations.ReadFile(names[i])
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if _, err := tx.Exec(string(sqlText)); err != nil {
+			return fmt.Errorf("migrate %s: %w", names[i], err)
+		}
+	}
+	if version < len(names) {
+		if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", len(names))); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
