@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/testbed"
@@ -26,28 +24,8 @@ const (
 )
 
 // lastUser is the text of the request's last user message (text blocks and
-// tool results).
-func lastUser(r scripted.Request) string {
-	msgs := r.Messages().Array()
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Get("role").String() != "user" {
-			continue
-		}
-		var sb strings.Builder
-		c := msgs[i].Get("content")
-		if c.Type == gjson.String {
-			return c.String()
-		}
-		for _, b := range c.Array() {
-			sb.WriteString(b.Get("text").String())
-			if b.Get("type").String() == "tool_result" {
-				sb.WriteString("[tool_result]" + b.Get("content").Raw)
-			}
-		}
-		return sb.String()
-	}
-	return ""
-}
+// tool results marked "[tool_result]").
+func lastUser(r scripted.Request) string { return r.LastUser() }
 
 func toolUse(name string, input any) scripted.Reply {
 	js, _ := json.Marshal(input)

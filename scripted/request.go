@@ -96,6 +96,36 @@ func toolResults(m gjson.Result) []ToolResult {
 	return out
 }
 
+// LastUser is the text of the last user message, each tool_result in it
+// rendered as "[tool_result]" (plus "[error]" for a failed one) followed by
+// its content: what a scripted Func looks at to decide its next move.
+func (r Request) LastUser() string {
+	msgs := r.Messages().Array()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Get("role").String() != "user" {
+			continue
+		}
+		c := msgs[i].Get("content")
+		if !c.IsArray() {
+			return c.String()
+		}
+		var sb strings.Builder
+		for _, b := range c.Array() {
+			if b.Get("type").String() != "tool_result" {
+				sb.WriteString(b.Get("text").String())
+				continue
+			}
+			sb.WriteString("[tool_result]")
+			if b.Get("is_error").Bool() {
+				sb.WriteString("[error]")
+			}
+			sb.WriteString(textOf(b.Get("content")))
+		}
+		return sb.String()
+	}
+	return ""
+}
+
 // Text is every text in the request (system, messages, tool results) joined:
 // handy for "did the model see X anywhere" assertions.
 func (r Request) Text() string {

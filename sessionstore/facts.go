@@ -133,13 +133,21 @@ func decodeFacts(f string) (m lineMeta, ok bool) {
 	return m, true
 }
 
-// metaSource yields a transcript's line facts in order.
-type metaSource func(each func(m lineMeta) error) error
+// metaSource yields a transcript's line facts in order; hint is about how
+// many there are.
+type metaSource struct {
+	hint int
+	each func(each func(m lineMeta) error) error
+}
 
 // factSource reads key's facts up to seq upTo from the covering index; a
 // row without usable facts is parsed from its entry.
 func (s *Store) factSource(ctx context.Context, key Key, upTo int64) metaSource {
-	return func(each func(lineMeta) error) error {
+	var hint int
+	s.db.QueryRowContext(ctx, `SELECT count(*) FROM entries
+		WHERE project_key = ? AND session_id = ? AND subpath = ? AND seq <= ?`,
+		key.ProjectKey, key.SessionID, key.Subpath, upTo).Scan(&hint) // only a hint: an error just means no hint
+	return metaSource{hint: hint, each: func(each func(lineMeta) error) error {
 		rows, err := s.db.QueryContext(ctx, `SELECT seq, facts FROM entries
 			WHERE project_key = ? AND session_id = ? AND subpath = ? AND seq <= ? ORDER BY seq`,
 			key.ProjectKey, key.SessionID, key.Subpath, upTo)
@@ -166,5 +174,5 @@ func (s *Store) factSource(ctx context.Context, key Key, upTo int64) metaSource 
 			}
 		}
 		return rows.Err()
-	}
+	}}
 }

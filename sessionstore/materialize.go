@@ -61,14 +61,15 @@ func (s *Store) materialize(ctx context.Context, key Key, configDir string) (Tri
 			return rep, err
 		}
 		var meta []byte
-		metas := func(each func(lineMeta) error) error {
-			return s.factSource(ctx, sub, upTo)(func(m lineMeta) error {
+		all := s.factSource(ctx, sub, upTo)
+		metas := metaSource{hint: all.hint, each: func(each func(lineMeta) error) error {
+			return all.each(func(m lineMeta) error {
 				if m.typ == agentMetadataType {
 					return nil
 				}
 				return each(m)
 			})
-		}
+		}}
 		src := func(each func([]byte) error) error {
 			return s.rowSource(ctx, sub, upTo)(func(raw []byte) error {
 				if gjson.GetBytes(raw, "type").String() == agentMetadataType {

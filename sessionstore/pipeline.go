@@ -91,9 +91,9 @@ type orphan struct {
 // pipeline runs the scan over metas, the stages, and render over src (the
 // same lines); emit gets every output line, valid only during the call.
 func (s *Store) pipeline(metas metaSource, src source, emit func([]byte) error, dryRun bool) (TrimReport, error) {
-	sc := newScanner()
+	sc := newScanner(metas.hint)
 	rep := TrimReport{Transcripts: 1}
-	if err := metas(func(m lineMeta) error {
+	if err := metas.each(func(m lineMeta) error {
 		sc.add(m)
 		rep.Entries++
 		return nil

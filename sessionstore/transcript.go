@@ -72,8 +72,10 @@ type scanner struct {
 	turns    int
 }
 
-func newScanner() *scanner {
-	return &scanner{toolUses: map[string]toolUse{}, turnOf: map[string]int{}}
+// newScanner makes a scanner for about n lines (a size hint: growing the
+// table as lines come costs more than the scan itself on big sessions).
+func newScanner(n int) *scanner {
+	return &scanner{lines: make([]lineMeta, 0, n), toolUses: make(map[string]toolUse, n/8), turnOf: make(map[string]int, n/4)}
 }
 
 // add takes the next line's facts: it numbers the turns and indexes the

@@ -93,7 +93,9 @@ func sessionsList(c *cli.Context) error {
 	return tw.Flush()
 }
 
-func sessionsShow(c *cli.Context) error {
+// onSession opens the store, resolves the one ID argument (a prefix will
+// do) and calls f with the session's key.
+func onSession(c *cli.Context, f func(*sessionstore.Store, sessionstore.Key) error) error {
 	id, err := oneArg(c, "session ID")
 	if err != nil {
 		return err
@@ -107,37 +109,38 @@ func sessionsShow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if !c.Bool(flagSessionsTrimmed.Name) {
-		return st.Export(c.Context, key, c.App.Writer)
-	}
-	entries, _, err := st.LoadForResume(c.Context, key)
-	if err != nil {
-		return err
-	}
-	return sessionstore.WriteJSONL(c.App.Writer, entries)
+	return f(st, key)
+}
+
+func sessionsShow(c *cli.Context) error {
+	return onSession(c, func(st *sessionstore.Store, key sessionstore.Key) error {
+		if !c.Bool(flagSessionsTrimmed.Name) {
+			return st.Export(c.Context, key, c.App.Writer)
+		}
+		entries, _, err := st.LoadForResume(c.Context, key)
+		if err != nil {
+			return err
+		}
+		return sessionstore.WriteJSONL(c.App.Writer, entries)
+	})
 }
 
 func sessionsReport(c *cli.Context) error {
-	id, err := oneArg(c, "session ID")
-	if err != nil {
-		return err
-	}
-	st, err := openSessionStore(c, false)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	key, err := st.Find(c.Context, id)
-	if err != nil {
-		return err
-	}
-	_, rep, err := st.LoadForResume(c.Context, key)
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(c.App.Writer)
-	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"session": key.SessionID, "project": key.ProjectKey, "report": rep})
+	return onSession(c, func(st *sessionstore.Store, key sessionstore.Key) error {
+		_, rep, err := st.LoadForResume(c.Context, key)
+		if err != nil {
+			return err
+		}
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"session": key.SessionID, "project": key.ProjectKey, "report": rep})
+	})
+}
+
+func sessionsExport(c *cli.Context) error {
+	return onSession(c, func(st *sessionstore.Store, key sessionstore.Key) error {
+		return st.Export(c.Context, key, c.App.Writer)
+	})
 }
 
 func sessionsImport(c *cli.Context) error {
@@ -159,21 +162,4 @@ func sessionsImport(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "imported %d entries from %s into %s\n", n, path, st.Path())
 	return nil
-}
-
-func sessionsExport(c *cli.Context) error {
-	id, err := oneArg(c, "session ID")
-	if err != nil {
-		return err
-	}
-	st, err := openSessionStore(c, false)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	key, err := st.Find(c.Context, id)
-	if err != nil {
-		return err
-	}
-	return st.Export(c.Context, key, c.App.Writer)
 }

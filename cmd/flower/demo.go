@@ -25,35 +25,6 @@ const (
 	demoAnswer = "hello, flower"
 )
 
-// lastUserText is the last user message's text, with tool results marked.
-func lastUserText(r scripted.Request) string {
-	msgs := r.Messages().Array()
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Get("role").String() != "user" {
-			continue
-		}
-		var sb strings.Builder
-		c := msgs[i].Get("content")
-		if c.IsArray() {
-			for _, b := range c.Array() {
-				if b.Get("type").String() == "tool_result" {
-					sb.WriteString("[tool_result")
-					if b.Get("is_error").Bool() {
-						sb.WriteString(" error")
-					}
-					sb.WriteString("]")
-					sb.WriteString(b.Get("content").String())
-				} else {
-					sb.WriteString(b.Get("text").String())
-				}
-			}
-			return sb.String()
-		}
-		return c.String()
-	}
-	return ""
-}
-
 func demoTool(name string, input any) scripted.Reply {
 	js, _ := json.Marshal(input)
 	return scripted.Reply{ToolUse: &scripted.Block{Name: name, Input: js}}
@@ -81,7 +52,7 @@ func demoScript(ws string) *scripted.Script {
 			return scripted.Reply{Text: "hello.txt 写好了;numbers.txt 已生成,共 2000 行(cat -n 的完整输出被转存到工作台的 spill/ 里)。"}
 		}},
 		{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Func: func(r scripted.Request) scripted.Reply {
-			if strings.Contains(lastUserText(r), "[tool_result") {
+			if strings.Contains(r.LastUser(), "[tool_result]") {
 				return scripted.Reply{Text: demoBrief}
 			}
 			return demoTool("mcp__flower__ask", map[string]any{"question": "hello.txt 里写什么问候语?", "options": []string{demoAnswer, "hi"}})
@@ -96,15 +67,15 @@ func demoScript(ws string) *scripted.Script {
 			return scripted.Reply{Text: demoAchieved}
 		}},
 		{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: func(r scripted.Request) scripted.Reply {
-			lu := lastUserText(r)
+			lu := r.LastUser()
 			switch {
 			case strings.Contains(lu, "独立评审认为"):
 				return demoTool("Agent", map[string]any{"description": "核对 numbers.txt", "subagent_type": "coder", "run_in_background": false,
 					"prompt": "目标: 核对 " + numbers + " 的行数。验收: 汇报行数。结果写进工作台 artifacts/,只回路径和结论。"})
-			case strings.Contains(lu, "[tool_result error]"):
+			case strings.Contains(lu, "[tool_result][error]"):
 				return demoTool("Agent", map[string]any{"description": "写两个文件", "subagent_type": "coder", "run_in_background": false,
 					"prompt": "目标: 在 " + ws + " 写 hello.txt(内容: " + demoAnswer + ")和 numbers.txt(1 到 2000)。验收: 两个文件存在,numbers.txt 2000 行。"})
-			case strings.Contains(lu, "[tool_result"):
+			case strings.Contains(lu, "[tool_result]"):
 				return scripted.Reply{Text: "coder 汇报:两个文件都写好了,numbers.txt 为 2000 行。"}
 			}
 			// The coordinator's first impulse: do it itself. The delegate guard says no.
