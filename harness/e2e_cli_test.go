@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -146,4 +148,70 @@ func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// childrenOf lists the pids whose parent is pid, from /proc.
+func childrenOf(pid int) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			if n, err := strconv.Atoi(e.Name()); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+func TestFlowerStep_SIGINT(t *testing.T) {
+	t.Parallel()
+	inFlight := make(chan struct{}, 1)
+	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main",
+		Func: func(scripted.Request) scripted.Reply {
+			select {
+			case inFlight <- struct{}{}:
+			default:
+			}
+			return scripted.Reply{Text: "TOO_LATE", DelayMS: 60_000}
+		}}}})
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	cmd := flowerStep(runCtx(t), b, flower, hookBinary(t), filepath.Join(filepath.Dir(b.Workspace), "runs"), "wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-inFlight:
+	case <-time.After(time.Minute):
+		t.Fatal("the model never got the request")
+	}
+	kids := childrenOf(cmd.Process.Pid)
+	if len(kids) == 0 {
+		t.Fatal("flower step has no child claude")
+	}
+	start := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("want exit 130, got %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("SIGINT took %s to end the step", d)
+	}
+	for _, pgid := range kids {
+		if !groupGone(pgid) {
+			t.Errorf("claude's process group %d outlived flower step", pgid)
+		}
+	}
 }

@@ -263,3 +263,49 @@ func TestCheckCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestStream_Recorded feeds streams recorded from claude 2.1.328 (against
+// the scripted model) through the state machine.
+func TestStream_Recorded(t *testing.T) {
+	tests := []struct {
+		file    string
+		context int
+		text    string
+		err     string
+		kinds   []string
+	}{
+		{"tool-then-text.jsonl", 1300 + 3400, "RECORDED_DONE", "", []string{"init", "tool_use", "tool_result", "assistant", "result"}},
+		{"api-529.jsonl", 0, "", "API Error: 529 Overloaded", []string{"init", "assistant", "result"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "streams", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &stream{}
+			var kinds []string
+			for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				ev, emit, _ := s.handle([]byte(l))
+				if emit {
+					kinds = append(kinds, ev.Kind)
+				}
+			}
+			if s.sessionID == "" || s.context != tc.context || s.results != 1 {
+				t.Errorf("session %q context %d results %d", s.sessionID, s.context, s.results)
+			}
+			if got := s.final.Get("result").String(); tc.text != "" && got != tc.text {
+				t.Errorf("text = %q", got)
+			}
+			if got := resultError(s.final); !strings.HasPrefix(got, tc.err) || (tc.err == "") != (got == "") {
+				t.Errorf("error = %q, want prefix %q", got, tc.err)
+			}
+			if k, retry := Classify(resultError(s.final)); tc.err != "" && (k != KindRetry || !retry) {
+				t.Errorf("classify = %s %v", k, retry)
+			}
+			if strings.Join(kinds, ",") != strings.Join(tc.kinds, ",") {
+				t.Errorf("events = %v, want %v", kinds, tc.kinds)
+			}
+		})
+	}
+}

@@ -51,7 +51,9 @@ type StoreOptions struct {
 
 // Options configure a Runtime (seed Runtime keyword arguments plus what a
 // Go process must say explicitly). NewOptions fills the seed's defaults;
-// zero values of Resilience and Handoff mean "off".
+// zero values of Resilience and Handoff mean "off", and zero fields of an
+// enabled one take the defaults (window DefaultWindow(), 8 generations,
+// 5 attempts, 2s..60s back-off).
 type Options struct {
 	Workspace string // required
 	RunDir    string // default "runs" (relative to the current directory)
@@ -151,6 +153,31 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 60 * time.Second
+	}
+	// Zero fields of enabled policies take the seed's defaults, so that a
+	// hand-built policy cannot hand off at 10k tokens or never retry.
+	if o.Handoff.Enabled {
+		if o.Handoff.Window <= 0 {
+			o.Handoff.Window = DefaultWindow()
+		}
+		if o.Handoff.MaxGenerations <= 0 {
+			o.Handoff.MaxGenerations = 8
+		}
+	}
+	if o.Resilience.Enabled {
+		def := NewResilience()
+		if o.Resilience.MaxAttempts <= 0 {
+			o.Resilience.MaxAttempts = def.MaxAttempts
+		}
+		if o.Resilience.BaseDelay <= 0 {
+			o.Resilience.BaseDelay = def.BaseDelay
+		}
+		if o.Resilience.MaxDelay <= 0 {
+			o.Resilience.MaxDelay = def.MaxDelay
+		}
+		if o.Resilience.ResumePrompt == "" {
+			o.Resilience.ResumePrompt = def.ResumePrompt
+		}
 	}
 	env := o.Env
 	if env == nil {

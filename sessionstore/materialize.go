@@ -51,7 +51,7 @@ func (s *Store) materialize(ctx context.Context, key Key, configDir string) (Tri
 	if err != nil {
 		return rep, err
 	}
-	subs, err := s.ListSubkeys(ctx, key)
+	subs, err := s.subkeys(ctx, key)
 	if err != nil {
 		return rep, err
 	}

@@ -49,7 +49,7 @@ func (s *Store) Mirror(ctx context.Context, line []byte) error {
 		entries = append(entries, raw)
 		return true
 	})
-	if err := s.Append(ctx, key, entries); err != nil {
+	if err := s.append(ctx, key, entries); err != nil {
 		return fmt.Errorf("sessionstore: mirror %s: %w", file, err)
 	}
 	return nil
@@ -112,7 +112,8 @@ func agentMetadata(raw []byte) []byte {
 // folder (<pk>/<session>.jsonl, with subagent files and their .meta.json),
 // a config dir holding one, or a single project folder. A corrupt line is
 // skipped with a warning naming file and line. It returns how many entries
-// it read.
+// it read. Importing a file again adds no entry that has a uuid; the few
+// without one (queue-operation, last-prompt, …) are appended again.
 func (s *Store) Import(ctx context.Context, path string) (int, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -206,14 +207,17 @@ func (s *Store) importFile(ctx context.Context, key Key, path string) (int, erro
 			return 0, fmt.Errorf("sessionstore: import: %w", err)
 		}
 		if !json.Valid(raw) {
-			s.logf("sessionstore: import: %s: not valid JSON, skipped", path)
+			s.logf("import: %s: not valid JSON, skipped", path)
 			return 0, nil
 		}
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, raw); err != nil {
 			return 0, fmt.Errorf("sessionstore: import %s: %w", path, err)
 		}
-		return 1, s.Append(ctx, key, []json.RawMessage{agentMetadata(buf.Bytes())})
+		if err := s.append(ctx, key, []json.RawMessage{agentMetadata(buf.Bytes())}); err != nil {
+			return 0, fmt.Errorf("sessionstore: import %s: %w", path, err)
+		}
+		return 1, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -235,7 +239,7 @@ func (s *Store) appendJSONL(ctx context.Context, key Key, r io.Reader, name stri
 	var batch []json.RawMessage
 	size, n, lineNo := 0, 0, 0
 	flush := func() error {
-		if err := s.Append(ctx, key, batch); err != nil {
+		if err := s.append(ctx, key, batch); err != nil {
 			return err
 		}
 		n += len(batch)
@@ -249,7 +253,7 @@ func (s *Store) appendJSONL(ctx context.Context, key Key, r io.Reader, name stri
 			continue
 		}
 		if !gjson.ValidBytes(b) || b[0] != '{' {
-			s.logf("sessionstore: %s:%d: corrupt JSONL line skipped", name, lineNo)
+			s.logf("%s:%d: corrupt JSONL line skipped", name, lineNo)
 			continue
 		}
 		batch = append(batch, bytes.Clone(b))

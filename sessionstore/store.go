@@ -80,8 +80,8 @@ type Summary struct {
 // summary data (prev is nil for the first batch). It must be pure.
 type FoldFunc func(prev map[string]any, key Key, entries []json.RawMessage) map[string]any
 
-// Logf receives warnings (a skipped corrupt line, a frame that could not be
-// keyed); log.Printf by default.
+// Logf receives warnings (a skipped corrupt line); the messages carry no
+// package prefix. By default they go to log.Printf as "sessionstore: …".
 type Logf func(format string, args ...any)
 
 // Store is a session store backed by one SQLite file. It is safe for
@@ -133,7 +133,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		ephemeral: DefaultEphemeralPolicy(),
 		prune:     DefaultPrunePolicy(),
 		fold:      FoldSummary,
-		logf:      log.Printf,
+		logf:      func(format string, a ...any) { log.Printf("sessionstore: "+format, a...) },
 		now:       time.Now,
 	}
 	for _, o := range opts {
@@ -196,24 +196,26 @@ func (s *Store) nextMTime(ctx context.Context, tx *sql.Tx) (int64, error) {
 // nothing. A failed write (read-only file, full disk) returns the error and
 // stores none of the batch.
 func (s *Store) Append(ctx context.Context, key Key, entries []json.RawMessage) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	if err := key.validate(); err != nil {
-		return fmt.Errorf("sessionstore: append: %w", err)
-	}
-	for i, e := range entries {
-		if !gjson.ValidBytes(e) || !gjson.ParseBytes(e).IsObject() {
-			return fmt.Errorf("sessionstore: append %s: entry %d is not a JSON object", key, i)
-		}
-	}
 	if err := s.append(ctx, key, entries); err != nil {
 		return fmt.Errorf("sessionstore: append %s: %w", key, err)
 	}
 	return nil
 }
 
+// append is Append without the package's error prefix (Mirror and Import
+// add their own).
 func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if err := key.validate(); err != nil {
+		return err
+	}
+	for i, e := range entries {
+		if !gjson.ValidBytes(e) || !gjson.ParseBytes(e).IsObject() {
+			return fmt.Errorf("entry %d is not a JSON object", i)
+		}
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -400,24 +402,29 @@ func (s *Store) delete(ctx context.Context, key Key) error {
 // ListSubkeys lists the subpaths stored under key's session (never the main
 // transcript), sorted.
 func (s *Store) ListSubkeys(ctx context.Context, key Key) ([]string, error) {
+	out, err := s.subkeys(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: list subkeys %s: %w", key, err)
+	}
+	return out, nil
+}
+
+func (s *Store) subkeys(ctx context.Context, key Key) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT subpath FROM meta
 		WHERE project_key = ? AND session_id = ? AND subpath != '' ORDER BY subpath`, key.ProjectKey, key.SessionID)
 	if err != nil {
-		return nil, fmt.Errorf("sessionstore: list subkeys: %w", err)
+		return nil, err
 	}
 	defer rows.Close()
 	out := []string{}
 	for rows.Next() {
 		var sp string
 		if err := rows.Scan(&sp); err != nil {
-			return nil, fmt.Errorf("sessionstore: list subkeys: %w", err)
+			return nil, err
 		}
 		out = append(out, sp)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sessionstore: list subkeys: %w", err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // SessionRef is one main session of any project, for listings.

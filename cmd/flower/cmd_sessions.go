@@ -117,7 +117,7 @@ func sessionsShow(c *cli.Context) error {
 		if !c.Bool(flagSessionsTrimmed.Name) {
 			return st.Export(c.Context, key, c.App.Writer)
 		}
-		entries, _, err := st.LoadForResume(c.Context, key)
+		entries, _, err := st.Preview(c.Context, key)
 		if err != nil {
 			return err
 		}
@@ -127,7 +127,7 @@ func sessionsShow(c *cli.Context) error {
 
 func sessionsReport(c *cli.Context) error {
 	return onSession(c, func(st *sessionstore.Store, key sessionstore.Key) error {
-		_, rep, err := st.LoadForResume(c.Context, key)
+		_, rep, err := st.Preview(c.Context, key)
 		if err != nil {
 			return err
 		}
