@@ -210,3 +210,28 @@ func TestRun_CancelKillsTheGroup(t *testing.T) {
 	}
 	t.Fatalf("the tool's shell %d outlived the step", pid)
 }
+
+func TestRun_LargeStreamLine(t *testing.T) {
+	t.Parallel()
+	o := bareOptions(t)
+	o.Claude = fakeClaude(t, `read -r _
+echo '{"type":"system","subtype":"init","session_id":"big-1"}'
+printf '{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"'
+head -c 5000000 /dev/zero | tr '\0' a
+printf '"}]},"parent_tool_use_id":null}\n'
+echo '{"type":"result","subtype":"success","is_error":false,"result":"BIG_OK","num_turns":1,"total_cost_usd":0.01,"session_id":"big-1"}'`)
+	rt, err := harness.New(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	res, err := rt.Run(runCtx(t), harness.NewAgentSpec("plain", "x"), "hi", harness.RunOptions{})
+	if err != nil || !res.OK || res.Text != "BIG_OK" || res.SessionID != "big-1" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	for _, e := range readEvents(t, rt.EventsPath()) {
+		if len(e.Raw) > 1<<20 {
+			t.Errorf("events.jsonl keeps a %d-byte raw line", len(e.Raw))
+		}
+	}
+}

@@ -128,16 +128,18 @@ func TestRun_Faults(t *testing.T) {
 		wantOK      bool
 		minAttempts int
 		wantErr     string
+		cliRetries  int
 	}{
-		{"three 529s then success", []scripted.Reply{f529, f529, f529, {Text: "AFTER_529"}}, true, 2, ""},
-		{"401 is not retried", []scripted.Reply{{Fault: &scripted.Fault{Status: 401, Type: "authentication_error", Message: "invalid x-api-key"}}, {Text: "NEVER"}}, false, 1, "401"},
-		{"connection drop mid-stream", []scripted.Reply{drop, drop, {Text: "AFTER_DROP"}}, true, 2, ""},
+		{"three 529s then success", []scripted.Reply{f529, f529, f529, {Text: "AFTER_529"}}, true, 4, "", 0},
+		{"three 529s, the CLI retrying once itself", []scripted.Reply{f529, f529, f529, {Text: "AFTER_529"}}, true, 2, "", 1},
+		{"401 is not retried", []scripted.Reply{{Fault: &scripted.Fault{Status: 401, Type: "authentication_error", Message: "invalid x-api-key"}}, {Text: "NEVER"}}, false, 1, "401", 0},
+		{"connection drop mid-stream", []scripted.Reply{drop, drop, {Text: "AFTER_DROP"}}, true, 2, "", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: tc.replies}}})
-			rt := newRuntime(t, b, nil)
+			rt := newRuntime(t, b, func(o *harness.Options) { o.CLIRetries = tc.cliRetries })
 			res, err := rt.Run(runCtx(t), harness.NewAgentSpec("plain", "x"), "go on", harness.RunOptions{})
 			if err != nil {
 				t.Fatal(err)

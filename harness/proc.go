@@ -239,7 +239,14 @@ func (p *proc) exitDesc() string {
 func (p *proc) supervise(ctx context.Context, out *os.File, s *stream, startTimeout time.Duration, onLine func(Event), onMirror func([]byte), onNear func(), onInit func(string)) attemptOut {
 	lines := make(chan lineMsg, 64)
 	go readLines(out, lines)
-	defer out.Close()
+	defer func() {
+		// Unblock and drain the reader so its goroutine ends.
+		out.Close()
+		go func() {
+			for range lines {
+			}
+		}()
+	}()
 	startTimer := time.NewTimer(startTimeout)
 	defer startTimer.Stop()
 	var failure string

@@ -155,7 +155,7 @@ func TestWorkbench(t *testing.T) {
 		t.Fatal(err)
 	}
 	idx, _ := os.ReadFile(wb.IndexPath())
-	for _, want := range []string{"scripts/a.sh — counts widgets", "scripts/b.py — Summarise the log.", "scripts/c.sql — monthly totals", "scripts/d.go — plain comment first", "- artifacts/r.txt\n"} {
+	for _, want := range []string{"scripts/a.sh — counts widgets", "scripts/b.py — Summarise the log.", "scripts/c.sql — monthly totals", "scripts/d.go — plain comment first", "- artifacts/r.txt (7 B)"} {
 		if !strings.Contains(string(idx), want) {
 			t.Errorf("INDEX.md lacks %q:\n%s", want, idx)
 		}
@@ -169,7 +169,7 @@ func TestWorkbench(t *testing.T) {
 		t.Errorf("external workbench lacks the absolute-path sentence:\n%s", ext.PromptBlock())
 	}
 	wb.MaxIndexEntries = 2
-	if idx := wb.Index(); !strings.Contains(idx, "… 3 more") {
+	if idx := wb.Index(); !strings.Contains(idx, "… and 2 more") {
 		t.Errorf("index not capped:\n%s", idx)
 	}
 }
@@ -307,5 +307,22 @@ func TestStream_Recorded(t *testing.T) {
 				t.Errorf("events = %v, want %v", kinds, tc.kinds)
 			}
 		})
+	}
+}
+
+func TestWaitOnline(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := "http://" + ln.Addr().String()
+	r := Resilience{OnlineTimeout: 700 * time.Millisecond}
+	if err := r.WaitOnline(t.Context(), up); err != nil {
+		t.Errorf("reachable host: %v", err)
+	}
+	ln.Close()
+	start := time.Now()
+	if err := r.WaitOnline(t.Context(), up); err == nil || time.Since(start) < 600*time.Millisecond {
+		t.Errorf("unreachable host: err %v after %s", err, time.Since(start))
 	}
 }

@@ -262,6 +262,8 @@ loop:
 			delay := res0.DelayFor(attempt)
 			emit(Event{Kind: "retry", Data: map[string]any{"attempt": attempt, "kind": kind, "error": out.err, "delay_s": delay.Seconds()}})
 			if err := res0.WaitOnline(ctx, envGetter(r.env)("ANTHROPIC_BASE_URL")); err != nil {
+				res.Error = fmt.Sprintf("%s (the API stayed unreachable: %v)", out.err, err)
+				emit(Event{Kind: "offline", Data: map[string]any{"error": err.Error()}})
 				break loop
 			}
 			select {

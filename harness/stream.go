@@ -26,6 +26,9 @@ type stream struct {
 	mirror    [][]byte
 }
 
+// maxRawEvent caps the stream line an Event keeps as Raw.
+const maxRawEvent = 256 << 10
+
 type action int
 
 const (
@@ -38,7 +41,12 @@ const (
 func (s *stream) handle(line []byte) (ev Event, emit bool, act action) {
 	typ := gjson.GetBytes(line, "type").String()
 	sub := gjson.GetBytes(line, "subtype").String()
-	ev = Event{Kind: typ, Raw: json.RawMessage(append([]byte(nil), line...)), Time: time.Now(), Data: map[string]any{}}
+	ev = Event{Kind: typ, Time: time.Now(), Data: map[string]any{}}
+	if len(line) <= maxRawEvent {
+		ev.Raw = json.RawMessage(append([]byte(nil), line...))
+	} else {
+		ev.Data["raw_bytes"] = len(line) // a huge tool result: kept out of events.jsonl
+	}
 	emit = true
 	switch typ {
 	case "system":

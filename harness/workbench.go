@@ -1,14 +1,12 @@
 package harness
 
 import (
-	"bufio"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strings"
+
+	"github.com/flowerhq/flower/hooks"
 )
 
 // Workbench is the spill-over working directory of a run (seed Workbench):
@@ -47,11 +45,17 @@ func (w *Workbench) External() bool {
 	return w.Home != "" && (err != nil || strings.HasPrefix(rel, ".."))
 }
 
-// Scripts, Artifacts, Notes and Spill are the workbench's directories.
-func (w *Workbench) Scripts() string   { return filepath.Join(w.Root(), "scripts") }
+// Scripts is <root>/scripts: scripts worth running again.
+func (w *Workbench) Scripts() string { return filepath.Join(w.Root(), "scripts") }
+
+// Artifacts is <root>/artifacts: results over 2000 characters.
 func (w *Workbench) Artifacts() string { return filepath.Join(w.Root(), "artifacts") }
-func (w *Workbench) Notes() string     { return filepath.Join(w.Root(), "notes") }
-func (w *Workbench) Spill() string     { return filepath.Join(w.Root(), "spill") }
+
+// Notes is <root>/notes: one file per key decision, and the handoffs.
+func (w *Workbench) Notes() string { return filepath.Join(w.Root(), "notes") }
+
+// Spill is <root>/spill, where the spill guard writes long tool output.
+func (w *Workbench) Spill() string { return filepath.Join(w.Root(), "spill") }
 
 // IndexPath is <root>/INDEX.md.
 func (w *Workbench) IndexPath() string { return filepath.Join(w.Root(), "INDEX.md") }
@@ -66,119 +70,32 @@ func (w *Workbench) Ensure() error {
 	return w.Refresh()
 }
 
-type indexEntry struct {
-	rel, desc string
-	mod       int64
-}
-
-// Index returns INDEX.md's text: one line per file of scripts/, artifacts/
-// and notes/ (newest first, at most MaxIndexEntries), with its description.
+// Index returns INDEX.md's text after refreshing it: the listing of
+// scripts/ (with their "# desc:"), artifacts/ and notes/, written by the same
+// code the index guard (flower-hook index) runs, so both agree byte for byte.
 func (w *Workbench) Index() string {
-	var entries []indexEntry
-	for _, sub := range []string{"scripts", "artifacts", "notes"} {
-		base := filepath.Join(w.Root(), sub)
-		_ = filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				if d != nil && d.IsDir() && d.Name() == "archive" {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			info, err := d.Info()
-			if err != nil {
-				return nil
-			}
-			rel, _ := filepath.Rel(w.Root(), p)
-			entries = append(entries, indexEntry{rel: filepath.ToSlash(rel), desc: Describe(p), mod: info.ModTime().UnixNano()})
-			return nil
-		})
+	if err := w.Refresh(); err != nil {
+		return "# Workbench index\n\n(unavailable: " + err.Error() + ")\n"
 	}
-	sort.SliceStable(entries, func(i, j int) bool {
-		if entries[i].mod != entries[j].mod {
-			return entries[i].mod > entries[j].mod
-		}
-		return entries[i].rel < entries[j].rel
-	})
-	limit := w.MaxIndexEntries
-	if limit <= 0 {
-		limit = 40
+	data, err := os.ReadFile(w.IndexPath())
+	if err != nil {
+		return "# Workbench index\n\n(unavailable: " + err.Error() + ")\n"
 	}
-	var b strings.Builder
-	b.WriteString("# Workbench index\n\n")
-	if len(entries) == 0 {
-		b.WriteString("(empty)\n")
-	}
-	for i, e := range entries {
-		if i == limit {
-			fmt.Fprintf(&b, "- … %d more\n", len(entries)-limit)
-			break
-		}
-		if e.desc != "" {
-			fmt.Fprintf(&b, "- %s — %s\n", e.rel, e.desc)
-		} else {
-			fmt.Fprintf(&b, "- %s\n", e.rel)
-		}
-	}
-	return b.String()
+	return string(data)
 }
 
-// Refresh rewrites INDEX.md.
+// Refresh rewrites INDEX.md (hooks.RefreshIndex).
 func (w *Workbench) Refresh() error {
-	if err := os.MkdirAll(w.Root(), 0o755); err != nil {
+	if err := hooks.RefreshIndex(w.Root(), w.MaxIndexEntries); err != nil {
 		return fmt.Errorf("harness: workbench: %w", err)
-	}
-	if err := writeFileAtomic(w.IndexPath(), []byte(w.Index()), 0o644); err != nil {
-		return fmt.Errorf("harness: workbench index: %w", err)
 	}
 	return nil
 }
 
-var (
-	descRe    = regexp.MustCompile(`^\s*(?:#|//|--)\s*desc:\s*(.+?)\s*$`)
-	commentRe = regexp.MustCompile(`^\s*(?:#!|#|//|--)\s*(.*?)\s*$`)
-	docRe     = regexp.MustCompile(`^\s*(?:"""|''')\s*(.*?)\s*(?:"""|''')?\s*$`)
-)
-
-// Describe returns a file's self-description: a "# desc:" line (also "//"
-// and "--") within the first 8 lines; else the first non-empty comment or the
-// first line of a docstring; cut to 100 characters.
-func Describe(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	var lines []string
-	for len(lines) < 8 && sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	for _, l := range lines {
-		if m := descRe.FindStringSubmatch(l); m != nil {
-			return cut(m[1], 100)
-		}
-	}
-	for _, l := range lines {
-		if strings.HasPrefix(strings.TrimSpace(l), "#!") {
-			continue
-		}
-		if m := docRe.FindStringSubmatch(l); m != nil && m[1] != "" {
-			return cut(m[1], 100)
-		}
-		if m := commentRe.FindStringSubmatch(l); m != nil && m[1] != "" {
-			return cut(strings.TrimLeft(m[1], "# "), 100)
-		}
-	}
-	return ""
-}
-
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n])
-}
+// Describe returns a script's self-description: a "# desc:" line (also
+// "//" and "--") within the first 8 lines, else the first non-empty comment
+// or the first docstring line, cut to 100 characters (hooks.ScriptDesc).
+func Describe(path string) string { return hooks.ScriptDesc(path) }
 
 // PromptBlock is the text injected into the system prompt: where the
 // workbench is, its three rules, and the current index.
@@ -194,6 +111,15 @@ func (w *Workbench) PromptBlock() string {
 	b.WriteString("\n")
 	b.WriteString(w.Index())
 	return b.String()
+}
+
+// cut returns s cut to n runes.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n])
 }
 
 // writeFileAtomic writes data to a temp file beside path and renames it.

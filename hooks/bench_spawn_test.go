@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -78,12 +79,21 @@ func BenchmarkHookSpawn(b *testing.B) {
 	if err := os.WriteFile(py, []byte(pyHook), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	// The floor of any Go binary on this machine: an empty main.
+	hello := filepath.Join(dir, "hello")
+	if err := os.WriteFile(hello+".go", []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if out, err := exec.Command("go", "build", "-o", hello, hello+".go").CombinedOutput(); err != nil {
+		b.Fatalf("build hello: %v %s", err, out)
+	}
 	for _, c := range []struct {
 		name string
 		argv []string
 	}{
 		// The machine's floor: spawning a process that does nothing.
 		{"baseline-true", []string{"/bin/true"}},
+		{"baseline-go-empty", []string{hello}},
 		{"flower-hook", []string{hook, "delegate"}},
 		{"python3", []string{"python3", py}},
 	} {
@@ -102,13 +112,15 @@ func BenchmarkHookSpawn(b *testing.B) {
 				}
 				times = append(times, time.Since(start))
 				cpu = append(cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
-				if c.name != "baseline-true" && !bytes.Contains(out.Bytes(), []byte(`"permissionDecision":"deny"`)) {
+				if !strings.HasPrefix(c.name, "baseline") && !bytes.Contains(out.Bytes(), []byte(`"permissionDecision":"deny"`)) {
 					b.Fatalf("%s answered %s", c.name, out.Bytes())
 				}
 			}
 			slices.Sort(times)
 			slices.Sort(cpu)
-			pct := func(d []time.Duration, q float64) float64 { return float64(d[int(q*float64(len(d)-1))].Microseconds()) / 1000 }
+			pct := func(d []time.Duration, q float64) float64 {
+				return float64(d[int(q*float64(len(d)-1))].Microseconds()) / 1000
+			}
 			p := func(q float64) float64 { return pct(times, q) }
 			b.ReportMetric(p(0.50), "p50-ms")
 			b.ReportMetric(p(0.99), "p99-ms")
@@ -116,10 +128,10 @@ func BenchmarkHookSpawn(b *testing.B) {
 			// machine, independent of how loaded it is.
 			b.ReportMetric(pct(cpu, 0.50), "cpu-p50-ms")
 			time.Sleep(100 * time.Millisecond)
-			if got := lines.Load() - before; c.name != "baseline-true" && got != int64(len(times)) {
+			if got := lines.Load() - before; !strings.HasPrefix(c.name, "baseline") && got != int64(len(times)) {
 				b.Errorf("%s: %d socket lines for %d runs", c.name, got, len(times))
 			}
-			fmt.Fprintf(os.Stderr, "%-13s runs=%d wall p50=%.2fms p99=%.2fms  cpu p50=%.2fms\n", c.name, len(times), p(0.50), p(0.99), pct(cpu, 0.50))
+			fmt.Fprintf(os.Stderr, "%-17s runs=%d wall p50=%.2fms p99=%.2fms  cpu p50=%.2fms\n", c.name, len(times), p(0.50), p(0.99), pct(cpu, 0.50))
 		})
 	}
 }

@@ -3,6 +3,7 @@ package hooks
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // verbRule checks the arguments (after the verb) of a whitelisted verb. A
@@ -310,7 +311,8 @@ func awkRule(args []arg) bool {
 	return false
 }
 
-var awkRedirect = regexp.MustCompile(`\bprintf?\b[^;{}\n]*>`)
+// awkRedirect finds print/printf redirected to a file (compiled on first use).
+var awkRedirect = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bprintf?\b[^;{}\n]*>`) })
 
 func awkProgramSafe(p string) bool {
 	if strings.Contains(p, "system") || strings.Contains(p, "getline") || strings.Contains(p, "@") {
@@ -319,5 +321,5 @@ func awkProgramSafe(p string) bool {
 	if strings.Contains(strings.ReplaceAll(p, "||", ""), "|") {
 		return false
 	}
-	return !awkRedirect.MatchString(p)
+	return !awkRedirect().MatchString(p)
 }

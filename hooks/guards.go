@@ -7,14 +7,59 @@ import (
 	"strings"
 )
 
-// ToolMatcher compiles a Claude Code matcher ("Bash|Write") into a regexp
-// matched against the whole tool name, as the CLI matches it.
-func ToolMatcher(expr string) (*regexp.Regexp, error) {
+// Matcher matches tool names the way a Claude Code hook matcher does: the
+// whole name against a regular expression, "" and "*" matching every tool.
+type Matcher struct {
+	all   bool
+	names map[string]bool // set when the expression is a plain A|B|C list
+	re    *regexp.Regexp
+}
+
+// ToolMatcher compiles a matcher expression ("Bash|Write", "mcp__.*").
+// A plain list of names is matched without the regexp engine: compiling a
+// regexp costs flower-hook start-up time on every tool call.
+func ToolMatcher(expr string) (*Matcher, error) {
+	if expr == "" || expr == "*" {
+		return &Matcher{all: true}, nil
+	}
+	if plainNames(expr) {
+		m := &Matcher{names: map[string]bool{}}
+		for _, n := range strings.Split(expr, "|") {
+			m.names[n] = true
+		}
+		return m, nil
+	}
 	re, err := regexp.Compile("^(?:" + expr + ")$")
 	if err != nil {
 		return nil, fmt.Errorf("hooks: tool matcher %q: %w", expr, err)
 	}
-	return re, nil
+	return &Matcher{re: re}, nil
+}
+
+// MatchString reports whether the tool called name is matched.
+func (m *Matcher) MatchString(name string) bool {
+	switch {
+	case m.all:
+		return true
+	case m.names != nil:
+		return m.names[name]
+	}
+	return m.re.MatchString(name)
+}
+
+func plainNames(expr string) bool {
+	for _, n := range strings.Split(expr, "|") {
+		if n == "" {
+			return false
+		}
+		for i := 0; i < len(n); i++ {
+			c := n[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // DelegateReason is the deny text of the delegate guard: it tells the main
@@ -30,7 +75,7 @@ func DelegateReason(tool string) string {
 // matched by tools is denied with DelegateReason. With glance, a Bash call
 // whose command IsEphemeral passes. Subagents always pass. A Bash input
 // without a readable command is not a glance.
-func Delegate(in Input, tools *regexp.Regexp, glance bool) Decision {
+func Delegate(in Input, tools *Matcher, glance bool) Decision {
 	if !in.IsMainThread() {
 		return Decision{Verdict: Pass, Detail: map[string]any{"subagent": true}}
 	}

@@ -32,6 +32,17 @@ func TestToolMatcherIsAnchored(t *testing.T) {
 	if _, err := ToolMatcher("(("); err == nil {
 		t.Error("bad regexp accepted")
 	}
+	for _, tt := range []struct {
+		expr, name string
+		want       bool
+	}{
+		{"*", "Anything", true}, {"", "Read", true}, {"Web.*", "WebFetch", true}, {"Web.*", "MyWebFetch", false},
+		{"mcp__.*", "mcp__srv__tool", true}, {"Bash", "bash", false}, {"Read|Grep", "Grep", true}, {"Read|Grep", "Read|Grep", false},
+	} {
+		if got := mustMatcher(t, tt.expr).MatchString(tt.name); got != tt.want {
+			t.Errorf("matcher %q on %q = %v, want %v", tt.expr, tt.name, got, tt.want)
+		}
+	}
 }
 
 func TestDelegate(t *testing.T) {

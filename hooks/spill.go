@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -20,7 +21,7 @@ type SpillConfig struct {
 	// Threshold is the length in characters above which a text field spills.
 	Threshold int
 	// Tools matches the tools whose output is looked at (BulkyTools).
-	Tools *regexp.Regexp
+	Tools *Matcher
 	// MainOnly leaves subagents' outputs alone.
 	MainOnly bool
 }
@@ -29,7 +30,8 @@ type SpillConfig struct {
 func SpillDir(dir string) string { return filepath.Join(dir, "spill") }
 
 // spillName matches a spill file name anywhere in a tool input.
-var spillName = regexp.MustCompile(`spill/[0-9a-f]{16}\.txt`)
+// (compiled on first use: most runs never need it).
+var spillName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`spill/[0-9a-f]{16}\.txt`) })
 
 // Spill is the spill guard (PostToolUse). When a string field of the tool's
 // output object (found through nested objects, never through lists, which
@@ -102,7 +104,7 @@ func readsSpill(input json.RawMessage, dir string) bool {
 	visit = func(v any) {
 		switch v := v.(type) {
 		case string:
-			if strings.Contains(v, dir) || strings.Contains(v, resolved) || spillName.MatchString(v) {
+			if strings.Contains(v, dir) || strings.Contains(v, resolved) || spillName().MatchString(v) {
 				found = true
 			}
 		case map[string]any:

@@ -138,6 +138,11 @@ func stepAction(c *cli.Context) error {
 		o.Workbench = harness.RunDirWorkbench(o.Workspace, o.RunDir)
 	}
 
+	if spec.DelegateOnly && o.Workbench == nil {
+		// Seed: the delegate guard comes with the workbench hooks, and a
+		// delegate_only role skips the whitelist: no wall at all.
+		fmt.Fprintln(c.App.ErrWriter, "flower: warning: --role "+c.String(flagStepRole.Name)+" without --workbench runs with no delegate guard")
+	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rt, err := harness.New(ctx, o)
