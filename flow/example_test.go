@@ -20,3 +20,11 @@ func Example() {
 	c, err := wf.Run(ctx, rt, func(e harness.Event) { log.Println(e.Kind, e.Step) }, nil)
 	fmt.Println(c.Outcome(), err)
 }
+
+// The Runtime reports sessions as soon as they start (seed on_session) and
+// knows its run dir (the Lineage lives there).
+var (
+	_ flow.SessionWatcher = (*harness.Runtime)(nil)
+	_ flow.RunDirer       = (*harness.Runtime)(nil)
+	_ flow.Runner         = (*harness.Runtime)(nil)
+)

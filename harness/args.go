@@ -7,13 +7,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/flowerhq/flower/hooks"
 )
 
 // Tool groups of the seed's guard layer; they pick the default matchers.
+// flower-hook defines them (its flags default to them), so the settings.json
+// matchers and the guards' own tool lists cannot drift apart.
 const (
-	HandsOn   = "Bash|Write|Edit|NotebookEdit"
-	WriteOnly = "Write|Edit|NotebookEdit"
-	Bulky     = "Bash|Read|Grep|Glob|WebFetch|WebSearch"
+	HandsOn   = hooks.HandsOnTools
+	WriteOnly = hooks.WriteOnlyTools
+	Bulky     = hooks.BulkyTools
 )
 
 // BuildOptions are build_options' keyword arguments plus what a Go process

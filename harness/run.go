@@ -122,7 +122,11 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	onInit := func(sid string) {
 		r.mu.Lock()
 		r.sessions[sid] = a.step
+		watch := r.onSession
 		r.mu.Unlock()
+		if watch != nil {
+			watch(sid)
+		}
 	}
 	o := p.supervise(ctx, out, s, r.opts.StartTimeout, emit, mirror, near, onInit)
 	if o.err == Interrupted {

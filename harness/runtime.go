@@ -130,6 +130,25 @@ type Runtime struct {
 	sessions map[string]string // session id → step, for socket reports
 	current  string
 	onEvents map[string]func(Event)
+	// onSession is told every session id as soon as its system/init
+	// arrives (seed runtime.on_session); see OnSession.
+	onSession func(sessionID string)
+}
+
+// OnSession installs fn to be told each session id as soon as a step's
+// system/init line names it (seed runtime.on_session), and returns a
+// function that restores the previous watcher. flow's Workflow installs it
+// around one Run call only.
+func (r *Runtime) OnSession(fn func(sessionID string)) (restore func()) {
+	r.mu.Lock()
+	prev := r.onSession
+	r.onSession = fn
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		r.onSession = prev
+		r.mu.Unlock()
+	}
 }
 
 // New builds a Runtime: loads <workspace>/.env (never overriding the
