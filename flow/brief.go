@@ -1,6 +1,10 @@
 package flow
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/flowerhq/flower/internal/docs"
+)
 
 // Brief section names, byte-exact.
 const (
@@ -11,11 +15,11 @@ const (
 )
 
 // briefSections is the fixed order goal → accept → bounds → unknowns.
-var briefSections = []sectionDef{
-	{key: "goal", name: BriefGoal, aliases: []string{"目的", "诉求", "Goal", "Goals"}},
-	{key: "accept", name: BriefAccept, aliases: []string{"验收条件", "验收", "完成标准", "Acceptance criteria", "Acceptance"}},
-	{key: "bounds", name: BriefBounds, aliases: []string{"范围", "约束", "不做什么", "Bounds", "Boundaries", "Scope"}},
-	{key: "unknowns", name: BriefUnknowns, aliases: []string{"未知与假定", "假设", "未知", "Unknowns and assumptions", "Assumptions", "Unknowns"}},
+var briefSections = []docs.Section{
+	{Key: "goal", Name: BriefGoal, Aliases: []string{"目的", "诉求", "Goal", "Goals"}},
+	{Key: "accept", Name: BriefAccept, Aliases: []string{"验收条件", "验收", "完成标准", "Acceptance criteria", "Acceptance"}},
+	{Key: "bounds", Name: BriefBounds, Aliases: []string{"范围", "约束", "不做什么", "Bounds", "Boundaries", "Scope"}},
+	{Key: "unknowns", Name: BriefUnknowns, Aliases: []string{"未知与假定", "假设", "未知", "Unknowns and assumptions", "Assumptions", "Unknowns"}},
 }
 
 // Brief is the frozen requirement a clarifier produces: exactly four sections
@@ -36,14 +40,14 @@ type Brief struct {
 // first; of repeated sections the first one with content wins; a section
 // holding only "(未填)" stays missing.
 func ParseBrief(text string) Brief {
-	s, _ := parseSections(text, briefSections)
+	s, _ := docs.Parse(text, briefSections)
 	return Brief{Goal: s["goal"], Accept: s["accept"], Bounds: s["bounds"], Unknowns: s["unknowns"]}
 }
 
 // LoadBrief reads and parses the brief at path. A missing file gives an error
 // that satisfies errors.Is(err, fs.ErrNotExist).
 func LoadBrief(path string) (Brief, error) {
-	text, err := readDoc(path)
+	text, err := docs.Read(path)
 	if err != nil {
 		return Brief{}, err
 	}
@@ -58,8 +62,8 @@ func (b Brief) values() []string { return []string{b.Goal, b.Accept, b.Bounds, b
 func (b Brief) Missing() []string {
 	var out []string
 	for i, v := range b.values() {
-		if cleanBody(v) == "" {
-			out = append(out, briefSections[i].name)
+		if docs.CleanBody(v) == "" {
+			out = append(out, briefSections[i].Name)
 		}
 	}
 	return out
@@ -80,7 +84,7 @@ func (b Brief) ToMarkdown() string {
 	var sb strings.Builder
 	sb.WriteString("# 需求\n")
 	for i, v := range b.values() {
-		sb.WriteString("\n## " + briefSections[i].name + "\n\n" + orPlaceholder(v) + "\n")
+		sb.WriteString("\n## " + briefSections[i].Name + "\n\n" + docs.OrPlaceholder(v) + "\n")
 	}
 	return sb.String()
 }
@@ -90,7 +94,7 @@ func (b Brief) PromptBlock() string {
 	var sb strings.Builder
 	sb.WriteString("<需求>\n")
 	for i, v := range b.values() {
-		sb.WriteString("【" + briefSections[i].name + "】\n" + orPlaceholder(v) + "\n")
+		sb.WriteString("【" + briefSections[i].Name + "】\n" + docs.OrPlaceholder(v) + "\n")
 	}
 	sb.WriteString("</需求>")
 	return sb.String()
@@ -98,7 +102,7 @@ func (b Brief) PromptBlock() string {
 
 // Write freezes the brief to path (ToMarkdown) and returns it with Path set.
 func (b Brief) Write(path string) (Brief, error) {
-	if err := writeDoc(path, b.ToMarkdown()); err != nil {
+	if err := docs.Write(path, b.ToMarkdown()); err != nil {
 		return b, err
 	}
 	b.Path = path

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/flowerhq/flower/internal/docs"
 )
 
 // Answer states.
@@ -351,7 +353,7 @@ func (h *HumanChannel) Amend(said, label string) (bool, error) {
 		return true, nil
 	}
 	text := strings.TrimRight(string(old), "\n") + "\n\n【" + label + "】" + said + "\n"
-	if err := writeDoc(h.AmendPath, strings.TrimLeft(text, "\n")); err != nil {
+	if err := docs.Write(h.AmendPath, strings.TrimLeft(text, "\n")); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -142,6 +142,9 @@ func TestParseHandoff(t *testing.T) {
 		{"only doing and next are required", "## 在做什么\nD\n## 下一步\nN", Handoff{Doing: "D", Next: "N"}, nil, true},
 		{"no next", "## 在做什么\nD\n## 走不通的路\nX", Handoff{Doing: "D", Deadends: "X"}, []string{"下一步"}, false},
 		{"alias 正在做", "**正在做**\nD\n下一步: N", Handoff{Doing: "D", Next: "N"}, nil, true},
+		{"placeholder (未填) counts as missing", "## 在做什么\nD\n## 下一步\n(未填)", Handoff{Doing: "D"}, []string{"下一步"}, false},
+		{"unclosed fence drops the rest", "## 在做什么\nD\n```\n## 下一步\nN", Handoff{Doing: "D"}, []string{"下一步"}, false},
+		{"first duplicate with content wins", "## 在做什么\nD\n## 下一步\nN\n## 下一步\nM", Handoff{Doing: "D", Next: "N"}, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,12 +168,15 @@ func TestHandoffDegradedAndRoundTrip(t *testing.T) {
 	if !d.Complete() || d.Step != "执行" || !strings.Contains(d.Doing, "超时") {
 		t.Errorf("degraded = %+v", d)
 	}
-	path := filepath.Join(t.TempDir(), "交接-执行.md")
-	if _, err := d.Write(path); err != nil {
+	notes := t.TempDir()
+	if err := d.Write(notes); err != nil {
 		t.Fatal(err)
 	}
-	back, err := LoadHandoff(path)
-	if err != nil || back.Doing != d.Doing || back.Next != d.Next || back.Scene != d.Scene {
+	if want := filepath.Join(notes, "交接-执行.md"); d.Path != want {
+		t.Errorf("Write path = %s, want %s", d.Path, want)
+	}
+	back, err := LoadHandoff(d.Path)
+	if err != nil || back.Doing != d.Doing || back.Next != d.Next || back.Scene != d.Scene || back.Step != "执行" || back.Path != d.Path {
 		t.Errorf("LoadHandoff = %+v, %v", back, err)
 	}
 	if !strings.Contains(HandoffPrompt, "{used}") || !strings.Contains(HandoffPrompt, "{window}") {

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/flowerhq/flower/internal/docs"
 )
 
 // Goal section names, byte-exact.
@@ -16,9 +18,9 @@ const (
 // this environment: "[此环境无法验证:…]".
 const UnverifiableMark = "[此环境无法验证:"
 
-var goalSections = []sectionDef{
-	{key: "statement", name: GoalStatement, aliases: []string{"目的", "Goal", "Statement"}},
-	{key: "checks", name: GoalChecks, aliases: []string{"验收清单", "判定清单", "检查项", "验收标准", "Checks", "Checklist"}},
+var goalSections = []docs.Section{
+	{Key: "statement", Name: GoalStatement, Aliases: []string{"目的", "Goal", "Statement"}},
+	{Key: "checks", Name: GoalChecks, Aliases: []string{"验收清单", "判定清单", "检查项", "验收标准", "Checks", "Checklist"}},
 }
 
 var unverifiableRe = regexp.MustCompile(`^[\[［]此环境无法验证[:：]`)
@@ -35,13 +37,13 @@ type Goal struct {
 // ParseGoal parses the goal-setting judge's reply: a 目标 section and a
 // 检查清单 list (one check per list item or line).
 func ParseGoal(text string) Goal {
-	s, _ := parseSections(text, goalSections)
-	return Goal{Statement: s["statement"], Checks: listItems(s["checks"])}
+	s, _ := docs.Parse(text, goalSections)
+	return Goal{Statement: s["statement"], Checks: docs.ListItems(s["checks"])}
 }
 
 // LoadGoal reads and parses the goal at path.
 func LoadGoal(path string) (Goal, error) {
-	text, err := readDoc(path)
+	text, err := docs.Read(path)
 	if err != nil {
 		return Goal{}, err
 	}
@@ -53,7 +55,7 @@ func LoadGoal(path string) (Goal, error) {
 // Missing returns the names of the empty sections.
 func (g Goal) Missing() []string {
 	var out []string
-	if cleanBody(g.Statement) == "" {
+	if docs.CleanBody(g.Statement) == "" {
 		out = append(out, GoalStatement)
 	}
 	if len(g.Checks) == 0 {
@@ -96,9 +98,9 @@ func (g Goal) Amend(said string) Goal {
 // ToMarkdown renders the goal for people (and is what Write stores).
 func (g Goal) ToMarkdown() string {
 	var sb strings.Builder
-	sb.WriteString("# 目标与检查清单\n\n## " + GoalStatement + "\n\n" + orPlaceholder(g.Statement) + "\n\n## " + GoalChecks + "\n\n")
+	sb.WriteString("# 目标与检查清单\n\n## " + GoalStatement + "\n\n" + docs.OrPlaceholder(g.Statement) + "\n\n## " + GoalChecks + "\n\n")
 	if len(g.Checks) == 0 {
-		sb.WriteString(placeholder + "\n")
+		sb.WriteString(docs.Placeholder + "\n")
 	}
 	for _, c := range g.Checks {
 		sb.WriteString("- [ ] " + c + "\n")
@@ -109,7 +111,7 @@ func (g Goal) ToMarkdown() string {
 // PromptBlock renders the goal for the judge and the worker.
 func (g Goal) PromptBlock() string {
 	var sb strings.Builder
-	sb.WriteString("<目标>\n" + orPlaceholder(g.Statement) + "\n</目标>\n<检查清单>\n")
+	sb.WriteString("<目标>\n" + docs.OrPlaceholder(g.Statement) + "\n</目标>\n<检查清单>\n")
 	for i, c := range g.Checks {
 		sb.WriteString(strconv.Itoa(i+1) + ". " + c + "\n")
 	}
@@ -119,7 +121,7 @@ func (g Goal) PromptBlock() string {
 
 // Write freezes the goal to path and returns it with Path set.
 func (g Goal) Write(path string) (Goal, error) {
-	if err := writeDoc(path, g.ToMarkdown()); err != nil {
+	if err := docs.Write(path, g.ToMarkdown()); err != nil {
 		return g, err
 	}
 	g.Path = path

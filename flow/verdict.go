@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/flowerhq/flower/internal/docs"
 )
 
 // Verdict section names, byte-exact.
@@ -20,10 +22,10 @@ const (
 	Unreachable = "unreachable"
 )
 
-var verdictSections = []sectionDef{
-	{key: "state", name: VerdictConclusion, aliases: []string{"判定", "判断", "Verdict", "Conclusion"}},
-	{key: "reason", name: VerdictReason, aliases: []string{"原因", "Reason"}},
-	{key: "failed", name: VerdictFailed, aliases: []string{"未通过项", "未通过的检查", "Failed"}},
+var verdictSections = []docs.Section{
+	{Key: "state", Name: VerdictConclusion, Aliases: []string{"判定", "判断", "Verdict", "Conclusion"}},
+	{Key: "reason", Name: VerdictReason, Aliases: []string{"原因", "Reason"}},
+	{Key: "failed", Name: VerdictFailed, Aliases: []string{"未通过项", "未通过的检查", "Failed"}},
 }
 
 // statusWords maps the judge's words to a state. They are matched leftmost,
@@ -86,8 +88,8 @@ type Verdict struct {
 //  4. otherwise an isolated \b1\b → achieved, \b0\b → not_yet;
 //  5. otherwise State "" (OK false), which callers treat as not achieved.
 func ParseVerdict(text string) Verdict {
-	s, found := parseSections(text, verdictSections)
-	v := Verdict{Reason: s["reason"], Failed: listItems(s["failed"])}
+	s, found := docs.Parse(text, verdictSections)
+	v := Verdict{Reason: s["reason"], Failed: docs.ListItems(s["failed"])}
 	concl := s["state"]
 	if !found {
 		whole := strings.TrimSpace(text)
@@ -119,7 +121,7 @@ func ParseVerdict(text string) Verdict {
 
 // LoadVerdict reads and parses the verdict at path.
 func LoadVerdict(path string) (Verdict, error) {
-	text, err := readDoc(path)
+	text, err := docs.Read(path)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -140,7 +142,7 @@ func (v Verdict) Missing() []string {
 	if !v.OK() {
 		out = append(out, VerdictConclusion)
 	}
-	if !v.Achieved() && cleanBody(v.Reason) == "" {
+	if !v.Achieved() && docs.CleanBody(v.Reason) == "" {
 		out = append(out, VerdictReason)
 	}
 	return out
@@ -159,13 +161,13 @@ func stateWord(s string) string {
 	case Unreachable:
 		return "无法达成"
 	}
-	return placeholder
+	return docs.Placeholder
 }
 
 // ToMarkdown renders the verdict; parsing it back gives the same verdict.
 func (v Verdict) ToMarkdown() string {
 	var sb strings.Builder
-	sb.WriteString("## " + VerdictConclusion + "\n\n" + stateWord(v.State) + "\n\n## " + VerdictReason + "\n\n" + orPlaceholder(v.Reason) + "\n\n## " + VerdictFailed + "\n\n")
+	sb.WriteString("## " + VerdictConclusion + "\n\n" + stateWord(v.State) + "\n\n## " + VerdictReason + "\n\n" + docs.OrPlaceholder(v.Reason) + "\n\n## " + VerdictFailed + "\n\n")
 	if len(v.Failed) == 0 {
 		sb.WriteString("无\n")
 	}
@@ -199,4 +201,4 @@ func (v Verdict) Feedback() string {
 }
 
 // Write writes the verdict to path.
-func (v Verdict) Write(path string) error { return writeDoc(path, v.ToMarkdown()) }
+func (v Verdict) Write(path string) error { return docs.Write(path, v.ToMarkdown()) }

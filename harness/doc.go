@@ -41,8 +41,9 @@
 //   - The plugin directory is not loaded unless Options.PluginDir is set:
 //     plugin/hooks/hooks.json calls the same guards the per-step settings
 //     already install, and both would run.
-//   - The Handoff document lives here as well as in flow (harness cannot
-//     import flow); section names are the same: 在做什么 / 已定结论 / 走不通的路 /
-//     下一步 / 现场.
+//   - The Handoff document (在做什么 / 已定结论 / 走不通的路 / 下一步 / 现场)
+//     lives here, since the Runtime writes it; its headings are parsed by
+//     internal/docs with the same rules as flow's Brief, Goal and Verdict,
+//     and flow.Handoff is an alias of it.
 //   - manifest.json is a JSON array of ManifestRow, one per run.
 package harness

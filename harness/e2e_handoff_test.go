@@ -64,7 +64,7 @@ func handoffScript(fullAgain bool) *scripted.Script {
 		}
 		return scripted.Reply{Text: "MAIN_CONTINUES", Usage: big}
 	}
-	successor := scripted.Conversation{Name: "successor", Match: scripted.Match{FirstUser: "You continue step"},
+	successor := scripted.Conversation{Name: "successor", Match: scripted.Match{FirstUser: harness.PromptBlockIntro},
 		Replies: []scripted.Reply{{Text: "SUCCESSOR_DONE", Usage: &scripted.Usage{InputTokens: 2_000, OutputTokens: 10}}}}
 	if fullAgain {
 		successor.Replies = []scripted.Reply{{ToolUse: echo, Usage: big}}
@@ -251,7 +251,7 @@ func TestRun_OverflowErrorHandsOffDegraded(t *testing.T) {
 	t.Parallel()
 	tooLong := scripted.Reply{Fault: &scripted.Fault{Status: 400, Type: "invalid_request_error", Message: "prompt is too long: 210000 tokens > 200000 maximum"}}
 	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
-		{Name: "successor", Match: scripted.Match{FirstUser: "You continue step"}, Replies: []scripted.Reply{{Text: "SUCCESSOR_OK"}}},
+		{Name: "successor", Match: scripted.Match{FirstUser: harness.PromptBlockIntro}, Replies: []scripted.Reply{{Text: "SUCCESSOR_OK"}}},
 		{Name: "main", Func: func(scripted.Request) scripted.Reply { return tooLong }},
 	}})
 	rt := newRuntime(t, b, func(o *harness.Options) { o.Workbench = harness.RunDirWorkbench(b.Workspace, o.RunDir) })
@@ -267,7 +267,7 @@ func TestRun_OverflowErrorHandsOffDegraded(t *testing.T) {
 		t.Fatalf("degraded handoff lacks the original task in 现场: %s %v", data, err)
 	}
 	for _, r := range b.Model.RequestsFor("successor") {
-		if !strings.Contains(r.FirstUser(), "ORIGINAL_TASK_TEXT") || !strings.Contains(r.FirstUser(), "assembled mechanically") {
+		if !strings.Contains(r.FirstUser(), "ORIGINAL_TASK_TEXT") || !strings.Contains(r.FirstUser(), harness.DegradedNote) {
 			t.Errorf("successor prompt = %q", r.FirstUser())
 		}
 	}

@@ -4,14 +4,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/flowerhq/flower/internal/docs"
 )
 
 // Handoff is the document a session writes when its context is full (seed
-// Handoff): five sections, of which doing and next are required.
+// Handoff): five sections, of which only 在做什么 and 下一步 are required
+// (demanding dead ends would make the model invent some). Step is the step
+// it belongs to. This is the one implementation; flow aliases it.
 type Handoff struct {
 	Doing    string `json:"doing"`
 	Decided  string `json:"decided"`
@@ -19,173 +22,168 @@ type Handoff struct {
 	Next     string `json:"next"`
 	Scene    string `json:"scene"`
 	Step     string `json:"step"`
-	Path     string `json:"path,omitempty"`
-	// Degraded marks a handoff assembled mechanically (Degraded()).
+	// Path is where the handoff was loaded from or written to.
+	Path string `json:"path,omitempty"`
+	// Degraded marks a handoff assembled mechanically (DegradedHandoff).
 	Degraded bool `json:"degraded"`
 }
 
-// handoffSections are the byte-exact section names, in order.
-var handoffSections = []struct{ key, title string }{
-	{"doing", "在做什么"},
-	{"decided", "已定结论"},
-	{"deadends", "走不通的路"},
-	{"next", "下一步"},
-	{"scene", "现场"},
+// Handoff section names, byte-exact (seed Handoff).
+const (
+	HandoffDoing    = "在做什么"
+	HandoffDecided  = "已定结论"
+	HandoffDeadends = "走不通的路"
+	HandoffNext     = "下一步"
+	HandoffScene    = "现场"
+)
+
+// handoffSections are the sections in order, with the aliases the parser
+// also accepts (matched longest first by internal/docs).
+var handoffSections = []docs.Section{
+	{Key: "doing", Name: HandoffDoing, Aliases: []string{"正在做", "当前任务", "Doing"}},
+	{Key: "decided", Name: HandoffDecided, Aliases: []string{"已定的决定", "已决定", "决定", "Decided", "Decisions"}},
+	{Key: "deadends", Name: HandoffDeadends, Aliases: []string{"死路", "不通的路", "Dead ends", "Deadends"}},
+	{Key: "next", Name: HandoffNext, Aliases: []string{"接下来", "Next"}},
+	{Key: "scene", Name: HandoffScene, Aliases: []string{"现场状态", "Scene", "State"}},
 }
 
-const missingMark = "(未填)"
-
-// HandoffPrompt is what the full session is told to write its own handoff
-// with ({used} and {window} are replaced by the token figures). It is not a
-// new role: only this session has the context.
-const HandoffPrompt = `Your context is nearly full ({used} of {window} tokens). Stop working now: a fresh session will continue from what you write here, and it sees nothing else.
-Write the handoff document, exactly these five sections as Markdown headings, in this order:
+// HandoffPrompt is what the session whose context is full is asked to write
+// its own handoff with ({used} and {window} are filled in). It is no new role:
+// only that session has the context.
+const HandoffPrompt = `你的上下文已用 {used} / {window} tokens,快满了。停下手上的事,不要再调用工具,为接手你的新会话写一份交接文档。只写下面五节,用这五个标题:
 
 ## 在做什么
-The task and where you are in it.
+这一步的任务是什么,做到哪了。
 
 ## 已定结论
-What is decided or done, with file paths.
+已经拍板的决定和理由,接手的人不要再推翻。
 
 ## 走不通的路
-Approaches that failed and why (leave empty if none; do not invent).
+试过但不行的做法和原因;没有就写"无",不要编。
 
 ## 下一步
-The next concrete actions, in order.
+接手后第一件要做的事,具体到文件和命令。
 
 ## 现场
-State the successor must know: files being edited, commands to re-run, open questions.
+关键文件路径、产物位置、正在跑的东西、未提交的改动。`
 
-Use no tools. Answer with the document only.`
+// PromptBlockIntro opens every PromptBlock; the successor session is
+// recognisable by it.
+const PromptBlockIntro = "你接手的是一个因上下文满了而换新会话的任务。下面是上一个会话写的交接文档,照「下一步」继续,不要从头再来。"
 
-var headingRe = regexp.MustCompile(`^\s*(?:#{1,6}\s*|\*\*|\d+[.)、]\s*)?(在做什么|已定结论|走不通的路|下一步|现场)(?:\*\*)?\s*[:：]?\s*(.*)$`)
+// DegradedNote is the PromptBlock line of a Degraded handoff.
+const DegradedNote = "(上一个会话没能写出交接文档,这一份是按原任务机械拼出来的。)"
 
-// ParseHandoff reads the five sections from a model's answer. A section
-// named twice keeps the first one with content; the placeholder (未填)
-// counts as empty.
+// ParseHandoff parses a model reply into a Handoff for step with the seed's
+// heading rules (internal/docs): aliases longest first, the first duplicate
+// with content wins, an unclosed code fence drops the rest, "(未填)" counts
+// as empty.
 func ParseHandoff(text, step string) Handoff {
-	got := map[string]*strings.Builder{}
-	cur := ""
-	for _, line := range strings.Split(text, "\n") {
-		if m := headingRe.FindStringSubmatch(line); m != nil {
-			cur = ""
-			for _, s := range handoffSections {
-				if s.title == m[1] {
-					cur = s.key
-				}
-			}
-			if b, ok := got[cur]; ok && strings.TrimSpace(b.String()) != "" {
-				cur = "" // first section with content wins
-				continue
-			}
-			got[cur] = &strings.Builder{}
-			if m[2] != "" {
-				got[cur].WriteString(m[2] + "\n")
-			}
-			continue
-		}
-		if cur != "" {
-			got[cur].WriteString(line + "\n")
-		}
-	}
-	val := func(k string) string {
-		b, ok := got[k]
-		if !ok {
-			return ""
-		}
-		s := strings.TrimSpace(b.String())
-		if s == missingMark {
-			return ""
-		}
-		return s
-	}
-	return Handoff{Doing: val("doing"), Decided: val("decided"), Deadends: val("deadends"), Next: val("next"), Scene: val("scene"), Step: step}
+	s, _ := docs.Parse(text, handoffSections)
+	return Handoff{Doing: s["doing"], Decided: s["decided"], Deadends: s["deadends"], Next: s["next"], Scene: s["scene"], Step: step}
 }
 
-func (h Handoff) field(k string) string {
-	switch k {
-	case "doing":
-		return h.Doing
-	case "decided":
-		return h.Decided
-	case "deadends":
-		return h.Deadends
-	case "next":
-		return h.Next
-	default:
-		return h.Scene
+// LoadHandoff reads and parses the handoff at path; Step comes from the
+// "# 交接: <step>" title ToMarkdown writes. A missing file gives an error that
+// satisfies errors.Is(err, fs.ErrNotExist).
+func LoadHandoff(path string) (Handoff, error) {
+	text, err := docs.Read(path)
+	if err != nil {
+		return Handoff{}, err
 	}
+	first, _, _ := strings.Cut(strings.TrimLeft(text, "\ufeff \n"), "\n")
+	step := ""
+	if t, ok := strings.CutPrefix(strings.TrimSpace(first), "# 交接:"); ok {
+		step = strings.TrimSpace(t)
+	}
+	h := ParseHandoff(text, step)
+	h.Path = path
+	return h, nil
 }
 
-// Missing lists the required sections (doing, next) that are empty.
+// values are the section bodies in handoffSections order.
+func (h Handoff) values() []string {
+	return []string{h.Doing, h.Decided, h.Deadends, h.Next, h.Scene}
+}
+
+// Missing returns the names of the empty required sections (在做什么, 下一步).
 func (h Handoff) Missing() []string {
 	var m []string
-	if strings.TrimSpace(h.Doing) == "" {
-		m = append(m, "在做什么")
+	if docs.CleanBody(h.Doing) == "" {
+		m = append(m, HandoffDoing)
 	}
-	if strings.TrimSpace(h.Next) == "" {
-		m = append(m, "下一步")
+	if docs.CleanBody(h.Next) == "" {
+		m = append(m, HandoffNext)
 	}
 	return m
 }
 
-// Complete reports whether doing and next are filled.
+// Complete reports whether 在做什么 and 下一步 have content.
 func (h Handoff) Complete() bool { return len(h.Missing()) == 0 }
 
 // Sections lists the names of the filled sections.
 func (h Handoff) Sections() []string {
 	var s []string
-	for _, sec := range handoffSections {
-		if strings.TrimSpace(h.field(sec.key)) != "" {
-			s = append(s, sec.title)
+	for i, v := range h.values() {
+		if docs.CleanBody(v) != "" {
+			s = append(s, handoffSections[i].Name)
 		}
 	}
 	return s
 }
 
-// ToMarkdown is the document for humans, written to notes/交接-<step>.md.
+// ToMarkdown is the document for people, written to notes/交接-<step>.md;
+// an empty section shows "(未填)".
 func (h Handoff) ToMarkdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# 交接 %s\n", h.Step)
-	for _, sec := range handoffSections {
-		v := strings.TrimSpace(h.field(sec.key))
-		if v == "" {
-			v = missingMark
-		}
-		fmt.Fprintf(&b, "\n## %s\n\n%s\n", sec.title, v)
+	b.WriteString("# 交接")
+	if h.Step != "" {
+		b.WriteString(": " + h.Step)
+	}
+	b.WriteString("\n")
+	for i, v := range h.values() {
+		b.WriteString("\n## " + handoffSections[i].Name + "\n\n" + docs.OrPlaceholder(v) + "\n")
 	}
 	return b.String()
 }
 
-// PromptBlock is the first prompt of the successor session.
+// PromptBlock is the first prompt of the successor session: the intro, the
+// step, the degraded note, where the document is on disk, and the filled
+// sections inside <交接>.
 func (h Handoff) PromptBlock() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "You continue step %q from a previous session whose context was full. Its handoff follows; trust it, and do not redo what it lists as done.\n", h.Step)
+	b.WriteString(PromptBlockIntro + "\n")
+	if h.Step != "" {
+		b.WriteString("步骤: " + h.Step + "\n")
+	}
 	if h.Degraded {
-		b.WriteString("(The previous session could not write its handoff; this one was assembled mechanically from the original task.)\n")
+		b.WriteString(DegradedNote + "\n")
 	}
 	if h.Path != "" {
-		fmt.Fprintf(&b, "The handoff is also on disk: %s\n", h.Path)
+		b.WriteString("交接文档也在磁盘上: " + h.Path + "\n")
 	}
-	for _, sec := range handoffSections {
-		if v := strings.TrimSpace(h.field(sec.key)); v != "" {
-			fmt.Fprintf(&b, "\n## %s\n%s\n", sec.title, v)
+	b.WriteString("<交接>\n")
+	for i, v := range h.values() {
+		if docs.CleanBody(v) == "" {
+			continue
 		}
+		b.WriteString("【" + handoffSections[i].Name + "】\n" + strings.TrimSpace(v) + "\n")
 	}
+	b.WriteString("</交接>")
 	return b.String()
 }
 
 // DegradedHandoff assembles a handoff mechanically when none could be
-// written (seed degraded): scene holds the first 1200 characters of the
+// written (seed degraded): 现场 holds the first 1200 characters of the
 // original task.
 func DegradedHandoff(step, prompt, why string) Handoff {
-	doing := "Continue the original task of step " + step + "; the previous session ran out of context"
+	doing := "上一个会话的上下文满了,没能写出交接文档。原任务见「现场」。"
 	if why != "" {
-		doing += " (" + why + ")"
+		doing += "原因: " + why
 	}
 	return Handoff{
-		Doing:    doing + ".",
-		Next:     "Look at the workspace and the workbench to see what is already done, then finish the task below.",
+		Doing:    doing,
+		Next:     "重新读原任务,查看工作区现状,从还没完成的部分接着做。",
 		Scene:    cut(prompt, 1200),
 		Step:     step,
 		Degraded: true,

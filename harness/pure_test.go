@@ -130,7 +130,13 @@ func TestHandoff_ParseWriteArchive(t *testing.T) {
 	if back != h {
 		t.Errorf("round trip:\n%+v\n%+v", back, h)
 	}
-	if pb := h.PromptBlock(); !strings.Contains(pb, "## 下一步\nfinish") || !strings.Contains(pb, h.Path) {
+	if l, err := LoadHandoff(h.Path); err != nil || l != h {
+		t.Errorf("LoadHandoff = %+v, %v; want %+v", l, err, h)
+	}
+	if pb := d.PromptBlock(); !strings.Contains(pb, DegradedNote) || strings.Contains(pb, HandoffDeadends) {
+		t.Errorf("degraded prompt block lacks the note or shows an empty section:\n%s", pb)
+	}
+	if pb := h.PromptBlock(); !strings.Contains(pb, "【下一步】\nfinish") || !strings.HasPrefix(pb, PromptBlockIntro) || !strings.Contains(pb, "步骤: s/1") || !strings.Contains(pb, h.Path) {
 		t.Errorf("prompt block:\n%s", pb)
 	}
 }

@@ -1,0 +1,128 @@
+package docs
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// testDefs mirrors the brief's table: a long alias (未知与假设) that shares
+// its head with a short one (未知), a later section whose name starts with an
+// earlier alias (验收清单 / 验收), and an English alias that is the head of
+// a longer English word (Goal / Goals).
+var testDefs = []Section{
+	{Key: "goal", Name: "目标", Aliases: []string{"目的", "Goal"}},
+	{Key: "accept", Name: "验收标准", Aliases: []string{"验收", "Acceptance criteria"}},
+	{Key: "bounds", Name: "边界", Aliases: []string{"范围"}},
+	{Key: "unknowns", Name: "未知与假设", Aliases: []string{"假设", "未知"}},
+	{Key: "checks", Name: "验收清单"}, // a later section whose name starts with 验收
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		want  map[string]string
+		found bool
+	}{
+		{"## heading", "## 目标\nx", map[string]string{"goal": "x"}, true},
+		{"**heading**", "**目标**\nx", map[string]string{"goal": "x"}, true},
+		{"heading with colon", "目标:\nx", map[string]string{"goal": "x"}, true},
+		{"heading with full-width colon", "目标：\nx", map[string]string{"goal": "x"}, true},
+		{"numbered heading", "3. 边界\nx", map[string]string{"bounds": "x"}, true},
+		{"numbered heading 3、", "3、边界\nx", map[string]string{"bounds": "x"}, true},
+		{"body after ## heading", "## 目标 做 X", map[string]string{"goal": "做 X"}, true},
+		{"body after colon", "目标: 做 X\n验收标准: 能加", map[string]string{"goal": "做 X", "accept": "能加"}, true},
+		{"body after **heading**", "**目标** 做 X", map[string]string{"goal": "做 X"}, true},
+		{"body after **heading:**", "**目标:** 做 X", map[string]string{"goal": "做 X"}, true},
+		{"【】 around the name", "【目标】\nG", map[string]string{"goal": "G"}, true},
+		{"「」 around the name", "## 「边界」\nB", map[string]string{"bounds": "B"}, true},
+		{"bare word starting a body line is no heading", "## 目标\n目标文件是 a.txt", map[string]string{"goal": "目标文件是 a.txt"}, true},
+		{"longest alias first", "## 未知与假设\nU", map[string]string{"unknowns": "U"}, true},
+		{"short alias", "## 未知\nU", map[string]string{"unknowns": "U"}, true},
+		{"longest first across sections", "## 验收\nA\n## 验收清单\nC", map[string]string{"accept": "A", "checks": "C"}, true},
+		{"English alias, case folded", "## acceptance CRITERIA\nA", map[string]string{"accept": "A"}, true},
+		{"Goals is not the heading Goal", "## Goals\nG", map[string]string{}, false},
+		{"first duplicate with content wins", "## 目标\nfirst\n## 目标\nsecond", map[string]string{"goal": "first"}, true},
+		{"empty first duplicate loses", "## 目标\n\n## 目标\nsecond", map[string]string{"goal": "second"}, true},
+		{"placeholder is empty", "## 目标\n(未填)\n## 边界\nB", map[string]string{"bounds": "B"}, true},
+		{"full-width placeholder is empty", "## 目标\n（未填）", map[string]string{}, true},
+		{"unclosed ``` drops the rest", "## 目标\nG\n```python\nprint(1)\n## 验收标准\nA", map[string]string{"goal": "G"}, true},
+		{"unclosed ~~~ drops the rest", "## 目标\nG\n~~~\n## 边界\nB", map[string]string{"goal": "G"}, true},
+		{"closed markdown fence is unwrapped", "```markdown\n## 目标\nG\n## 边界\nB\n```", map[string]string{"goal": "G", "bounds": "B"}, true},
+		{"headings inside a code fence are body", "## 目标\nG\n```python\n# 边界\n```\n", map[string]string{"goal": "G\n# 边界"}, true},
+		{"CRLF line ends", "## 目标\r\nG\r\n## 边界\r\nB", map[string]string{"goal": "G", "bounds": "B"}, true},
+		{"preamble is ignored", "好的:\n## 目标\nG", map[string]string{"goal": "G"}, true},
+		{"nothing recognizable", "just prose", map[string]string{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, found := Parse(tt.in, testDefs)
+			if !reflect.DeepEqual(got, tt.want) || found != tt.found {
+				t.Errorf("Parse(%q) = %q, %v; want %q, %v", tt.in, got, found, tt.want, tt.found)
+			}
+		})
+	}
+}
+
+func TestListItems(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"markers", "- a\n* b\n+ c\n• d\n1. e\n2) f", []string{"a", "b", "c", "d", "e", "f"}},
+		{"checkboxes", "- [ ] a\n- [x] b\n- [X] c", []string{"a", "b", "c"}},
+		{"plain lines", "a\n\nb", []string{"a", "b"}},
+		{"无 is an empty list", "无", nil},
+		{"none. is an empty list", "- None.", nil},
+		{"placeholder item is dropped", "- (未填)\n- a", []string{"a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ListItems(tt.in); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ListItems(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCleanBodyOrPlaceholder(t *testing.T) {
+	tests := []struct{ in, clean, or string }{
+		{"", "", Placeholder},
+		{"  x \n", "x", "x"},
+		{"(未填)", "", "(未填)"},
+		{" （未填） ", "", "（未填）"},
+	}
+	for _, tt := range tests {
+		if got := CleanBody(tt.in); got != tt.clean {
+			t.Errorf("CleanBody(%q) = %q, want %q", tt.in, got, tt.clean)
+		}
+		if got := OrPlaceholder(tt.in); got != tt.or {
+			t.Errorf("OrPlaceholder(%q) = %q, want %q", tt.in, got, tt.or)
+		}
+	}
+}
+
+func TestWriteRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "notes", "sub", "需求.md")
+	if err := Write(path, "## 目标\nG\n"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(path)
+	if err != nil || got != "## 目标\nG\n" {
+		t.Errorf("Read = %q, %v", got, err)
+	}
+	if _, err := Read(filepath.Join(t.TempDir(), "none.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Read(missing) err = %v, want fs.ErrNotExist", err)
+	}
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := Write(blocker, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(filepath.Join(blocker, "child.md"), "x"); err == nil {
+		t.Error("Write under a regular file succeeded")
+	}
+}
