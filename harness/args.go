@@ -103,11 +103,7 @@ func WhitelistGuard(hookPath string, allowed []string, role string) *HookMatcher
 func WorkbenchHooks(hookPath string, wb *Workbench, delegateOnly bool, spillThreshold int, agents map[string]AgentDefinition, allowGlance bool) map[string][]HookMatcher {
 	out := map[string][]HookMatcher{}
 	if delegateOnly {
-		args := []string{"delegate"}
-		if allowGlance {
-			args = append(args, "--glance")
-		}
-		out["PreToolUse"] = append(out["PreToolUse"], HookMatcher{Matcher: HandsOn, Hooks: []HookCommand{hookCmd(hookPath, args...)}})
+		out["PreToolUse"] = append(out["PreToolUse"], DelegateGuard(hookPath, allowGlance))
 	}
 	var marked []string
 	for name, a := range agents {
@@ -116,14 +112,44 @@ func WorkbenchHooks(hookPath string, wb *Workbench, delegateOnly bool, spillThre
 		}
 	}
 	if len(marked) > 0 {
-		sort.Strings(marked)
-		out["PreToolUse"] = append(out["PreToolUse"], HookMatcher{Matcher: "Agent", Hooks: []HookCommand{hookCmd(hookPath, "isolate", "--roles", strings.Join(marked, ","))}})
+		out["PreToolUse"] = append(out["PreToolUse"], IsolateGuard(hookPath, marked))
 	}
-	out["PostToolUse"] = append(out["PostToolUse"], HookMatcher{Matcher: "Write|Edit", Hooks: []HookCommand{hookCmd(hookPath, "index", "--dir", wb.Root())}})
+	out["PostToolUse"] = append(out["PostToolUse"], IndexGuard(hookPath, wb.Root()))
 	if spillThreshold > 0 {
-		out["PostToolUse"] = append(out["PostToolUse"], HookMatcher{Matcher: Bulky, Hooks: []HookCommand{hookCmd(hookPath, "spill", "--dir", wb.Root(), "--threshold", strconv.Itoa(spillThreshold))}})
+		out["PostToolUse"] = append(out["PostToolUse"], SpillGuard(hookPath, wb.Root(), spillThreshold))
 	}
 	return out
+}
+
+// DelegateGuard is the PreToolUse matcher that keeps a main thread's hands
+// off Bash/Write/Edit/NotebookEdit (seed delegate_guard); with glance,
+// read-only Bash (hooks.IsEphemeral) passes.
+func DelegateGuard(hookPath string, glance bool) HookMatcher {
+	args := []string{hooks.GuardDelegate}
+	if glance {
+		args = append(args, "--glance")
+	}
+	return HookMatcher{Matcher: HandsOn, Hooks: []HookCommand{hookCmd(hookPath, args...)}}
+}
+
+// IsolateGuard is the PreToolUse matcher on Agent that sends the marked
+// roles into their own git worktree (seed isolate_guard).
+func IsolateGuard(hookPath string, roles []string) HookMatcher {
+	roles = slices.Clone(roles)
+	sort.Strings(roles)
+	return HookMatcher{Matcher: hooks.IsolateTools, Hooks: []HookCommand{hookCmd(hookPath, hooks.GuardIsolate, "--roles", strings.Join(roles, ","))}}
+}
+
+// IndexGuard is the PostToolUse matcher that refreshes the workbench's
+// INDEX.md after a Write or Edit inside dir (seed index_guard).
+func IndexGuard(hookPath, dir string) HookMatcher {
+	return HookMatcher{Matcher: hooks.IndexTools, Hooks: []HookCommand{hookCmd(hookPath, hooks.GuardIndex, "--dir", dir)}}
+}
+
+// SpillGuard is the PostToolUse matcher that moves tool output over
+// threshold characters into dir/spill/ (seed spill_guard).
+func SpillGuard(hookPath, dir string, threshold int) HookMatcher {
+	return HookMatcher{Matcher: Bulky, Hooks: []HookCommand{hookCmd(hookPath, hooks.GuardSpill, "--dir", dir, "--threshold", strconv.Itoa(threshold))}}
 }
 
 // StepHooks merges spec.Hooks, the workbench hooks (only with a workbench
