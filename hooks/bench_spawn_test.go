@@ -87,6 +87,12 @@ func BenchmarkHookSpawn(b *testing.B) {
 	if out, err := exec.Command("go", "build", "-o", hello, hello+".go").CombinedOutput(); err != nil {
 		b.Fatalf("build hello: %v %s", err, out)
 	}
+	// The interpreter itself, not a version-manager shim (pyenv's adds a
+	// bash script per start and would flatter flower-hook).
+	python, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		b.Fatalf("python3: %v", err)
+	}
 	for _, c := range []struct {
 		name string
 		argv []string
@@ -95,7 +101,7 @@ func BenchmarkHookSpawn(b *testing.B) {
 		{"baseline-true", []string{"/bin/true"}},
 		{"baseline-go-empty", []string{hello}},
 		{"flower-hook", []string{hook, "delegate"}},
-		{"python3", []string{"python3", py}},
+		{"python3", []string{string(bytes.TrimSpace(python)), py}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var times, cpu []time.Duration
