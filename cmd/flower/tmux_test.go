@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// terminal is a tmux session running one command, for tests that type into
+// flower the way a person does and read the screen.
+type terminal struct {
+	t    *testing.T
+	sock string
+}
+
+// newTerminal runs command (a sh script) in a 150×40 tmux pane with exactly
+// env, in dir. A missing tmux skips, or fails under FLOWER_REQUIRE_CLAUDE=1.
+func newTerminal(t *testing.T, env []string, dir, command string) *terminal {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("FLOWER_REQUIRE_CLAUDE") == "1" {
+			t.Fatal("tmux is missing: run scripts/setup.sh")
+		}
+		t.Skip("SKIPPING: tmux is missing (scripts/setup.sh installs it)")
+	}
+	envFile := filepath.Join(t.TempDir(), "env")
+	var sb strings.Builder
+	for _, kv := range env {
+		sb.WriteString("export " + shellQuote(kv) + "\n")
+	}
+	if err := os.WriteFile(envFile, []byte(sb.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	term := &terminal{t: t, sock: "flower-test-" + filepath.Base(t.TempDir())}
+	// trap: Ctrl-C goes to the command, the pane's shell stays.
+	script := "trap : INT; . " + envFile + "; cd " + dir + "; " + command + "; echo FLOWER-EXIT=$?; sleep 60"
+	term.tmux("new-session", "-d", "-s", "t", "-x", "150", "-y", "40", "sh", "-c", script)
+	t.Cleanup(func() { exec.Command("tmux", "-L", term.sock, "kill-server").Run() })
+	return term
+}
+
+func (term *terminal) tmux(args ...string) string {
+	term.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", term.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		term.t.Fatalf("tmux %v: %v %s", args, err, out)
+	}
+	return string(out)
+}
+
+// screen is what the pane shows now.
+func (term *terminal) screen() string { return term.tmux("capture-pane", "-t", "t", "-p") }
+
+// typeLine types text, then Enter.
+func (term *terminal) typeLine(text string) {
+	term.tmux("send-keys", "-t", "t", text)
+	time.Sleep(300 * time.Millisecond)
+	term.tmux("send-keys", "-t", "t", "Enter")
+}
+
+// keys sends tmux key names (C-c, Enter, …).
+func (term *terminal) keys(keys ...string) {
+	term.tmux(append([]string{"send-keys", "-t", "t"}, keys...)...)
+}
+
+// waitFor polls the screen until it shows what (60 s at most).
+func (term *terminal) waitFor(what string) string {
+	term.t.Helper()
+	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if sc := term.screen(); strings.Contains(sc, what) {
+			return sc
+		}
+	}
+	term.t.Fatalf("screen never showed %q:\n%s", what, term.screen())
+	return ""
+}
