@@ -150,23 +150,12 @@ func median(d []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// childrenOf lists the pids whose parent is pid, from /proc.
+// childrenOf lists the pids whose parent is pid.
 func childrenOf(pid int) []int {
 	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			if n, err := strconv.Atoi(e.Name()); err == nil {
+	for _, p := range allProcs() {
+		if len(p.fields) > 1 && p.fields[1] == strconv.Itoa(pid) {
+			if n, err := strconv.Atoi(p.pid); err == nil {
 				out = append(out, n)
 			}
 		}

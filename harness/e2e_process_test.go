@@ -51,9 +51,17 @@ func groupGone(pgid int) bool {
 	return false
 }
 
-// liveMembers lists the non-zombie processes of group pgid from /proc.
-func liveMembers(pgid int) []string {
-	var out []string
+// procStat is one /proc/<pid>/stat line: the pid, "pid (comm)", and the
+// fields after the command name (state ppid pgrp …).
+type procStat struct {
+	pid    string
+	head   string
+	fields []string
+}
+
+// allProcs reads /proc/*/stat.
+func allProcs() []procStat {
+	var out []procStat
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
@@ -61,13 +69,19 @@ func liveMembers(pgid int) []string {
 			continue
 		}
 		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
+		if i := strings.LastIndexByte(s, ')'); i >= 0 {
+			out = append(out, procStat{pid: e.Name(), head: s[:i+1], fields: strings.Fields(s[i+1:])})
 		}
-		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
-			out = append(out, e.Name()+":"+s[:i+1])
+	}
+	return out
+}
+
+// liveMembers lists the non-zombie processes of group pgid.
+func liveMembers(pgid int) []string {
+	var out []string
+	for _, p := range allProcs() {
+		if len(p.fields) > 2 && p.fields[2] == strconv.Itoa(pgid) && p.fields[0] != "Z" {
+			out = append(out, p.pid+":"+p.head)
 		}
 	}
 	return out
