@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -143,13 +140,16 @@ func stepAction(c *cli.Context) error {
 		// delegate_only role skips the whitelist: no wall at all.
 		fmt.Fprintln(c.App.ErrWriter, "flower: warning: --role "+c.String(flagStepRole.Name)+" without --workbench runs with no delegate guard")
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	rt, err := harness.New(ctx, o)
+	rt, err := harness.New(c.Context, o)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
+	// At a terminal the first Ctrl-C asks for words and resumes the step
+	// with them; elsewhere (or the second time) it cancels: exit 130.
+	tty := !c.Bool(flagStepJSON.Name) && isTTY(c.App.Reader)
+	ctx, stop := interruptible(c.Context, rt, c.App.Reader, c.App.ErrWriter, tty)
+	defer stop()
 
 	out := c.App.Writer
 	var mu sync.Mutex

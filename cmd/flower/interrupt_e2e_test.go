@@ -46,3 +46,30 @@ func TestE2E_HumanInterrupt(t *testing.T) {
 		t.Error("the interrupt did not resume the same session")
 	}
 }
+
+// TestE2E_StepHumanInterrupt: the same at a terminal for `flower step`.
+func TestE2E_StepHumanInterrupt(t *testing.T) {
+	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{
+		Name: "main", Replies: []scripted.Reply{{Text: "too slow", DelayMS: 60000}},
+		Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "STEP-RESUMED-OK"} },
+	}}})
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	term := newTerminal(t, env, bed.Workspace, flower+" step --run-dir "+filepath.Join(t.TempDir(), "runs")+" 'a long job'")
+	for end := time.Now().Add(60 * time.Second); len(bed.Model.RequestsFor("main")) == 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the step never called the model:\n%s", term.screen())
+		}
+	}
+	term.keys("C-c")
+	term.waitFor("What should it do instead?")
+	term.keys("STEP-WORDS", "Enter")
+	term.waitFor("FLOWER-EXIT=0")
+	if !strings.Contains(term.screen(), "STEP-RESUMED-OK") {
+		t.Errorf("the resumed step's answer is not on screen:\n%s", term.screen())
+	}
+	reqs := bed.Model.RequestsFor("main")
+	if last := reqs[len(reqs)-1]; !strings.Contains(last.Text(), "STEP-WORDS") || !strings.Contains(last.Messages().Raw, "a long job") {
+		t.Errorf("the resumed request lacks the words or the original prompt")
+	}
+}
