@@ -110,6 +110,8 @@ type WorkerOptions struct {
 	Effort         string
 	MaxTurns       int
 	PermissionMode string
+	// Skills are preloaded into the worker (seed worker(skills=…)).
+	Skills []string
 	// NoDiscipline leaves WorkerRules out of the prompt.
 	NoDiscipline bool
 	// Isolate marks the role for a git worktree of its own; the workspace
@@ -135,7 +137,7 @@ func Worker(description, prompt string, o WorkerOptions) harness.AgentDefinition
 	}
 	def := harness.AgentDefinition{
 		Description: description, Prompt: p, Tools: tools, Model: model,
-		Effort: o.Effort, MaxTurns: o.MaxTurns, PermissionMode: o.PermissionMode,
+		Effort: o.Effort, MaxTurns: o.MaxTurns, PermissionMode: o.PermissionMode, Skills: o.Skills,
 	}
 	return harness.Isolated(def, o.Isolate)
 }

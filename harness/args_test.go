@@ -202,3 +202,15 @@ func TestPolicies(t *testing.T) {
 		t.Errorf("auto compact env = %v, want none", env)
 	}
 }
+
+func TestBuildArgs_AgentSkills(t *testing.T) {
+	spec := NewAgentSpec("c", "")
+	spec.Agents = map[string]AgentDefinition{"w": {Description: "d", Prompt: "p", Skills: []string{"debug"}}}
+	b, err := BuildArgs(spec, BuildOptions{HookPath: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b.Agents), `{"w":{"description":"d","prompt":"p","skills":["debug"]}}`; got != want {
+		t.Errorf("agents = %s, want %s", got, want)
+	}
+}

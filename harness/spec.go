@@ -63,6 +63,8 @@ type AgentDefinition struct {
 	Effort          string   `json:"effort,omitempty"`
 	MaxTurns        int      `json:"maxTurns,omitempty"`
 	PermissionMode  string   `json:"permissionMode,omitempty"`
+	// Skills names the skills preloaded into the subagent.
+	Skills []string `json:"skills,omitempty"`
 	// Isolate marks the role as wanting its own git worktree (seed
 	// isolated()); it never reaches the CLI, the isolate guard reads it.
 	Isolate bool `json:"-"`
