@@ -3,9 +3,14 @@ package sessionstore
 import (
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"sort"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
 )
 
 //go:embed migrations/*.sql
@@ -20,7 +25,7 @@ func migrate(db *sql.DB) error {
 	// mirror append writes to the WAL. Then WAL, which is persistent and must
 	// come after the page size.
 	for _, pragma := range []string{"PRAGMA page_size = 16384", "PRAGMA journal_mode = WAL"} {
-		if _, err := db.Exec(pragma); err != nil {
+		if err := execBusy(db, pragma, 30*time.Second); err != nil {
 			return fmt.Errorf("migrate: %s: %w", pragma, err)
 		}
 	}
@@ -56,4 +61,20 @@ func migrate(db *sql.DB) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// execBusy runs q, retrying while the database is busy or locked. SQLite
+// does not call the busy handler for every lock it needs: switching a new
+// file to WAL while other processes open it too answers "database is
+// locked" at once (eight `flower step`s starting in one run dir did).
+func execBusy(db *sql.DB, q string, patience time.Duration) error {
+	deadline := time.Now().Add(patience)
+	for {
+		_, err := db.Exec(q)
+		var se sqlite3.Error
+		if err == nil || !errors.As(err, &se) || (se.Code != sqlite3.ErrBusy && se.Code != sqlite3.ErrLocked) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(time.Duration(10+rand.IntN(40)) * time.Millisecond)
+	}
 }
