@@ -26,9 +26,8 @@ const (
 	HandoffDue = "context-full-handoff"
 	// InterruptNote is appended to the human's words when an interrupted
 	// session is resumed.
-	InterruptNote = "(Note from the framework: you were interrupted by the human above. A tool call that was in flight " +
-		"at that moment and returned \"interrupted\" is a normal side effect of the interruption, not an environment " +
-		"failure: do not debug it. Take the human's words into account and carry on.)"
+	InterruptNote = "(框架提示:你刚被上面这位人类打断了。打断那一刻正在执行、返回 interrupted 的工具调用," +
+		"是打断的正常副作用,不是环境故障,不要去排查它。把人的话考虑进去,接着做。)"
 )
 
 // SessionStore is what the Runtime needs of the session store: mirror every
