@@ -43,6 +43,23 @@ const (
 	GoalStepName    = "设定目标"
 )
 
+// docStepSpec resolves a document step's name (default def) and spec: an
+// explicit spec wins, else the role built for that name with the step's
+// Instructions over the role's.
+func docStepSpec(name, def, instructions string, role RoleOptions, explicit *harness.AgentSpec,
+	build func(string, RoleOptions) harness.AgentSpec) (string, harness.AgentSpec) {
+	if name == "" {
+		name = def
+	}
+	if explicit != nil {
+		return name, *explicit
+	}
+	if instructions != "" {
+		role.Instructions = instructions
+	}
+	return name, build(name, role)
+}
+
 // ClarifyStep builds the step that clarifies: ask → parse a Brief → when all
 // four sections are there, freeze it to BriefPath. Its When puts a complete
 // brief from disk into ctx and skips (unless AlwaysAsk) — even a skipped
@@ -51,18 +68,8 @@ const (
 // not the model's raw text; ResumeFrom stays empty (the next step is a new
 // session that gets the brief, never the Q&A).
 func ClarifyStep(ch Channel, o ClarifyStepOptions) Step {
-	name := o.Name
-	if name == "" {
-		name = ClarifyStepName
-	}
-	role := o.Role
-	if o.Instructions != "" {
-		role.Instructions = o.Instructions
-	}
-	spec := Clarify(name, ch, role)
-	if o.Spec != nil {
-		spec = *o.Spec
-	}
+	name, spec := docStepSpec(o.Name, ClarifyStepName, o.Instructions, o.Role, o.Spec,
+		func(n string, r RoleOptions) harness.AgentSpec { return Clarify(n, ch, r) })
 	inject := func(c Ctx, b Brief) {
 		c[BriefKey] = b
 		c[name] = b.PromptBlock()
@@ -128,21 +135,11 @@ type GoalStepOptions struct {
 // after a whole round of work. It has no ResumePrompt: goal setting sends
 // the brief in full anyway.
 func GoalStep(ch Channel, o GoalStepOptions) Step {
-	name := o.Name
-	if name == "" {
-		name = GoalStepName
-	}
+	name, spec := docStepSpec(o.Name, GoalStepName, o.Instructions, o.Role, o.Spec,
+		func(n string, r RoleOptions) harness.AgentSpec { return Judge(n, ch, r) })
 	briefKey := o.BriefKey
 	if briefKey == "" {
 		briefKey = ClarifyStepName
-	}
-	role := o.Role
-	if o.Instructions != "" {
-		role.Instructions = o.Instructions
-	}
-	spec := Judge(name, ch, role)
-	if o.Spec != nil {
-		spec = *o.Spec
 	}
 	inject := func(c Ctx, g Goal) {
 		c[GoalKey] = g

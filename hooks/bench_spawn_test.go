@@ -1,16 +1,13 @@
 package hooks_test
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,28 +50,8 @@ func BenchmarkHookSpawn(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	sockPath := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", sockPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	var lines atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				sc := bufio.NewScanner(c)
-				for sc.Scan() {
-					lines.Add(1)
-				}
-			}()
-		}
-	}()
+	reports := listen(b)
+	sockPath := reports.path
 	py := filepath.Join(dir, "hook.py")
 	if err := os.WriteFile(py, []byte(pyHook), 0o644); err != nil {
 		b.Fatal(err)
@@ -105,7 +82,7 @@ func BenchmarkHookSpawn(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var times, cpu []time.Duration
-			before := lines.Load()
+			before := reports.count()
 			for b.Loop() {
 				cmd := exec.Command(c.argv[0], c.argv[1:]...)
 				cmd.Env = append(os.Environ(), "FLOWER_SOCKET="+sockPath)
@@ -134,7 +111,7 @@ func BenchmarkHookSpawn(b *testing.B) {
 			// machine, independent of how loaded it is.
 			b.ReportMetric(pct(cpu, 0.50), "cpu-p50-ms")
 			time.Sleep(100 * time.Millisecond)
-			if got := lines.Load() - before; !strings.HasPrefix(c.name, "baseline") && got != int64(len(times)) {
+			if got := reports.count() - before; !strings.HasPrefix(c.name, "baseline") && got != len(times) {
 				b.Errorf("%s: %d socket lines for %d runs", c.name, got, len(times))
 			}
 			fmt.Fprintf(os.Stderr, "%-17s runs=%d wall p50=%.2fms p99=%.2fms  cpu p50=%.2fms\n", c.name, len(times), p(0.50), p(0.99), pct(cpu, 0.50))

@@ -54,7 +54,7 @@ type sock struct {
 	got  []hooks.Report
 }
 
-func listen(t *testing.T) *sock {
+func listen(t testing.TB) *sock {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "fh")
 	if err != nil {
@@ -88,6 +88,13 @@ func listen(t *testing.T) *sock {
 		}
 	}()
 	return s
+}
+
+// count is how many reports arrived so far.
+func (s *sock) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.got)
 }
 
 func (s *sock) reports() []hooks.Report {
