@@ -12,6 +12,7 @@ import (
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/testbed"
+	"github.com/flowerhq/flower/internal/wire"
 	"github.com/flowerhq/flower/scripted"
 )
 
@@ -85,6 +86,7 @@ var placeholder = &scripted.Script{Conversations: []scripted.Conversation{{Name:
 func newRuntime(t *testing.T, b *testbed.Bed, runDir string, wb *harness.Workbench) *harness.Runtime {
 	t.Helper()
 	o := harness.NewOptions(b.Workspace)
+	wire.Defaults(&o)
 	o.RunDir = runDir
 	o.Env = b.Env()
 	o.Claude = b.Claude

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/wire"
 )
 
 // The README's "Go library in five lines": the starter flow on a Runtime.
@@ -15,6 +16,7 @@ func Example() {
 	ctx := context.Background()
 	wf, _ := flow.StarterFlow("add a --verbose flag", flow.DefaultStarterOptions())
 	o := harness.NewOptions(".")
+	wire.Defaults(&o)          // the SQLite store and the credentials copy
 	o.Workbench = wf.Workbench // the guards that come with a workbench
 	rt, _ := harness.New(ctx, o)
 	c, err := wf.Run(ctx, rt, func(e harness.Event) { log.Println(e.Kind, e.Step) }, nil)

@@ -4,7 +4,7 @@
 // Lifecycle of a Runtime: New loads <workspace>/.env (never overriding the
 // environment), checks credentials up front (a missing key fails here, never
 // at the first step), locates claude and flower-hook, opens the session
-// store (<run_dir>/sessions.db), the run's events file
+// store (<run_dir>/sessions.db) through Options.OpenStore, the run's events file
 // (<run_dir>/<run>/events.jsonl) and the private Unix socket that flower-hook
 // reports to (FLOWER_SOCKET). Each Run compiles the AgentSpec into an argv
 // plus a per-step settings.json (BuildArgs; kept in <run_dir>/<run>/<step>/),

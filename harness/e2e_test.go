@@ -12,6 +12,7 @@ import (
 
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/testbed"
+	"github.com/flowerhq/flower/internal/wire"
 	"github.com/flowerhq/flower/scripted"
 )
 
@@ -25,6 +26,7 @@ func hookBinary(t *testing.T) string {
 func newRuntime(t *testing.T, b *testbed.Bed, mod func(*harness.Options)) *harness.Runtime {
 	t.Helper()
 	o := harness.NewOptions(b.Workspace)
+	wire.Defaults(&o)
 	o.RunDir = filepath.Join(filepath.Dir(b.Workspace), "runs")
 	o.Env = b.Env()
 	o.Claude = b.Claude

@@ -87,15 +87,8 @@ func FindHook(explicit string) (string, error) {
 // or a logged-in config dir (CLAUDE_CONFIG_DIR or ~/.claude). The error
 // says what to set.
 func CheckCredentials(getenv func(string) string) error {
-	for _, k := range []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"} {
-		if strings.TrimSpace(getenv(k)) != "" {
-			return nil
-		}
-	}
-	for _, k := range []string{"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"} {
-		if v := getenv(k); v != "" && v != "0" && !strings.EqualFold(v, "false") {
-			return nil
-		}
+	if envCredentials(getenv) {
+		return nil
 	}
 	dir := UserConfigDir(getenv)
 	if loggedIn(dir) {
@@ -104,6 +97,22 @@ func CheckCredentials(getenv func(string) string) error {
 	return fmt.Errorf("harness: %w: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN, "+
 		"CLAUDE_CODE_USE_BEDROCK=1, CLAUDE_CODE_USE_VERTEX=1) in the environment or in .env, or log in with `claude /login` "+
 		"(no credentials in %s)", ErrNoCredentials, dir)
+}
+
+// envCredentials reports whether the environment alone authenticates: a
+// key or token, or a cloud provider switched on.
+func envCredentials(getenv func(string) string) bool {
+	for _, k := range []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"} {
+		if strings.TrimSpace(getenv(k)) != "" {
+			return true
+		}
+	}
+	for _, k := range []string{"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"} {
+		if v := getenv(k); v != "" && v != "0" && !strings.EqualFold(v, "false") {
+			return true
+		}
+	}
+	return false
 }
 
 // UserConfigDir is the user's claude config dir: CLAUDE_CONFIG_DIR or

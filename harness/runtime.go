@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/joho/godotenv"
-
-	"github.com/flowerhq/flower/sessionstore"
 )
 
 // Class constants of the seed's Runtime.
@@ -80,12 +78,19 @@ type Options struct {
 	CLIRetries int
 	// Env is the base environment; nil means os.Environ().
 	Env []string
-	// OpenStore opens the session store at path; nil means
-	// OpenSQLiteStore (<run_dir>/sessions.db, the seed's hard-wired store).
+	// OpenStore opens the session store at path (<run_dir>/sessions.db).
+	// harness links no store of its own: nil runs without one (no
+	// mirroring; a resume reads the CLI's own files). The command wires
+	// the seed's SQLite store in (internal/wire.Defaults).
 	OpenStore func(ctx context.Context, path string, o StoreOptions) (SessionStore, error)
-	// NoStore runs without a session store (no mirroring, resume from the
-	// CLI's own files).
+	// NoStore runs without a session store even when OpenStore is set.
 	NoStore bool
+	// CopyCredentials copies the user's login (fromConfigDir, the user's
+	// claude config dir) into a portable run's config dir, refresh tokens
+	// removed. nil copies nothing; New then refuses a portable run whose
+	// only credentials are that login, rather than start steps that cannot
+	// authenticate.
+	CopyCredentials func(fromConfigDir, toConfigDir string) error
 	// StartTimeout bounds the wait for system/init (default 60s).
 	StartTimeout time.Duration
 }
@@ -232,8 +237,8 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		if err := os.MkdirAll(r.configDir, 0o700); err != nil {
 			return nil, fmt.Errorf("harness: config dir: %w", err)
 		}
-		if err := sessionstore.CopyCredentials(UserConfigDir(getenv), r.configDir); err != nil {
-			return nil, fmt.Errorf("harness: %w", err)
+		if err := r.copyCredentials(getenv); err != nil {
+			return nil, err
 		}
 	}
 	if wb := o.Workbench; wb != nil {
@@ -250,10 +255,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 			return nil, err
 		}
 	}
-	if o.OpenStore == nil {
-		o.OpenStore = OpenSQLiteStore
-	}
-	if !o.NoStore {
+	if o.OpenStore != nil && !o.NoStore {
 		st, err := o.OpenStore(ctx, filepath.Join(runDir, "sessions.db"), StoreOptions{Workspace: ws, Trim: o.Trim, Ephemeral: o.Ephemeral, KeepDenials: o.KeepDenials})
 		if err != nil {
 			return nil, fmt.Errorf("harness: session store: %w", err)
@@ -269,6 +271,24 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// copyCredentials puts the user's login into the portable config dir
+// through Options.CopyCredentials; without one, a run that needs that login
+// fails here with the fix named.
+func (r *Runtime) copyCredentials(getenv func(string) string) error {
+	from := UserConfigDir(getenv)
+	if r.opts.CopyCredentials != nil {
+		if err := r.opts.CopyCredentials(from, r.configDir); err != nil {
+			return fmt.Errorf("harness: %w", err)
+		}
+		return nil
+	}
+	if envCredentials(getenv) {
+		return nil
+	}
+	return fmt.Errorf("harness: a portable run cannot use the login in %s without Options.CopyCredentials: "+
+		"wire one in (internal/wire.Defaults does), set ANTHROPIC_API_KEY, or turn Portable off", from)
 }
 
 // Close stops the socket (removing its directory), closes the events file

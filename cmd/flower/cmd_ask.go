@@ -69,7 +69,7 @@ func askOracle(c *cli.Context) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	ro := harness.NewOptions(row.Workspace)
+	ro := runtimeOptions(row.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = tmp, c.String(flagStepClaude.Name), c.String(flagStepHook.Name)
 	ro.Portable, ro.NoStore, ro.SpillThreshold = false, true, 0
 	ro.Workbench = wb

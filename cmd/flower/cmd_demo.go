@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowerhq/flower/flow"
-	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/scripted"
 )
 
@@ -60,7 +59,7 @@ func demo(c *cli.Context) error {
 	so := flow.DefaultStarterOptions()
 	so.Workspace, so.RunDir, so.Timeout = ws, runDir, 30*time.Second
 	so.Answerer = demoAnswers{out: c.App.ErrWriter}
-	ro := harness.NewOptions(ws)
+	ro := runtimeOptions(ws)
 	ro.RunDir, ro.Claude, ro.HookPath = runDir, c.String(flagStepClaude.Name), c.String(flagStepHook.Name)
 	ro.Env = scripted.OfflineEnv(os.Environ(), home, model.URL())
 	if !jsonOut {

@@ -71,7 +71,7 @@ func doctor(c *cli.Context) error {
 	if err == nil && herr == nil {
 		ctx, cancel := context.WithTimeout(c.Context, 2*time.Minute)
 		defer cancel()
-		check("self-test", "main-thread Bash denied, subagent Bash ran", harness.GuardSelfTest(ctx, claude, hook))
+		check("self-test", "main-thread Bash denied, subagent Bash ran", guardSelfTest(ctx, claude, hook))
 	}
 	if failed {
 		return errDoctor

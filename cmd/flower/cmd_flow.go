@@ -119,7 +119,7 @@ func starterAction(c *cli.Context) error {
 		}
 	}
 
-	ro := harness.NewOptions(ws)
+	ro := runtimeOptions(ws)
 	ro.RunDir, ro.Claude, ro.HookPath = runDir, c.String(flagStepClaude.Name), c.String(flagStepHook.Name)
 	if !c.Bool(flagNoSelfTest.Name) {
 		if err := selfTestOnce(c.Context, ro); err != nil {

@@ -120,7 +120,7 @@ func stepAction(c *cli.Context) error {
 		spec.MaxBudgetUSD = x
 	}
 
-	o := harness.NewOptions(c.String(flagStepWorkspace.Name))
+	o := runtimeOptions(c.String(flagStepWorkspace.Name))
 	o.RunDir = c.String(flagStepRunDir.Name)
 	o.Claude = c.String(flagStepClaude.Name)
 	o.HookPath = c.String(flagStepHook.Name)

@@ -238,7 +238,7 @@ func selfTestOnce(ctx context.Context, o harness.Options) error {
 	if b, err := os.ReadFile(stamp); err == nil && strings.TrimSpace(string(b)) == key {
 		return nil
 	}
-	if err := harness.GuardSelfTest(ctx, claude, hook); err != nil {
+	if err := guardSelfTest(ctx, claude, hook); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(o.RunDir, 0o755); err == nil {

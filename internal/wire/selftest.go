@@ -1,4 +1,4 @@
-package harness
+package wire
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/scripted"
 )
 
@@ -44,34 +45,35 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 	defer model.Close()
 	tmp, err := os.MkdirTemp("", "flower-selftest-")
 	if err != nil {
-		return fmt.Errorf("harness: self-test: %w", err)
+		return fmt.Errorf("wire: self-test: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	ws, home := filepath.Join(tmp, "ws"), filepath.Join(tmp, "home")
 	for _, d := range []string{ws, home} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("harness: self-test: %w", err)
+			return fmt.Errorf("wire: self-test: %w", err)
 		}
 	}
-	o := NewOptions(ws)
+	o := harness.NewOptions(ws)
+	Defaults(&o)
 	o.RunDir = filepath.Join(tmp, "runs")
 	o.Claude, o.HookPath = claude, hook
 	o.Env = scripted.OfflineEnv(os.Environ(), home, model.URL())
-	o.Resilience = Resilience{}
+	o.Resilience = harness.Resilience{}
 	// The delegate guard comes with a workbench (seed workbench_hooks).
-	o.Workbench = RunDirWorkbench(ws, o.RunDir)
-	rt, err := New(ctx, o)
+	o.Workbench = harness.RunDirWorkbench(ws, o.RunDir)
+	rt, err := harness.New(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
 
-	spec := NewAgentSpec("canary", "You are the flower guard canary.")
+	spec := harness.NewAgentSpec("canary", "You are the flower guard canary.")
 	spec.AllowedTools = []string{"Agent", "Bash", "Read"}
 	spec.DelegateOnly = true
-	spec.Agents = map[string]AgentDefinition{"worker": {Description: "canary worker", Prompt: "You are the canary worker.", Tools: []string{"Bash"}}}
+	spec.Agents = map[string]harness.AgentDefinition{"worker": {Description: "canary worker", Prompt: "You are the canary worker.", Tools: []string{"Bash"}}}
 	var denied bool
-	res, err := rt.Run(ctx, spec, "FLOWER-CANARY-MAIN", RunOptions{OnEvent: func(e Event) {
+	res, err := rt.Run(ctx, spec, "FLOWER-CANARY-MAIN", harness.RunOptions{OnEvent: func(e harness.Event) {
 		if e.Kind == "guard" && e.Data["decision"] == "deny" {
 			denied = true
 		}
@@ -99,7 +101,7 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 		problems = append(problems, "no guard report reached the runtime's socket")
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("harness: %w: %s", ErrSelfTest, strings.Join(problems, "; "))
+		return fmt.Errorf("wire: %w: %s", ErrSelfTest, strings.Join(problems, "; "))
 	}
 	return nil
 }

@@ -1,0 +1,135 @@
+package archtest
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/flowerhq/flower/"
+
+// glance is the leaf package of the shell classifier that hooks and
+// sessionstore share; it imports nothing of ours.
+const glance = mod + "glance"
+
+// pkgInfo is one line of `go list -deps`: a package, whether it has cgo
+// files, and its direct imports.
+type pkgInfo struct {
+	path    string
+	cgo     bool
+	imports []string
+}
+
+// deps lists pkg and everything it links (tests excluded).
+func deps(t *testing.T, pkg string) []pkgInfo {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}|{{if .CgoFiles}}cgo{{end}}|{{join .Imports \" \"}}", pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+	}
+	var infos []pkgInfo
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		parts := strings.SplitN(line, "|", 3)
+		if len(parts) != 3 {
+			t.Fatalf("go list %s: odd line %q", pkg, line)
+		}
+		infos = append(infos, pkgInfo{path: parts[0], cgo: parts[1] == "cgo", imports: strings.Fields(parts[2])})
+	}
+	if len(infos) < 10 {
+		t.Fatalf("go list %s listed only %d packages: %s", pkg, len(infos), out)
+	}
+	return infos
+}
+
+// rule is what one package may not link.
+type rule struct {
+	pkg string
+	// noCgo forbids cgo packages (the net/os-user stubs of the standard
+	// library aside) and anything with sqlite in its path.
+	noCgo bool
+	// ours lists the packages of this module pkg may link; nil allows all
+	// but forbid.
+	ours []string
+	// forbid lists packages pkg may not link at all.
+	forbid []string
+	// forbidDirect lists packages pkg itself may not import.
+	forbidDirect []string
+}
+
+var rules = []rule{
+	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance}},
+	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance}},
+	{pkg: mod + "harness", forbid: []string{"github.com/mattn/go-sqlite3", mod + "sessionstore", mod + "scripted"}},
+	{pkg: mod + "flow", forbid: []string{"github.com/mattn/go-sqlite3", mod + "sessionstore", mod + "scripted"}, forbidDirect: []string{"os/exec"}},
+	// sessionstore gets mod+"hooks" added to forbid once the shell
+	// classifier has moved to glance (the guards change, issue 10).
+	{pkg: mod + "sessionstore", forbid: []string{mod + "harness", mod + "flow", mod + "scripted"}},
+}
+
+// TestDependencies keeps every layer to what it uses: flower-hook small and
+// static, the libraries (harness, flow) free of the SQLite driver and the
+// scripted model, flow spawning nothing itself, sessionstore beside
+// harness rather than on top of hooks.
+func TestDependencies(t *testing.T) {
+	for _, r := range rules {
+		t.Run(strings.TrimPrefix(r.pkg, mod), func(t *testing.T) {
+			for _, p := range problems(r, deps(t, r.pkg)) {
+				t.Error(p)
+			}
+		})
+	}
+	// And flower-hook builds with cgo off.
+	cmd := exec.Command("go", "build", "-o", t.TempDir()+"/fh", mod+"cmd/flower-hook")
+	cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("CGO_ENABLED=0 build: %v\n%s", err, out)
+	}
+}
+
+// problems lists how infos (the packages r.pkg links) break r.
+func problems(r rule, infos []pkgInfo) []string {
+	var out []string
+	for _, p := range infos {
+		switch {
+		case r.noCgo && strings.Contains(p.path, "sqlite"):
+			out = append(out, r.pkg+" links "+p.path)
+		case r.noCgo && p.cgo && p.path != "runtime/cgo" && !strings.HasPrefix(p.path, "net") && p.path != "os/user":
+			out = append(out, r.pkg+" links cgo package "+p.path)
+		case r.ours != nil && strings.HasPrefix(p.path, mod) && !slices.Contains(r.ours, p.path):
+			out = append(out, r.pkg+" links flower package "+p.path)
+		case slices.Contains(r.forbid, p.path):
+			out = append(out, r.pkg+" links "+p.path)
+		}
+		if p.path == r.pkg {
+			for _, imp := range p.imports {
+				if slices.Contains(r.forbidDirect, imp) {
+					out = append(out, r.pkg+" imports "+imp)
+				}
+			}
+		}
+		if p.path == glance {
+			for _, imp := range p.imports {
+				if strings.HasPrefix(imp, mod) {
+					out = append(out, glance+" (a leaf) imports "+imp)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestDependencies_Control shows each kind of rule can fail: fed the
+// dependency list of a package that breaks it, problems reports it.
+func TestDependencies_Control(t *testing.T) {
+	cmdFlower := deps(t, mod+"cmd/flower")
+	for _, r := range rules {
+		bad := append(slices.Clone(cmdFlower), pkgInfo{path: r.pkg, imports: r.forbidDirect})
+		if len(problems(r, bad)) == 0 {
+			t.Errorf("rule for %s passes cmd/flower's dependencies (SQLite, scripted, everything)", r.pkg)
+		}
+	}
+	if len(problems(rule{pkg: "x"}, []pkgInfo{{path: glance, imports: []string{mod + "hooks"}}})) == 0 {
+		t.Error("a glance that imports hooks passes")
+	}
+}
