@@ -158,6 +158,13 @@ func TestNew_Preconditions(t *testing.T) {
 			os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(`{"claudeAiOauth":{"accessToken":"a","refreshToken":"SECRET_REFRESH"}}`), 0o600)
 			o.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
 		}, nil, ""},
+		{"login without a credentials copy", func(o *harness.Options) {
+			home := t.TempDir()
+			os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
+			os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(`{"claudeAiOauth":{"accessToken":"a"}}`), 0o600)
+			o.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+			o.CopyCredentials = nil
+		}, harness.ErrNoCredentials, "Options.CopyCredentials"},
 		{"bedrock switch", func(o *harness.Options) {
 			o.Env = []string{"HOME=" + t.TempDir(), "CLAUDE_CODE_USE_BEDROCK=1"}
 		}, nil, ""},
@@ -175,8 +182,12 @@ func TestNew_Preconditions(t *testing.T) {
 				}
 				defer rt.Close()
 				// Portable mode copies a login without its refresh token.
-				if data, err := os.ReadFile(filepath.Join(rt.RunDir(), "claude-config", ".credentials.json")); err == nil && strings.Contains(string(data), "SECRET_REFRESH") {
+				data, err := os.ReadFile(filepath.Join(rt.RunDir(), "claude-config", ".credentials.json"))
+				if err == nil && strings.Contains(string(data), "SECRET_REFRESH") {
 					t.Errorf("refresh token copied into the run's config dir: %s", data)
+				}
+				if tc.name == "logged-in config dir" && !strings.Contains(string(data), "accessToken") {
+					t.Errorf("the login was not copied into the run's config dir (%v): %s", err, data)
 				}
 				return
 			}

@@ -287,8 +287,8 @@ func (r *Runtime) copyCredentials(getenv func(string) string) error {
 	if envCredentials(getenv) {
 		return nil
 	}
-	return fmt.Errorf("harness: a portable run cannot use the login in %s without Options.CopyCredentials: "+
-		"wire one in (internal/wire.Defaults does), set ANTHROPIC_API_KEY, or turn Portable off", from)
+	return fmt.Errorf("harness: %w: a portable run cannot use the login in %s without Options.CopyCredentials: "+
+		"wire one in (internal/wire.Defaults does), set ANTHROPIC_API_KEY, or turn Portable off", ErrNoCredentials, from)
 }
 
 // Close stops the socket (removing its directory), closes the events file
