@@ -75,9 +75,12 @@ func TestFlowerStep_ParallelManifest(t *testing.T) {
 func TestFlowerStep_JSONAndExitCodes(t *testing.T) {
 	t.Parallel()
 	bad := scripted.Reply{Fault: &scripted.Fault{Status: 400, Type: "invalid_request_error", Message: "bad thing"}}
-	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{
-		{Text: "JSON_DONE"}}, Func: func(scripted.Request) scripted.Reply { return bad },
-	}}})
+	// Each claude session starts the script over, so the failing run is
+	// routed by its prompt rather than by coming second.
+	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "bad", Match: scripted.Match{FirstUser: "fails"}, Func: func(scripted.Request) scripted.Reply { return bad }},
+		{Name: "main", Replies: []scripted.Reply{{Text: "JSON_DONE"}}},
+	}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	hook := hookBinary(t)
 	runDir := filepath.Join(filepath.Dir(b.Workspace), "runs")

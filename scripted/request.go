@@ -14,7 +14,8 @@ type Request struct {
 	Time         time.Time       `json:"time"`
 	Method       string          `json:"method"`
 	Path         string          `json:"path"`
-	Conversation string          `json:"conversation,omitempty"` // "" when nothing matched
+	Session      string          `json:"session,omitempty"`      // the claude session it came from ("" when it named none)
+	Conversation string          `json:"conversation,omitempty"` // "" when nothing matched; "(auxiliary)" for claude's helper requests
 	Reply        int             `json:"reply"`                  // index into the conversation's replies; -1 for Func or unmatched
 	Status       int             `json:"status"`
 	Body         json.RawMessage `json:"body,omitempty"`
@@ -31,6 +32,22 @@ func (r Request) get(path string) gjson.Result { return gjson.GetBytes(r.Body, p
 
 // Model is the requested model name.
 func (r Request) Model() string { return r.get("model").String() }
+
+// FromClaude reports whether the request came from Claude Code: its system
+// prompt opens with the x-anthropic-billing-header block claude puts first.
+func (r Request) FromClaude() bool {
+	for _, b := range r.get("system").Array() {
+		return strings.HasPrefix(b.Get("text").String(), "x-anthropic-billing-header:")
+	}
+	return strings.HasPrefix(r.get("system").String(), "x-anthropic-billing-header:")
+}
+
+// Auxiliary reports whether the request is one of claude's helper calls
+// (session title, summaries, suggestions): it comes from claude but offers
+// the model no tools, which no main-thread or subagent turn does.
+func (r Request) Auxiliary() bool {
+	return r.FromClaude() && len(r.get("tools").Array()) == 0
+}
 
 // Stream reports whether a streamed answer was asked for.
 func (r Request) Stream() bool { return r.get("stream").Bool() }

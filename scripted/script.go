@@ -5,7 +5,9 @@
 // claude at Server.URL() through ANTHROPIC_BASE_URL, read Server.Requests() to
 // see exactly what the model was sent, Close. Each request is routed to the
 // first Conversation whose Match fits (system prompt, first user message,
-// model) and that still has replies; the conversation's next Reply is given,
+// model) and that still has replies in the request's claude session (each
+// session starts every conversation over; claude's tool-less helper requests
+// get a built-in answer instead); the conversation's next Reply is given,
 // as an SSE stream or a plain JSON message, or as a fault (HTTP error, a
 // connection dropped mid-stream, a delay). A request nothing matches gets a
 // 400 whose message names what arrived, so a test failure says what to script.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Server serves a Script over HTTP on loopback and records every request.
@@ -20,8 +21,9 @@ type Server struct {
 	srv    *http.Server
 
 	mu       sync.Mutex
-	next     []int // next reply per conversation
+	next     map[string][]int // next reply per conversation, per claude session
 	requests []Request
+	logTo    io.Writer
 	seq      int
 	toolSeq  int
 	record   *os.File
@@ -42,6 +44,15 @@ func WithRecordFile(path string) Option {
 	}
 }
 
+// WithLog writes one line per request to w: its number, session,
+// conversation, reply index, model and status (`flower model serve -v`).
+func WithLog(w io.Writer) Option {
+	return func(s *Server) error {
+		s.logTo = w
+		return nil
+	}
+}
+
 // Start validates the script and serves it on addr (e.g. "127.0.0.1:0").
 func Start(s *Script, addr string, opts ...Option) (*Server, error) {
 	if s == nil {
@@ -50,7 +61,7 @@ func Start(s *Script, addr string, opts ...Option) (*Server, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	srv := &Server{script: s, next: make([]int, len(s.Conversations))}
+	srv := &Server{script: s, next: map[string][]int{}}
 	for _, o := range opts {
 		if err := o(srv); err != nil {
 			return nil, err
@@ -108,7 +119,7 @@ func (s *Server) Unmatched() []Request { return s.RequestsFor("") }
 // ServeHTTP routes one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(hr.Body, 256<<20))
-	req := Request{Time: time.Now(), Method: hr.Method, Path: hr.URL.Path, Reply: -1}
+	req := Request{Time: time.Now(), Method: hr.Method, Path: hr.URL.Path, Reply: -1, Session: sessionOf(hr, body)}
 	if json.Valid(body) {
 		req.Body = body
 	}
@@ -137,16 +148,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	}
 }
 
-// route picks the conversation and reply for req and fills its routing fields.
+// auxiliaryName is the Conversation recorded for claude's helper requests.
+const auxiliaryName = "(auxiliary)"
+
+// route picks the conversation and reply for req and fills its routing
+// fields. Claude's helper requests get the built-in answer; every other
+// request takes the next reply of its session, so each new claude session
+// starts every conversation from its first reply.
 func (s *Server) route(req *Request) (Reply, bool) {
+	if req.Auxiliary() {
+		req.Conversation = auxiliaryName
+		return auxiliaryReply(*req), true
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	next := s.next[req.Session]
+	if next == nil {
+		next = make([]int, len(s.script.Conversations))
+		s.next[req.Session] = next
+	}
 	for i, c := range s.script.Conversations {
 		if !c.Match.matches(*req) {
 			continue
 		}
-		if n := s.next[i]; n < len(c.Replies) {
-			s.next[i]++
+		if n := next[i]; n < len(c.Replies) {
+			next[i]++
 			req.Conversation, req.Reply = c.Name, n
 			return c.Replies[n], true
 		}
@@ -168,6 +194,33 @@ func (s *Server) log(req Request) {
 		line, _ := json.Marshal(req)
 		s.record.Write(append(line, '\n'))
 	}
+	if s.logTo != nil {
+		fmt.Fprintln(s.logTo, logLine(req))
+	}
+}
+
+// logLine is the one-line account of a request that -v prints.
+func logLine(r Request) string {
+	conv, reply := r.Conversation, "-"
+	if conv == "" {
+		conv = "(unmatched)"
+	}
+	if r.Reply >= 0 {
+		reply = fmt.Sprint(r.Reply)
+	}
+	session := r.Session
+	if len(session) > 8 {
+		session = session[:8]
+	}
+	if session == "" {
+		session = "-"
+	}
+	model := r.Model()
+	if model == "" {
+		model = "-"
+	}
+	return fmt.Sprintf("#%d %s %s session=%s conversation=%s reply=%s model=%s status=%d",
+		r.Seq, r.Method, r.Path, session, conv, reply, model, r.Status)
 }
 
 func statusOf(r Reply) int {
@@ -198,12 +251,17 @@ func withoutReminders(s string) string {
 	}
 }
 
+// clip folds whitespace and cuts s to at most n bytes, on a rune boundary.
 func clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "…"
+	if len(s) <= n {
+		return s
 	}
-	return s
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -9,9 +9,10 @@ import (
 )
 
 var (
-	flagModelScript = &cli.StringFlag{Name: "script", Usage: "script `FILE` (JSON or YAML), required", EnvVars: []string{"FLOWER_MODEL_SCRIPT"}}
-	flagModelAddr   = &cli.StringFlag{Name: "addr", Value: "127.0.0.1:0", Usage: "listen `ADDR` (port 0 picks a free one)", EnvVars: []string{"FLOWER_MODEL_ADDR"}}
-	flagModelRecord = &cli.StringFlag{Name: "record", Usage: "append every request as a JSON line to `FILE`", EnvVars: []string{"FLOWER_MODEL_RECORD"}}
+	flagModelScript  = &cli.StringFlag{Name: "script", Usage: "script `FILE` (JSON or YAML), required", EnvVars: []string{"FLOWER_MODEL_SCRIPT"}}
+	flagModelAddr    = &cli.StringFlag{Name: "addr", Value: "127.0.0.1:0", Usage: "listen `ADDR` (port 0 picks a free one)", EnvVars: []string{"FLOWER_MODEL_ADDR"}}
+	flagModelRecord  = &cli.StringFlag{Name: "record", Usage: "append every request as a JSON line to `FILE`", EnvVars: []string{"FLOWER_MODEL_RECORD"}}
+	flagModelVerbose = &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log one line per request (conversation, reply index, model) to stderr", EnvVars: []string{"FLOWER_MODEL_VERBOSE"}}
 )
 
 func init() {
@@ -28,7 +29,10 @@ Example:
    ANTHROPIC_BASE_URL=http://127.0.0.1:8089 ANTHROPIC_API_KEY=sk-test claude -p hello
 
 A script routes each request to a conversation (by system prompt, first user
-message or model) and gives its replies in order:
+message or model) and gives its replies in order. Every new claude session
+starts each conversation from its first reply, so one script serves any
+number of runs; claude's helper requests (session titles and the like) get
+a built-in answer and use up no reply. -v logs one line per request.
    conversations:
      - name: main
        match: {first_user: hello}
@@ -36,7 +40,7 @@ message or model) and gives its replies in order:
          - tool_use: {name: Bash, input: {command: "echo hi"}}
          - text: done
          - fault: {status: 529}`,
-			Flags:  []cli.Flag{flagModelScript, flagModelAddr, flagModelRecord},
+			Flags:  []cli.Flag{flagModelScript, flagModelAddr, flagModelRecord, flagModelVerbose},
 			Action: modelServe,
 		}},
 	})
@@ -57,6 +61,9 @@ func modelServe(c *cli.Context) error {
 	var opts []scripted.Option
 	if p := c.String(flagModelRecord.Name); p != "" {
 		opts = append(opts, scripted.WithRecordFile(p))
+	}
+	if c.Bool(flagModelVerbose.Name) {
+		opts = append(opts, scripted.WithLog(c.App.ErrWriter))
 	}
 	srv, err := scripted.Start(s, c.String(flagModelAddr.Name), opts...)
 	if err != nil {
