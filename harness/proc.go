@@ -211,26 +211,30 @@ func (t *tailBuffer) String() string {
 type attemptOut struct {
 	sessionID string
 	text      string
-	err       string
+	err       error // nil for a success; see outcome.go
 	cost      float64
 	turns     int
 	context   int
 	sawInit   bool
 }
 
-// exitDesc describes how the process ended.
-func (p *proc) exitDesc() string {
+// exitError describes how the process ended (once it has).
+func (p *proc) exitError() *ExitError {
+	e := &ExitError{Code: -1, Stderr: p.stderr.String()}
 	var ee *exec.ExitError
-	if errors.As(p.waitErr, &ee) {
+	switch {
+	case errors.As(p.waitErr, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return "killed by signal " + ws.Signal().String()
+			e.Signal = ws.Signal().String()
+		} else {
+			e.Code = ee.ExitCode()
 		}
-		return fmt.Sprintf("exit %d", ee.ExitCode())
+	case p.waitErr == nil:
+		e.Code = 0
+	default:
+		e.Signal = p.waitErr.Error()
 	}
-	if p.waitErr != nil {
-		return p.waitErr.Error()
-	}
-	return "exit 0"
+	return e
 }
 
 // supervise reads the stream until the process is gone and returns the
@@ -249,7 +253,7 @@ func (p *proc) supervise(ctx context.Context, out *os.File, s *stream, startTime
 	}()
 	startTimer := time.NewTimer(startTimeout)
 	defer startTimer.Stop()
-	var failure string
+	var failure error
 	var exitedC <-chan struct{} = p.exited
 	var grace <-chan time.Time
 	forced := false // stdout closed by us after the leader died
@@ -266,7 +270,7 @@ loop:
 				break loop
 			}
 			if m.err != nil {
-				failure = "harness: read claude stdout: " + m.err.Error()
+				failure = fmt.Errorf("harness: read claude stdout: %w", m.err)
 				p.stop(2 * time.Second)
 				break loop
 			}
@@ -276,7 +280,7 @@ loop:
 			}
 			if line[0] != '{' || !json.Valid(line) {
 				if !s.sawInit {
-					failure = fmt.Sprintf("harness: start: claude printed something that is not stream-json on stdout: %q", cut(string(line), 200))
+					failure = &StartError{Reason: fmt.Sprintf("claude printed something that is not stream-json on stdout: %q", cut(string(line), 200))}
 					p.stop(2 * time.Second)
 					break loop
 				}
@@ -331,12 +335,12 @@ loop:
 			default:
 			}
 			if !s.sawInit {
-				failure = fmt.Sprintf("harness: start: no system/init from claude within %s", startTimeout)
+				failure = &StartError{Reason: fmt.Sprintf("no system/init from claude within %s", startTimeout)}
 				p.stop(2 * time.Second)
 				break loop
 			}
 		case <-ctx.Done():
-			failure = "cancelled: " + ctx.Err().Error()
+			failure = fmt.Errorf("cancelled: %w", ctx.Err())
 			p.stop(3 * time.Second)
 			break loop
 		case <-exitedC:
@@ -369,25 +373,18 @@ loop:
 	}
 	sentInt, _ := p.interrupted()
 	switch {
-	case failure != "":
+	case failure != nil:
 		o.err = failure
 	case s.due:
-		o.err = HandoffDue
+		o.err = ErrHandoffDue
 	case sentInt && (stoppedForInt || s.results > resultsAtInt && s.final.Get("is_error").Bool()):
-		o.err = Interrupted
+		o.err = ErrInterrupted
 	case s.results > 0:
-		o.err = resultError(s.final)
+		o.err = resultFailure(s.final)
 	case !s.sawInit:
-		o.err = fmt.Sprintf("harness: start: claude exited before system/init (%s)%s", p.exitDesc(), stderrNote(p.stderr.String()))
+		o.err = &StartError{Reason: fmt.Sprintf("claude exited before system/init (%s)", p.exitError().how()), Stderr: p.stderr.String()}
 	default:
-		o.err = fmt.Sprintf("claude exited without a result (%s)%s", p.exitDesc(), stderrNote(p.stderr.String()))
+		o.err = p.exitError()
 	}
 	return o
-}
-
-func stderrNote(s string) string {
-	if s == "" {
-		return ""
-	}
-	return ": " + cut(s, 1500)
 }

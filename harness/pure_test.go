@@ -2,6 +2,7 @@ package harness
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -16,29 +17,67 @@ import (
 
 func TestClassify(t *testing.T) {
 	tests := []struct {
-		err   string
+		err   error
 		kind  string
 		retry bool
 	}{
-		{"API Error: 529 Overloaded. This is a server-side issue (api_error)", KindRetry, true},
-		{"API Error: 500 Internal server error.", KindRetry, true},
-		{"API Error: Connection to the API was lost (ECONNRESET). (api_error)", KindRetry, true},
-		{"API Error: Request timed out.", KindRetry, true},
-		{"API Error: 429 rate limited", KindRetry, true},
-		{"claude exited without a result (killed by signal killed)", KindRetry, true},
-		{"Invalid API key · Fix external API key (status 401, api_error)", KindAuth, false},
-		{"API Error: 403 forbidden", KindAuth, false},
-		{"API Error: 400 bad thing (api_error)", KindBadReq, false},
-		{"Reached maximum number of turns (2) (error_max_turns, max_turns)", KindLimit, false},
-		{"Reached maximum budget ($2) (error_max_budget_usd, budget_exhausted)", KindLimit, false},
-		{"Prompt is too long · 210000 tokens > 200000 (status 400, prompt_too_long)", KindOverflow, false},
-		{"harness: start: claude exited before system/init (exit 3)", KindStart, false},
-		{"something odd", KindUnknown, false},
+		{&APIError{Subtype: "success", Status: 529, Text: "API Error: 529 Overloaded. This is a server-side issue", TerminalReason: "api_error"}, KindRetry, true},
+		{&APIError{Text: "API Error: 500 Internal server error."}, KindRetry, true},
+		{&APIError{Text: "API Error: Connection to the API was lost (ECONNRESET).", TerminalReason: "api_error"}, KindRetry, true},
+		{&APIError{Text: "API Error: Request timed out."}, KindRetry, true},
+		{&APIError{Status: 429, Text: "rate limited"}, KindRetry, true},
+		{&ExitError{Code: -1, Signal: "killed"}, KindRetry, true},
+		{&APIError{Subtype: "success", Status: 401, Text: "Invalid API key · Fix external API key", TerminalReason: "api_error"}, KindAuth, false},
+		{&APIError{Text: "API Error: 403 forbidden"}, KindAuth, false},
+		{&APIError{Status: 400, Text: "bad thing", TerminalReason: "api_error"}, KindBadReq, false},
+		{&APIError{Subtype: "error_max_turns", Text: "Reached maximum number of turns (2)", TerminalReason: "max_turns"}, KindLimit, false},
+		{&APIError{Subtype: "error_max_budget_usd", Text: "Reached maximum budget ($2)", TerminalReason: "budget_exhausted"}, KindLimit, false},
+		{&APIError{Subtype: "success", Status: 400, Text: "Prompt is too long · 210000 tokens > 200000", TerminalReason: "prompt_too_long"}, KindOverflow, false},
+		{&StartError{Reason: "claude exited before system/init (exit 3)"}, KindStart, false},
+		{errors.New("something odd"), KindUnknown, false},
 	}
 	for _, tc := range tests {
-		kind, retry := Classify(tc.err)
+		kind, retry := Classify(FailureOf(tc.err))
 		if kind != tc.kind || retry != tc.retry {
 			t.Errorf("Classify(%q) = %s,%v; want %s,%v", tc.err, kind, retry, tc.kind, tc.retry)
+		}
+	}
+}
+
+// TestOutcomes_Typed: each outcome is matched by type, wrapped or not, and
+// renders the text StepResult.Error keeps.
+func TestOutcomes_Typed(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("attempt 2: %w", err) }
+	var api *APIError
+	if err := wrap(&APIError{Status: 529, Text: "Overloaded"}); !errors.As(err, &api) || api.Status != 529 || FailureOf(err).Status != 529 || !FailureOf(err).IsError {
+		t.Errorf("APIError not matched through a wrap: %v", err)
+	}
+	var ex *ExitError
+	if err := wrap(&ExitError{Code: 3, Stderr: "boom"}); !errors.As(err, &ex) || ex.Code != 3 || FailureOf(err).ExitCode != 3 {
+		t.Errorf("ExitError not matched through a wrap: %v", err)
+	}
+	var st *StartError
+	if err := wrap(&StartError{Reason: "r", Stderr: "tail"}); !errors.As(err, &st) || st.Stderr != "tail" || !FailureOf(err).Start {
+		t.Errorf("StartError not matched through a wrap: %v", err)
+	}
+	if !errors.Is(wrap(ErrInterrupted), ErrInterrupted) || ErrInterrupted.Error() != Interrupted || ErrHandoffDue.Error() != HandoffDue {
+		t.Error("the sentinels lost their seed texts")
+	}
+	if errors.Is(ErrInterrupted, ErrHandoffDue) || errors.As(ErrInterrupted, &api) {
+		t.Error("control: distinct outcomes must not match each other")
+	}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&StartError{Reason: "no system/init from claude within 1s"}, "harness: start: no system/init from claude within 1s"},
+		{&StartError{Reason: "claude exited before system/init (exit 3)", Stderr: "boom"}, "harness: start: claude exited before system/init (exit 3): boom"},
+		{&ExitError{Code: -1, Signal: "killed"}, "claude exited without a result (killed by signal killed)"},
+		{&ExitError{Code: 1, Stderr: "x"}, "claude exited without a result (exit 1): x"},
+		{&APIError{Subtype: "success", Status: 529, Text: "Overloaded", TerminalReason: "api_error"}, "Overloaded (status 529, api_error)"},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
 		}
 	}
 }
@@ -306,7 +345,7 @@ func TestStream_Recorded(t *testing.T) {
 			if got := resultError(s.final); !strings.HasPrefix(got, tc.err) || (tc.err == "") != (got == "") {
 				t.Errorf("error = %q, want prefix %q", got, tc.err)
 			}
-			if k, retry := Classify(resultError(s.final)); tc.err != "" && (k != KindRetry || !retry) {
+			if k, retry := Classify(FailureOf(resultFailure(s.final))); tc.err != "" && (k != KindRetry || !retry) {
 				t.Errorf("classify = %s %v", k, retry)
 			}
 			if strings.Join(kinds, ",") != strings.Join(tc.kinds, ",") {

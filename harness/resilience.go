@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -97,31 +98,36 @@ const (
 
 var statusRe = regexp.MustCompile(`(?i)\b(?:api error|status|error):?\s*(\d{3})\b`)
 
-// Classify names the kind of a failed attempt's error text and whether the
-// Runtime retries it (seed classify): network, 5xx, 529, 429 and timeouts
-// retry; auth, bad requests, budget/turn limits and start failures do not.
-func Classify(err string) (kind string, retry bool) {
-	e := strings.ToLower(err)
+// Classify names the kind of a failed attempt from what claude reported
+// and whether the Runtime retries it (seed classify): network, 5xx, 529,
+// 429 and timeouts retry; auth, bad requests, budget/turn limits and start
+// failures do not. It is pure: f comes from FailureOf(err).
+func Classify(f Failure) (kind string, retry bool) {
+	e := strings.ToLower(f.Text)
 	switch {
-	case e == "":
+	case f.Start:
+		return KindStart, false
+	case e == "" && f.Status == 0 && f.Subtype == "":
 		return KindUnknown, false
-	case IsOverflow(err):
+	case IsOverflow(f.Text, f.TerminalReason):
 		return KindOverflow, false
-	case strings.Contains(e, "max_turns") || strings.Contains(e, "maximum number of turns") ||
-		strings.Contains(e, "budget") || strings.Contains(e, "error_max"):
+	case strings.HasPrefix(f.Subtype, "error_max") || strings.Contains(e, "max_turns") ||
+		strings.Contains(e, "maximum number of turns") || strings.Contains(e, "budget") || strings.Contains(e, "error_max"):
 		return KindLimit, false
 	case strings.HasPrefix(e, "harness: start"):
 		return KindStart, false
 	}
-	if m := statusRe.FindStringSubmatch(e); m != nil {
-		switch s := m[1]; {
-		case s == "401" || s == "403":
-			return KindAuth, false
-		case s == "408" || s == "409" || s == "429" || s[0] == '5':
-			return KindRetry, true
-		case s[0] == '4':
-			return KindBadReq, false
-		}
+	status := f.Status
+	if m := statusRe.FindStringSubmatch(e); status == 0 && m != nil {
+		status, _ = strconv.Atoi(m[1])
+	}
+	switch {
+	case status == 401 || status == 403:
+		return KindAuth, false
+	case status == 408 || status == 409 || status == 429 || status >= 500 && status < 600:
+		return KindRetry, true
+	case status >= 400 && status < 500:
+		return KindBadReq, false
 	}
 	for _, w := range []string{"authentication", "invalid api key", "invalid x-api-key", "oauth", "unauthorized", "forbidden"} {
 		if strings.Contains(e, w) {

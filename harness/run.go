@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -63,7 +64,7 @@ func (r *Runtime) childEnv(step string, extra map[string]string) []string {
 func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	dir := filepath.Join(r.runDir, r.run, stepDirName(a.step))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return attemptOut{err: "harness: start: step dir: " + err.Error()}
+		return attemptOut{err: &StartError{Reason: "step dir: " + err.Error()}}
 	}
 	bo := BuildOptions{
 		Cwd: r.workspace, Resume: a.resume, Fork: a.fork, ResumeAt: a.resumeAt,
@@ -76,10 +77,10 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	}
 	built, err := BuildArgs(a.spec, bo)
 	if err != nil {
-		return attemptOut{err: "harness: start: " + err.Error()}
+		return attemptOut{err: &StartError{Reason: err.Error()}}
 	}
 	if err := writeStepFiles(dir, built); err != nil {
-		return attemptOut{err: "harness: start: " + err.Error()}
+		return attemptOut{err: &StartError{Reason: err.Error()}}
 	}
 	if a.resume != "" && r.store != nil && r.configDir != "" {
 		if err := r.store.Materialize(ctx, r.project, a.resume, r.configDir); err != nil && a.emit != nil {
@@ -89,7 +90,7 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	p := newProc(r.claude, built.Args, r.childEnv(a.step, built.Env), r.workspace)
 	out, err := p.start()
 	if err != nil {
-		return attemptOut{err: fmt.Sprintf("harness: start claude %s: %v", r.claude, err)}
+		return attemptOut{err: &StartError{Reason: fmt.Sprintf("claude %s: %v", r.claude, err)}}
 	}
 	r.mu.Lock()
 	r.active[p] = struct{}{}
@@ -129,7 +130,7 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 		}
 	}
 	o := p.supervise(ctx, out, s, r.opts.StartTimeout, emit, mirror, near, onInit)
-	if o.err == Interrupted {
+	if errors.Is(o.err, ErrInterrupted) {
 		_, words := p.interrupted()
 		o.text = words
 	}
@@ -221,20 +222,20 @@ loop:
 		res.CostUSD += out.cost
 		res.NumTurns += out.turns
 		res.Context = out.context
-		if out.err == "" {
+		if out.err == nil {
 			res.OK, res.Text, res.Error = true, out.text, ""
 			break
 		}
-		res.Errors = append(res.Errors, out.err)
-		res.Error = out.err
-		if out.err != Interrupted {
+		res.Errors = append(res.Errors, out.err.Error())
+		res.Error = out.err.Error()
+		if !errors.Is(out.err, ErrInterrupted) {
 			res.Text = out.text
 		}
 		if ctx.Err() != nil {
 			break
 		}
 		switch {
-		case out.err == Interrupted:
+		case errors.Is(out.err, ErrInterrupted):
 			if res.SessionID == "" {
 				break loop
 			}
@@ -242,10 +243,10 @@ loop:
 			resume, fork, resumeAt = res.SessionID, false, ""
 			cur = out.text + "\n\n" + InterruptNote
 			attempt--
-		case hp.Enabled && (out.err == HandoffDue || res.SessionID != "" && IsOverflow(out.err, out.text)):
+		case hp.Enabled && (errors.Is(out.err, ErrHandoffDue) || res.SessionID != "" && IsOverflow(out.err.Error(), out.text)):
 			if len(res.Retired) >= hp.MaxGenerations {
 				res.Error = fmt.Sprintf("harness: context full again after %d handoffs (max_generations=%d): the task does not fit; split it into smaller steps or raise HandoffPolicy.MaxGenerations (last error: %s)",
-					len(res.Retired), hp.MaxGenerations, out.err)
+					len(res.Retired), hp.MaxGenerations, out.err.Error())
 				break loop
 			}
 			h, cost := r.handOff(ctx, spec, step, prompt, res.SessionID, out, emit)
@@ -259,14 +260,14 @@ loop:
 			warned = false
 			attempt--
 		default:
-			kind, retry := Classify(out.err)
+			kind, retry := Classify(FailureOf(out.err))
 			if !res0.Enabled || attempt >= res0.MaxAttempts || !retry {
 				break loop
 			}
 			delay := res0.DelayFor(attempt)
-			emit(Event{Kind: "retry", Data: map[string]any{"attempt": attempt, "kind": kind, "error": out.err, "delay_s": delay.Seconds()}})
+			emit(Event{Kind: "retry", Data: map[string]any{"attempt": attempt, "kind": kind, "error": out.err.Error(), "delay_s": delay.Seconds()}})
 			if err := res0.WaitOnline(ctx, envGetter(r.env)("ANTHROPIC_BASE_URL")); err != nil {
-				res.Error = fmt.Sprintf("%s (the API stayed unreachable: %v)", out.err, err)
+				res.Error = fmt.Sprintf("%s (the API stayed unreachable: %v)", out.err.Error(), err)
 				emit(Event{Kind: "offline", Data: map[string]any{"error": err.Error()}})
 				break loop
 			}
@@ -306,8 +307,8 @@ func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, ses
 	emit(Event{Kind: "handoff", Data: map[string]any{"phase": "writing", "session_id": sessionID, "context": out.context}})
 	var h Handoff
 	var cost float64
-	if out.err != HandoffDue || sessionID == "" {
-		h = DegradedHandoff(step, prompt, cut(out.err, 200))
+	if !errors.Is(out.err, ErrHandoffDue) || sessionID == "" {
+		h = DegradedHandoff(step, prompt, cut(out.err.Error(), 200))
 	} else {
 		hs := spec
 		hs.MaxBudgetUSD = 0
@@ -317,8 +318,11 @@ func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, ses
 		w := r.attempt(ctx, attemptArgs{spec: hs, prompt: p, step: step, resume: sessionID, emit: nil, handoff: HandoffPolicy{}})
 		cost = w.cost
 		h = ParseHandoff(w.text, step)
-		if w.err != "" || !h.Complete() {
-			why := w.err
+		if w.err != nil || !h.Complete() {
+			why := ""
+			if w.err != nil {
+				why = w.err.Error()
+			}
 			if why == "" {
 				why = "handoff incomplete, missing " + strings.Join(h.Missing(), ", ")
 			}

@@ -2,8 +2,6 @@ package harness
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -124,39 +122,4 @@ func (s *stream) nearCrossed() bool {
 	}
 	*s.warned = true
 	return true
-}
-
-// resultError is the error text of a result line ("" for success): errors[],
-// else result, else subtype; with the API status and terminal reason.
-func resultError(r gjson.Result) string {
-	if !r.Get("is_error").Bool() {
-		return ""
-	}
-	var msg string
-	if errs := r.Get("errors").Array(); len(errs) > 0 {
-		parts := make([]string, len(errs))
-		for i, e := range errs {
-			parts[i] = e.String()
-		}
-		msg = strings.Join(parts, "; ")
-	}
-	if msg == "" {
-		msg = r.Get("result").String()
-	}
-	if msg == "" {
-		msg = r.Get("subtype").String()
-	}
-	var tags []string
-	if st := r.Get("api_error_status"); st.Exists() && st.Type != gjson.Null && !strings.Contains(msg, st.String()) {
-		tags = append(tags, "status "+st.String())
-	}
-	for _, k := range []string{"subtype", "terminal_reason"} {
-		if v := r.Get(k).String(); v != "" && v != "success" && !strings.Contains(msg, v) {
-			tags = append(tags, v)
-		}
-	}
-	if len(tags) > 0 {
-		msg = fmt.Sprintf("%s (%s)", msg, strings.Join(tags, ", "))
-	}
-	return msg
 }
