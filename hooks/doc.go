@@ -1,7 +1,7 @@
 // Package hooks is flower's guard layer: the pure rules behind the
 // flower-hook binary that Claude Code runs once per tool call, the hook
-// wire types, the IsEphemeral classifier and the best-effort socket
-// reporter.
+// wire types and the best-effort socket reporter. The glance classifier
+// (IsEphemeral) lives in package glance; IsEphemeral here forwards to it.
 //
 // # Lifecycle of one hook call
 //
@@ -49,6 +49,7 @@
 //     harness's server must not rely on writing an acknowledgement. A
 //     missing, dead or full socket costs a failed syscall, never a wait.
 //
-// This package imports no other package of flower, no cgo and no SQLite
-// (deps_test.go enforces it), so flower-hook stays a small static binary.
+// This package imports no other package of flower but glance, no cgo and
+// no SQLite (deps_test.go enforces it), so flower-hook stays a small static
+// binary.
 package hooks

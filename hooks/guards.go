@@ -181,3 +181,12 @@ func Isolate(in Input, roles []string) Decision {
 	}
 	return Decision{Verdict: Allow, UpdatedInput: updated, Detail: map[string]any{"role": role, "isolation": "worktree"}}
 }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

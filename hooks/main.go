@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/flowerhq/flower/glance"
 )
 
 // maxInput caps the hook input read from stdin. Tool outputs reach the hook
@@ -216,7 +218,7 @@ func runIsEphemeral(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	}
 	cmd := strings.Join(args, " ")
 	if len(args) == 1 && args[0] == "-" {
-		data, err := io.ReadAll(io.LimitReader(stdin, maxEphemeralLen+1))
+		data, err := io.ReadAll(io.LimitReader(stdin, glance.MaxLen+1))
 		if err != nil {
 			fmt.Fprintf(stderr, "flower-hook: is-ephemeral: %v\n", err)
 			return ExitDeny

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/glance"
 )
 
 // LoadForResume loads key and runs the load pipeline on it: expire →
@@ -154,7 +154,7 @@ func (p *plan) planExpire(pol EphemeralPolicy) {
 		}
 		eph, seen := memo[tu.cmd]
 		if !seen {
-			eph = hooks.IsEphemeral(tu.cmd)
+			eph = glance.IsEphemeral(tu.cmd)
 			memo[tu.cmd] = eph
 		}
 		if eph {

@@ -20,7 +20,7 @@ func DefaultTrimPolicy() TrimPolicy {
 }
 
 // EphemeralPolicy (the seed's EphemeralPolicy): results of Bash commands that
-// hooks.IsEphemeral accepts, at most MaxChars long and outside the last
+// glance.IsEphemeral accepts, at most MaxChars long and outside the last
 // KeepRecent turns, are replaced on load by Text, with {cmd} and {age}
 // filled in. The old content is dropped, not spilled. Read is exempt.
 type EphemeralPolicy struct {

@@ -62,9 +62,8 @@ var rules = []rule{
 	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance}},
 	{pkg: mod + "harness", forbid: []string{"github.com/mattn/go-sqlite3", mod + "sessionstore", mod + "scripted"}},
 	{pkg: mod + "flow", forbid: []string{"github.com/mattn/go-sqlite3", mod + "sessionstore", mod + "scripted"}, forbidDirect: []string{"os/exec"}},
-	// sessionstore gets mod+"hooks" added to forbid once the shell
-	// classifier has moved to glance (the guards change, issue 10).
-	{pkg: mod + "sessionstore", forbid: []string{mod + "harness", mod + "flow", mod + "scripted"}},
+	{pkg: glance, noCgo: true, ours: []string{glance}},
+	{pkg: mod + "sessionstore", forbid: []string{mod + "harness", mod + "flow", mod + "scripted", mod + "hooks"}},
 }
 
 // TestDependencies keeps every layer to what it uses: flower-hook small and

@@ -1,4 +1,4 @@
-package hooks
+package glance
 
 import "testing"
 
@@ -65,7 +65,7 @@ var bypassCommands = []string{
 	"cat f | sh", "cat f | bash", "git log | xargs rm", "ls | python3", "grep x f | tee y", "echo ok && rm x", "ls || rm x",
 	"ls; rm x", "(ls; rm x)", "{ ls; rm x; }", "if ls; then rm x; fi", "for f in *; do rm $f; done", "case x in x) rm y;; esac",
 	"[ -f x ] && rm x", "! rm x", "ls | sort -o out", "uniq in out", "uniq -c in out", "tree -o out.txt", "tree -R -H . -o x",
-	"file -C -m magic", "rg --pre sh x", "rg --pre=./evil x", "fd -x rm", "fd --exec rm {}", "yq -i '.a=1' f",
+	"file -C -m magic", "rg --pre sh x", "rg --pre=./evil x", "fd -x rm", "fd --exec rm {}",
 	"iconv -o out f", "printf -v x hi", "dmesg -c", "dmesg --clear", "mount /dev/sda /mnt", "ip link set eth0 down",
 	"ip addr add 1.2.3.4 dev eth0", "ip netns exec x sh", "ip -batch cmds", "ifconfig eth0 down", "ss -K dst 1.2.3.4", "ss -tlnpK",
 	"docker run alpine", "docker rm x", "docker exec -it x sh", "docker compose up", "docker system prune", "docker container rm x",

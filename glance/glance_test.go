@@ -1,4 +1,4 @@
-package hooks
+package glance
 
 import (
 	"strings"
@@ -49,30 +49,63 @@ var readOnlyCommands = []string{
 	"for f in a.go b.go; do wc -l \"$f\"; done", "case x in x) echo yes;; esac", "grep foo <<< \"foo bar\"",
 	"cat <<'EOF'\nhello\nEOF", "/usr/bin/git status", "/bin/ls -la", "ls -la | grep -v '^d' | awk '{print $5, $9}' | sort -n",
 	"git log --oneline | grep -i fix | wc -l", "cat package.json | jq .scripts", "du -ah . 2>/dev/null | sort -rh | head -n 10",
-	"ls -la &>/dev/null", "ls 1>&2", "git diff --stat HEAD~3..HEAD", "ip addr", "ip -br a", "ss -tlnp", "netstat -tlnp",
-	"dmesg | tail", "mount", "groups", "w", "who", "tac log.txt | head", "base64 -d blob.txt | head -c 100",
+	"ls -la &>/dev/null", "ls 1>&2", "git diff --stat HEAD~3..HEAD", "netstat -tlnp",
+	"groups", "w", "who", "tac log.txt | head", "base64 -d blob.txt | head -c 100",
 	"find . -name '*.go' -not -path './vendor/*' | sort ; ls",
-	"git log -1 --format=%cd --date=relative", "yq '.services' docker-compose.yml", "fd -e go", "sort -k2 -n data.txt",
+	"git log -1 --format=%cd --date=relative", "fd -e go", "sort -k2 -n data.txt",
 	"sort -u names.txt", "ls -- -weird-name", "echo 'a > b'", "echo \"x | y\"", "grep -E 'a|b' f", "grep '>' file",
 	"git show HEAD --name-only --pretty=format:", "jq -n '1+1'",
 	"[[ 3 -gt 2 ]] && echo ok", "[[ -n $HOME ]] && ls", "[[ $a == b* ]] || pwd", "sed '$!N;s/\\n/ /' f",
 	"sed -n '1~2p' f", "sed 'y/abc/xyz/' f", "sed '/start/,/end/d' f", "l\\s -la", "\"ls\" -la", "git tag -n5",
 }
 
+// allCases is every table string: the seed corpus of the fuzz test.
+func allCases() []string {
+	out := append(append([]string{}, readOnlyCommands...), newReads...)
+	return append(out, refusedCases()...)
+}
+
+// refusedCases is every string that must not be ephemeral.
+func refusedCases() []string {
+	out := append([]string{}, bypassCommands...)
+	for _, cmds := range attacks {
+		out = append(out, cmds...)
+	}
+	return out
+}
+
+func TestNewReadsEphemeral(t *testing.T) {
+	for _, c := range newReads {
+		if !IsEphemeral(c) {
+			t.Errorf("IsEphemeral(%q) = false, want true (everyday read)", c)
+		}
+	}
+}
+
 func FuzzIsEphemeral(f *testing.F) {
-	for _, c := range append(append([]string{}, readOnlyCommands...), bypassCommands...) {
+	for _, c := range allCases() {
 		f.Add(c)
 	}
 	f.Fuzz(func(t *testing.T, cmd string) {
 		if !IsEphemeral(cmd) {
 			return
 		}
-		// Independent check of an ephemeral verdict: every simple command
-		// names a whitelisted verb and nothing runs in the background.
 		file, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
 		if err != nil {
 			t.Fatalf("%q is ephemeral but does not parse: %v", cmd, err)
 		}
+		// The same command printed back by the parser's printer must get
+		// the same verdict: the verdict depends on what the shell runs,
+		// not on how it is spelled.
+		var b strings.Builder
+		if err := syntax.NewPrinter().Print(&b, file); err != nil {
+			t.Fatalf("print %q: %v", cmd, err)
+		}
+		if !IsEphemeral(b.String()) {
+			t.Errorf("%q is ephemeral but its re-print %q is not", cmd, b.String())
+		}
+		// Independent check: every simple command names an allowed verb
+		// and nothing runs in the background.
 		syntax.Walk(file, func(n syntax.Node) bool {
 			switch n := n.(type) {
 			case *syntax.CallExpr:

@@ -1,0 +1,200 @@
+package glance
+
+import "strings"
+
+// Container CLIs (docker, podman): global options, then a subcommand from
+// containerSubs (or a management command and its read sub-subcommand),
+// each with its exact options. --config is not a global option here: a
+// config directory names credential helpers and CLI plugins to run.
+var containerGlobal = opts("-D -l: -c: -H: --debug --log-level= --context= --host=")
+
+var (
+	ctrFormat  = "-f: --format="
+	ctrPs      = opts(ctrFormat, "-aqls -n: --all --quiet --latest --size --last= --no-trunc --filter= --external")
+	ctrImages  = opts(ctrFormat, "-aq --all --quiet --digests --no-trunc --filter= --tree")
+	ctrLogs    = opts("-ft -n: --follow --timestamps --tail= --since= --until= --details --color --no-color --names")
+	ctrInspect = opts(ctrFormat, "-s --size --type=")
+	ctrStats   = opts(ctrFormat, "-a --all --no-stream --no-trunc")
+	ctrHistory = opts(ctrFormat, "-Hq --human --no-trunc --quiet")
+	ctrEvents  = opts(ctrFormat, "--since= --until= --filter=")
+	ctrVersion = opts(ctrFormat)
+	ctrTop     = opts()
+	ctrLs      = opts(ctrFormat, "-aq --all --quiet --filter= --no-trunc")
+	ctrCompose = opts("-f: -p: --file= --project-name= --project-directory= --profile= --env-file= --ansi= " +
+		"--all-resources --parallel=")
+	ctrDfOpts = opts(ctrFormat, "-v --verbose")
+)
+
+type subs map[string]*optSet
+
+var containerSubs = subs{
+	"ps": ctrPs, "images": ctrImages, "version": ctrVersion, "info": ctrVersion, "inspect": ctrInspect,
+	"logs": ctrLogs, "stats": ctrStats, "top": ctrTop, "port": ctrTop, "diff": ctrTop,
+	"history": ctrHistory, "events": ctrEvents,
+}
+
+var containerGroups = map[string]subs{
+	"container": {"ls": ctrPs, "ps": ctrPs, "list": ctrPs, "inspect": ctrInspect, "logs": ctrLogs, "top": ctrTop,
+		"port": ctrTop, "diff": ctrTop, "stats": ctrStats},
+	"image":   {"ls": ctrImages, "list": ctrImages, "inspect": ctrInspect, "history": ctrHistory},
+	"network": {"ls": ctrLs, "list": ctrLs, "inspect": ctrInspect},
+	"volume":  {"ls": ctrLs, "list": ctrLs, "inspect": ctrInspect},
+	"context": {"ls": ctrLs, "list": ctrLs, "inspect": ctrInspect, "show": ctrVersion},
+	"system":  {"df": ctrDfOpts, "info": ctrVersion},
+	"compose": {"ps": opts(ctrFormat, "-aq --all --quiet --services --status= --filter= --no-trunc --orphans"),
+		"ls": opts(ctrFormat, "-aq --all --quiet --filter="), "logs": ctrLogs, "images": opts(ctrFormat, "-q --quiet"),
+		"top": ctrTop, "version": opts(ctrFormat, "--short"),
+		"config": opts(ctrFormat, "-q --quiet --services --volumes --profiles --images --no-interpolate --no-normalize")},
+}
+
+// containerRule accepts docker/podman listing and inspection commands.
+func containerRule(args []arg) bool {
+	if !allKnown(args) {
+		return false
+	}
+	s := scanner{args: args}
+	sub, done, ok := s.next(containerGlobal)
+	if !ok || done || s.ended {
+		return false
+	}
+	if o, found := containerSubs[sub.v]; found {
+		_, ok := operands(o, args[s.i:])
+		return ok
+	}
+	group, found := containerGroups[sub.v]
+	if !found {
+		return false
+	}
+	groupOpts := noOpts
+	if sub.v == "compose" {
+		groupOpts = ctrCompose
+	}
+	sub2, done, ok := s.next(groupOpts)
+	if !ok || done || s.ended {
+		return false
+	}
+	o, found := group[sub2.v]
+	if !found {
+		return false
+	}
+	_, ok = operands(o, args[s.i:])
+	return ok
+}
+
+// Cluster CLIs (kubectl, oc). Flags may come anywhere, so every word is
+// scanned with the global options plus the verb's own; the first operand
+// is the verb. --kubeconfig is not allowed: a kubeconfig can name an exec
+// credential plugin, which kubectl runs.
+const kubeGlobal = "-n: -s: -v: --namespace= --context= --cluster= --user= --server= --request-timeout= " +
+	"--as= --as-group= --as-uid= --insecure-skip-tls-verify --tls-server-name= --match-server-version " +
+	"--v= --warnings-as-errors --disable-compression"
+
+const kubeOut = " -o: -l: -A --output= --selector= --all-namespaces --no-headers --show-labels --sort-by= " +
+	"--field-selector= -L: --label-columns= --show-kind --show-managed-fields --template= --allow-missing-template-keys"
+
+type kubeVerb struct {
+	opts *optSet
+	subs map[string]*optSet // second-level read forms (config view, auth can-i)
+}
+
+var kubeVerbs = map[string]kubeVerb{
+	"get":           {opts: opts(kubeGlobal, kubeOut, "-w -R -k: -f: --watch --watch-only --output-watch-events --chunk-size= --ignore-not-found --raw= --subresource= --recursive --filename= --kustomize=")},
+	"describe":      {opts: opts(kubeGlobal, "-l: -A -R -f: --selector= --all-namespaces --show-events=? --chunk-size= --filename= --recursive")},
+	"logs":          {opts: opts(kubeGlobal, "-fp -c: -l: --follow --previous --container= --tail= --since= --since-time= --timestamps --all-containers --prefix --selector= --max-log-requests= --limit-bytes= --ignore-errors --pod-running-timeout= --all-pods")},
+	"top":           {opts: opts(kubeGlobal, "-l: -A --selector= --all-namespaces --containers --sort-by= --no-headers --use-protocol-buffers --sum --show-capacity")},
+	"version":       {opts: opts(kubeGlobal, "-o: --client --output= --short")},
+	"explain":       {opts: opts(kubeGlobal, "--recursive --api-version= --output=")},
+	"api-resources": {opts: opts(kubeGlobal, "-o: --output= --namespaced=? --verbs= --api-group= --no-headers --sort-by= --cached --categories=")},
+	"api-versions":  {opts: opts(kubeGlobal)},
+	"cluster-info":  {opts: opts(kubeGlobal)},
+	"events":        {opts: opts(kubeGlobal, "-o: -A -w --output= --all-namespaces --for= --types= --watch --no-headers --chunk-size=")},
+	"config": {opts: opts(kubeGlobal), subs: map[string]*optSet{
+		"view": opts(kubeGlobal, "-o: --minify --flatten --raw --output= --merge=?"), "current-context": opts(kubeGlobal),
+		"get-contexts": opts(kubeGlobal, "-o: --no-headers --output="), "get-clusters": opts(kubeGlobal),
+		"get-users": opts(kubeGlobal)}},
+	"auth": {opts: opts(kubeGlobal), subs: map[string]*optSet{
+		"can-i":  opts(kubeGlobal, "-A -q --all-namespaces --list --no-headers --quiet --subresource="),
+		"whoami": opts(kubeGlobal, "-o: --output=")}},
+}
+
+var kubeGlobalOpts = opts(kubeGlobal)
+
+// kubectlRule accepts kubectl's read verbs (and config/auth read forms).
+// cluster-info takes no operand (cluster-info dump writes files).
+func kubectlRule(args []arg) bool {
+	if !allKnown(args) {
+		return false
+	}
+	// The verb is the first operand; options before it are global ones.
+	s := scanner{args: args}
+	v, done, ok := s.next(kubeGlobalOpts)
+	if !ok || done || s.ended {
+		return false
+	}
+	kv, found := kubeVerbs[v.v]
+	if !found {
+		return false
+	}
+	rest := append(append([]arg{}, args[:s.i-1]...), args[s.i:]...)
+	if kv.subs == nil {
+		ops, ok := operands(kv.opts, rest)
+		return ok && (v.v != "cluster-info" && v.v != "api-versions" || len(ops) == 0)
+	}
+	s = scanner{args: args[s.i:]}
+	sub, done, ok := s.next(kv.opts)
+	if !ok || done || s.ended {
+		return false
+	}
+	o, found := kv.subs[sub.v]
+	if !found {
+		return false
+	}
+	ops, ok := operands(o, s.args[s.i:])
+	return ok && (sub.v == "can-i" || len(ops) <= 1 && (sub.v == "view" || sub.v == "get-contexts") || len(ops) == 0)
+}
+
+// findRule accepts find with starting points, options and tests from an
+// exact list, and only the actions that print (-print, -print0, -printf,
+// -ls, -prune, -quit): no -delete, -exec*, -ok*, -fprint*, -fls.
+func findRule(args []arg) bool {
+	if !allKnown(args) {
+		return false
+	}
+	i := 0
+	for i < len(args) && (args[i].v == "-H" || args[i].v == "-L" || args[i].v == "-P") {
+		i++
+	}
+	// Starting points: words up to the first that starts an expression.
+	for i < len(args) && !strings.HasPrefix(args[i].v, "-") && args[i].v != "(" && args[i].v != "!" {
+		i++
+	}
+	for ; i < len(args); i++ {
+		a := args[i].v
+		if n, ok := findPrimaries[a]; ok {
+			if i+n >= len(args) && n > 0 {
+				return false
+			}
+			i += n
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// findPrimaries maps each allowed expression word to the number of values
+// it takes.
+var findPrimaries = map[string]int{
+	"(": 0, ")": 0, "!": 0, ",": 0, "-not": 0, "-and": 0, "-a": 0, "-or": 0, "-o": 0,
+	"-print": 0, "-print0": 0, "-printf": 1, "-ls": 0, "-prune": 0, "-quit": 0,
+	"-maxdepth": 1, "-mindepth": 1, "-depth": 0, "-d": 0, "-xdev": 0, "-mount": 0, "-follow": 0,
+	"-daystart": 0, "-noleaf": 0, "-ignore_readdir_race": 0, "-noignore_readdir_race": 0, "-regextype": 1,
+	"-warn": 0, "-nowarn": 0, "-true": 0, "-false": 0,
+	"-name": 1, "-iname": 1, "-path": 1, "-ipath": 1, "-wholename": 1, "-iwholename": 1, "-regex": 1,
+	"-iregex": 1, "-lname": 1, "-ilname": 1, "-type": 1, "-xtype": 1, "-size": 1, "-empty": 0,
+	"-newer": 1, "-anewer": 1, "-cnewer": 1, "-newermt": 1, "-newerct": 1, "-newerat": 1, "-newermm": 1,
+	"-newerBt": 1, "-mtime": 1, "-mmin": 1, "-atime": 1, "-amin": 1, "-ctime": 1, "-cmin": 1, "-used": 1,
+	"-user": 1, "-group": 1, "-uid": 1, "-gid": 1, "-nouser": 0, "-nogroup": 0, "-perm": 1, "-links": 1,
+	"-inum": 1, "-samefile": 1, "-readable": 0, "-writable": 0, "-executable": 0, "-fstype": 1,
+	"-context": 1,
+}

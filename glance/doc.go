@@ -1,0 +1,57 @@
+// Package glance decides whether a shell command is a glance: a command
+// that only looks at the machine (git status, ls, cat, grep, ps, …), so a
+// coordinator may run it itself and its result goes stale instead of
+// becoming a fact of the session. IsEphemeral is that decision; it is used
+// by the delegate guard (hooks, --glance) and by the session store (which
+// expires old glance results on load), so the two can never drift apart.
+//
+// # Lifecycle
+//
+// Nothing is kept between calls: IsEphemeral parses the command with a
+// real shell parser (mvdan.cc/sh/v3, bash dialect), walks the tree and
+// answers. The verb tables are built once at package init and only read
+// afterwards, so IsEphemeral is safe for concurrent use.
+//
+// # An allowlist at every level
+//
+// The answer is "yes" only when everything in the command is on a list;
+// anything else, including anything the classifier does not understand,
+// is "no". A false "yes" lets a main thread write; a false "no" only costs
+// a subagent, so refusing is always the cheaper mistake.
+//
+//   - Shell: lists, pipelines, subshells, blocks, if, case, for-in, [[ ]],
+//     time and ! are walked; command and process substitution, arithmetic,
+//     functions, declarations, while/until/select/coproc, background jobs,
+//     subscripts, indirect, assigning and @-transforming parameter
+//     expansions and [[ -v ]] are refused. Redirections only to /dev/null,
+//     /dev/stdout, /dev/stderr or between descriptors; a prefix assignment
+//     only of a few locale and colour variables.
+//   - Verbs: only the verbs in the table, by bare name or from /bin,
+//     /usr/bin, /usr/local/bin, /sbin, /usr/sbin. No builtin that runs
+//     code, evaluates or changes the shell (eval, source, exec, trap, read,
+//     declare, jobs, printf -v, mapfile, bind, complete, fc, …). Verbs whose
+//     read-only use cannot be told from a state change by an option list
+//     (dmesg, ip, ss, mount, ifconfig, hwclock, yq with its two dialects)
+//     are left out rather than denylisted.
+//   - Options: each verb lists the options it may take, matched exactly:
+//     long options are never completed from a prefix (getopt_long would
+//     read --outp= as --output=), clustered short options are split and
+//     each letter checked, and an option that takes a value consumes it,
+//     so a value is never read as an operand or a subcommand.
+//   - Subcommands: git, docker/podman and kubectl/oc have subcommand
+//     allowlists with the global options each accepts before the
+//     subcommand, and the operand shapes of the read forms (git config
+//     reads only with --get/--list/get/list and their operand counts; git
+//     branch and tag take patterns only when listing).
+//   - Scripts: sed scripts are parsed as GNU sed does (labels end at
+//     whitespace or ";") and refused if any command writes, executes or
+//     reads another file (w, W, e, r, R, s///w, s///e); awk programs are
+//     tokenized (strings, regexes, comments) and refused on system,
+//     getline, any pipe, any redirection of print/printf, and @.
+//   - Words whose value is not known before expansion ($x, globs, ~) are
+//     accepted only for verbs none of whose options can write, run or
+//     change anything (cat, ls, grep, wc, …): whatever they expand to, the
+//     command still only reads.
+//
+// This package imports nothing of flower and uses no cgo.
+package glance

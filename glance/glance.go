@@ -1,0 +1,428 @@
+package glance
+
+import (
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// MaxLen bounds the commands IsEphemeral looks at. A glance is a
+// short command; anything longer is not worth the parse and is not a glance.
+const MaxLen = 8 << 10
+
+// parserPool reuses shell parsers: a parser carries buffers worth keeping
+// between calls, and IsEphemeral runs once per Bash call and once per stored
+// Bash result when a session is loaded.
+var parserPool = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
+}}
+
+// IsEphemeral reports whether cmd is an ephemeral command (a glance): one
+// that only looks at the state of the machine (read-only git subcommands,
+// directory and system information, process and container listings, file
+// viewing, path lookup, text processing), so its result goes stale instead
+// of becoming a fact of the session. The seed calls it is_ephemeral.
+//
+// The same function decides two things that must never drift apart: which
+// Bash commands the delegate guard lets a main thread run itself (--glance),
+// and which Bash results the session store expires on load. A command the
+// coordinator may run must be one whose result expires, and vice versa.
+//
+// The command is parsed with a real shell parser (bash dialect). It is
+// ephemeral only if every simple command in every list, pipeline, subshell,
+// block, if and for body is an allowed verb whose every option is on that
+// verb's list (matched exactly) and whose operands have a read form's shape
+// (see the package documentation), and nothing around them can change state: no
+// command or process substitution, no arithmetic, no function or variable
+// declarations, no background jobs, no redirection except to /dev/null,
+// /dev/stdout, /dev/stderr or between descriptors, and no prefix assignment
+// except a few harmless locale/colour variables. Anything the parser
+// rejects is not ephemeral. When in doubt the answer is false: a false
+// negative costs a subagent, a false positive lets a main thread write.
+func IsEphemeral(cmd string) bool {
+	if strings.TrimSpace(cmd) == "" || len(cmd) > MaxLen {
+		return false
+	}
+	if hasControl(cmd) || rejectFirstWord(cmd) {
+		return false
+	}
+	p := parserPool.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(cmd), "")
+	parserPool.Put(p)
+	if err != nil || len(f.Stmts) == 0 {
+		return false
+	}
+	if !safeNodes(f) {
+		return false
+	}
+	return safeStmts(f.Stmts)
+}
+
+// hasControl reports control characters other than tab and newline. The
+// parser and bash disagree on some of them (a form feed separates words for
+// one and not the other), and a disagreement is a way around the check.
+func hasControl(cmd string) bool {
+	for i := 0; i < len(cmd); i++ {
+		if c := cmd[i]; c < 0x20 && c != '\t' && c != '\n' || c == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// shellKeywords may start a command without being a verb.
+var shellKeywords = map[string]bool{"if": true, "then": true, "else": true, "elif": true, "fi": true,
+	"for": true, "while": true, "until": true, "do": true, "done": true, "case": true, "esac": true,
+	"select": true, "function": true, "time": true, "coproc": true, "in": true}
+
+// rejectFirstWord is a fast path that skips the parser for the common
+// non-glance: a command whose first word is a plain unquoted word (no
+// quoting, expansion, "=", "/" or keyword) that is not a whitelisted verb.
+// The parser would find the same first simple command and reject it, so
+// this never changes the answer; it only avoids the parse.
+func rejectFirstWord(cmd string) bool {
+	i := 0
+	for i < len(cmd) && (cmd[i] == ' ' || cmd[i] == '\t') {
+		i++
+	}
+	j := i
+	for j < len(cmd) {
+		c := cmd[j]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '+' {
+			j++
+			continue
+		}
+		break
+	}
+	if j == i || (j < len(cmd) && strings.IndexByte(" \t\n;|&)", cmd[j]) < 0) {
+		return false
+	}
+	w := cmd[i:j]
+	_, ok := verbs[w]
+	return !ok && !shellKeywords[w]
+}
+
+// safeNodes rejects, anywhere in the tree, the constructs that run or
+// change something whatever command they sit in.
+func safeNodes(f *syntax.File) bool {
+	ok := true
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if !ok {
+			return false
+		}
+		switch n := n.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp, *syntax.ArithmCmd,
+			*syntax.FuncDecl, *syntax.CoprocClause, *syntax.DeclClause, *syntax.LetClause,
+			*syntax.TestDecl, *syntax.WhileClause, *syntax.CStyleLoop, *syntax.ArrayExpr:
+			ok = false
+		case *syntax.ParamExp:
+			ok = safeParam(n)
+		}
+		return ok
+	})
+	return ok
+}
+
+// safeParam accepts plain, length, default and pattern expansions. It
+// rejects assigning expansions (${a:=b}), indirection and subscripts (bash
+// evaluates a[...] as arithmetic, which can run command substitutions held
+// in a variable), slices (arithmetic again) and @ transformations (${a@P}
+// performs prompt expansion, which can run commands).
+func safeParam(p *syntax.ParamExp) bool {
+	if p.Excl || p.Index != nil || p.Slice != nil || p.Names != 0 || p.NestedParam != nil || p.Flags != nil {
+		return false
+	}
+	if p.Exp != nil {
+		switch p.Exp.Op {
+		case syntax.AssignUnset, syntax.AssignUnsetOrNull, syntax.OtherParamOps:
+			return false
+		}
+	}
+	return true
+}
+
+func safeStmts(stmts []*syntax.Stmt) bool {
+	for _, s := range stmts {
+		if !safeStmt(s) {
+			return false
+		}
+	}
+	return true
+}
+
+func safeStmt(s *syntax.Stmt) bool {
+	if s == nil {
+		return true
+	}
+	if s.Background || s.Coprocess || s.Disown {
+		return false
+	}
+	for _, r := range s.Redirs {
+		if !safeRedirect(r) {
+			return false
+		}
+	}
+	return safeCommand(s.Cmd)
+}
+
+func safeCommand(c syntax.Command) bool {
+	switch c := c.(type) {
+	case *syntax.CallExpr:
+		return safeCall(c)
+	case *syntax.BinaryCmd:
+		return safeStmt(c.X) && safeStmt(c.Y)
+	case *syntax.Subshell:
+		return safeStmts(c.Stmts)
+	case *syntax.Block:
+		return safeStmts(c.Stmts)
+	case *syntax.IfClause:
+		for ic := c; ic != nil; ic = ic.Else {
+			if !safeStmts(ic.Cond) || !safeStmts(ic.Then) {
+				return false
+			}
+		}
+		return true
+	case *syntax.ForClause:
+		if _, ok := c.Loop.(*syntax.WordIter); !ok || c.Select {
+			return false
+		}
+		return safeStmts(c.Do)
+	case *syntax.CaseClause:
+		for _, item := range c.Items {
+			if !safeStmts(item.Stmts) {
+				return false
+			}
+		}
+		return true
+	case *syntax.TestClause:
+		return safeTest(c)
+	case *syntax.TimeClause:
+		return safeStmt(c.Stmt)
+	}
+	return false
+}
+
+// safeTest rejects [[ … ]] arithmetic comparisons (-eq, -lt, …) on
+// operands that are not plain literals: bash evaluates those operands as
+// arithmetic, and a variable holding "a[$(cmd)]" would run cmd. It also
+// rejects -v and -R, which evaluate an array subscript.
+func safeTest(c *syntax.TestClause) bool {
+	ok := true
+	syntax.Walk(c, func(n syntax.Node) bool {
+		if u, isUn := n.(*syntax.UnaryTest); isUn && (u.Op == syntax.TsVarSet || u.Op == syntax.TsRefVar) {
+			ok = false
+		}
+		b, isBin := n.(*syntax.BinaryTest)
+		if !ok || !isBin {
+			return ok
+		}
+		switch b.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			for _, x := range []syntax.TestExpr{b.X, b.Y} {
+				w, isWord := x.(*syntax.Word)
+				if !isWord {
+					ok = false
+					break
+				}
+				if v, known := wordLit(w); !known || !isDigits(strings.TrimPrefix(v, "-")) {
+					ok = false
+				}
+			}
+		}
+		return ok
+	})
+	return ok
+}
+
+// safeSinks are the only files an output redirection may name.
+var safeSinks = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true}
+
+func safeRedirect(r *syntax.Redirect) bool {
+	if r.N != nil && !isDigits(r.N.Value) {
+		return false // {fd}> assigns a variable
+	}
+	target, known := "", true
+	if r.Word != nil {
+		target, known = wordLit(r.Word)
+	}
+	switch r.Op {
+	case syntax.DplOut, syntax.DplIn:
+		return known && (isDigits(target) || target == "-")
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+		return known && safeSinks[target]
+	case syntax.RdrIn:
+		return known && target == "/dev/null"
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		// The body was walked for substitutions; the command it feeds must
+		// itself be a whitelisted reader, so a heredoc cannot feed a writer.
+		return true
+	}
+	return false
+}
+
+// safeAssigns are the variables a prefix assignment may set: they change
+// formatting only. PAGER-like variables name programs and are accepted only
+// with the value "cat".
+var safeAssigns = map[string]string{
+	"LANG": "*", "LC_ALL": "*", "LC_MESSAGES": "*", "LC_COLLATE": "*", "LC_CTYPE": "*",
+	"TZ": "*", "NO_COLOR": "*", "COLUMNS": "*", "TERM": "*", "CLICOLOR": "*",
+	"GIT_PAGER": "cat", "PAGER": "cat",
+}
+
+func safeCall(c *syntax.CallExpr) bool {
+	if len(c.Args) == 0 {
+		return false // a bare assignment changes shell state
+	}
+	for _, a := range c.Assigns {
+		if a.Append || a.Naked || a.Index != nil || a.Array != nil || a.Name == nil {
+			return false
+		}
+		want, ok := safeAssigns[a.Name.Value]
+		if !ok {
+			return false
+		}
+		val := ""
+		if a.Value != nil {
+			v, known := wordLit(a.Value)
+			if !known {
+				return false
+			}
+			val = v
+		}
+		if want != "*" && val != want {
+			return false
+		}
+	}
+	args := make([]arg, len(c.Args))
+	for i, w := range c.Args {
+		args[i].v, args[i].known = wordLit(w)
+	}
+	verb, ok := verbName(args[0])
+	if !ok {
+		return false
+	}
+	v, ok := verbs[verb]
+	if !ok {
+		return false
+	}
+	return v.accepts(args[1:])
+}
+
+// trustedBinDirs are the directories from which an absolute verb path is
+// accepted (/usr/bin/git is git; ./git is whatever sits in the workspace).
+var trustedBinDirs = map[string]bool{"/bin": true, "/usr/bin": true, "/usr/local/bin": true, "/sbin": true, "/usr/sbin": true}
+
+func verbName(a arg) (string, bool) {
+	if !a.known || a.v == "" {
+		return "", false
+	}
+	i := strings.LastIndexByte(a.v, '/')
+	if i < 0 {
+		return a.v, true
+	}
+	if !trustedBinDirs[a.v[:i]] {
+		return "", false
+	}
+	return a.v[i+1:], true
+}
+
+// arg is one command word: its value, and whether that value is exactly what
+// the command will see (false for words with parameter expansions, globs,
+// brace expansions or $'…' quoting, whose runtime value could start with "-"
+// and smuggle in an option).
+type arg struct {
+	v     string
+	known bool
+}
+
+// wordLit returns the literal value of w after quote removal and whether it
+// is fully known before the shell expands it.
+func wordLit(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	known := true
+	for i, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if expands(p.Value, i == 0) {
+				known = false
+			}
+			b.WriteString(unescape(p.Value, false))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				known = false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				known = false
+			}
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					b.WriteString(unescape(l.Value, true))
+				} else {
+					known = false
+				}
+			}
+		default:
+			known = false
+		}
+	}
+	return b.String(), known
+}
+
+// expands reports whether an unquoted literal is subject to pathname
+// expansion (*, ?, [...]), brace expansion ({a,b}, {1..3}) or, at the
+// start of a word, tilde expansion: its final value is not what it reads.
+func expands(lit string, first bool) bool {
+	if strings.ContainsAny(lit, "*?") || (first && strings.HasPrefix(lit, "~")) {
+		return true
+	}
+	if i := strings.IndexByte(lit, '['); i >= 0 && strings.IndexByte(lit[i:], ']') > 0 {
+		return true
+	}
+	if i := strings.IndexByte(lit, '{'); i >= 0 {
+		rest := lit[i:]
+		return strings.Contains(rest, ",") || strings.Contains(rest, "..")
+	}
+	return false
+}
+
+// unescape removes shell backslash quoting: outside quotes every backslash
+// quotes the next character; inside double quotes only $ ` " \ and newline.
+func unescape(s string, dquoted bool) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		n := s[i+1]
+		switch {
+		case n == '\n':
+			i++
+		case !dquoted || strings.IndexByte("$`\"\\", n) >= 0:
+			b.WriteByte(n)
+			i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
