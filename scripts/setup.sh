@@ -50,12 +50,27 @@ case "$version" in
   *) die "claude at $claude reports '$version', want $CLAUDE_VERSION" ;;
 esac
 
-say "building flower and flower-hook into bin/"
+# build OUT PKG [VAR=value…]: go build with a heartbeat, so a cold build
+# (SQLite compiles for about a minute) is not a silent minute.
+build() {
+  local out=$1 pkg=$2
+  shift 2
+  say "building $out"
+  env "$@" go build -o "$out" "$pkg" &
+  local pid=$! s=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    s=$((s + 1))
+    if [ $((s % 10)) = 0 ] && kill -0 "$pid" 2>/dev/null; then say "  still building $out (${s}s; the first build compiles SQLite)"; fi
+  done
+  wait "$pid"
+}
+
 mkdir -p bin
-go build -o bin/flower ./cmd/flower
+build bin/flower ./cmd/flower
 if [ -d cmd/flower-hook ]; then
   # flower-hook runs on every tool call: static, no cgo.
-  CGO_ENABLED=0 go build -o bin/flower-hook ./cmd/flower-hook
+  build bin/flower-hook ./cmd/flower-hook CGO_ENABLED=0
   if [ -d plugin ]; then
     mkdir -p plugin/bin
     cp bin/flower-hook plugin/bin/flower-hook

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
 )
 
 // Exit codes of design.md §3.
@@ -19,90 +21,239 @@ const (
 	exitInterrupted = 130
 )
 
-// commands is filled by each cmd_*.go file's init, so that commands can be
-// written side by side without touching one shared list.
-var commands []*cli.Command
+// cmdEnv is everything a command touches outside its options: the streams,
+// the environment and how to tell a terminal. Main fills it from the
+// process; tests fill it by hand, so every command runs in process.
+type cmdEnv struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	IsTTY          func(any) bool // reports whether a stream is a terminal
+	Args           []string       // the command line as typed, for "resume with" hints
 
-func register(c *cli.Command) { commands = append(commands, c) }
+	// parsed, when set (by tests), receives each command's parsed options
+	// instead of the command running: parsing is tested apart from behaviour.
+	parsed func(opts any) error
+}
 
-// The root command's flags and action (the starter flow), set by cmd_flow.go.
-var (
-	rootFlags     []cli.Flag
-	rootAction    cli.ActionFunc
-	rootUsageText string
-)
+// do runs a command's run function on its parsed options, or hands the
+// options to e.parsed.
+func (e *cmdEnv) do(opts any, run func() error) error {
+	if e.parsed != nil {
+		return e.parsed(opts)
+	}
+	return run()
+}
 
-// usageError marks a bad invocation: exit 2 with the usage line.
-type usageError struct{ msg string }
+// osEnv is the process's cmdEnv.
+func osEnv(args []string, stdin io.Reader, stdout, stderr io.Writer) *cmdEnv {
+	return &cmdEnv{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, IsTTY: isTTY, Args: args}
+}
+
+// isTTY reports whether v is a terminal.
+func isTTY(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// usageError marks a bad invocation: exit 2 with the command's usage line.
+type usageError struct {
+	msg   string
+	usage string // "flower step [flags] PROMPT|-"; filled in by the command layer
+}
 
 func (e *usageError) Error() string { return e.msg }
 
-func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+func usagef(format string, a ...any) error { return &usageError{msg: fmt.Sprintf(format, a...)} }
 
 // exitCoder lets library errors choose their exit code (e.g. aborted → 3).
 type exitCoder interface{ ExitCode() int }
 
-// NewApp builds the flower command line with injected streams.
-func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+// silentExit ends flower with code and prints nothing: what there was to
+// say was said already (by the child, or by the run's own summary).
+type silentExit int
+
+func (e silentExit) Error() string { return "" }
+func (e silentExit) ExitCode() int { return int(e) }
+
+// NewApp builds the flower command line on e. Every call builds fresh
+// commands, flags and options: nothing is shared between two apps.
+func NewApp(e *cmdEnv) *cli.App {
+	root := newStarterCmd(e)
 	app := &cli.App{
 		Name:      "flower",
 		Usage:     "run multi-step agent workflows on the real Claude Code CLI",
-		Reader:    stdin,
-		Writer:    stdout,
-		ErrWriter: stderr,
-		Commands:  commands,
-		Flags:     rootFlags,
-		Action:    rootAction,
-		UsageText: rootUsageText,
+		Reader:    e.Stdin,
+		Writer:    e.Stdout,
+		ErrWriter: e.Stderr,
+		Commands: []*cli.Command{
+			newStepCmd(e), newRunsCmd(e), newSessionsCmd(e), newAskCmd(e), newWakeStateCmd(e),
+			newDoctorCmd(e), newDemoCmd(e), newModelCmd(e), newClaudeCmd(e), newMCPChannelCmd(e),
+			newVersionCmd(e),
+		},
+		Flags:     root.Flags,
+		Action:    root.Action,
+		UsageText: root.UsageText,
 		// Errors are mapped to exit codes in Main, so deferred cleanup always runs.
 		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return &usageError{err.Error()}
-		},
-		HideHelpCommand: true,
+		HideVersion:    true, // -v/--version is the root command's own flag
 	}
-	setUsageErrors(app.Commands)
+	app.OnUsageError = usageHandler(rootUsage, app.Flags)
+	app.Action = withUsage(rootUsage, app.Action)
+	wireUsage("flower", app.Commands)
 	return app
 }
 
-// setUsageErrors makes a bad flag on any command an exit-2 usage error with a
-// one-line message instead of a page of help.
-func setUsageErrors(cmds []*cli.Command) {
+const rootUsage = `flower [flags] "what you want"   (flower help lists the commands)`
+
+// wireUsage gives every command a one-line usage for its usage errors: a bad
+// flag or argument prints that command's usage, not the whole app's.
+func wireUsage(parent string, cmds []*cli.Command) {
 	for _, c := range cmds {
-		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &usageError{err.Error()} }
-		setUsageErrors(c.Subcommands)
+		path := parent + " " + c.Name
+		usage := path + " [flags]"
+		if c.ArgsUsage != "" {
+			usage += " " + c.ArgsUsage
+		}
+		switch {
+		case len(c.Subcommands) > 0 && c.Action != nil:
+			usage += "   or: " + path + " " + subcommandList(c)
+		case len(c.Subcommands) > 0:
+			usage = path + " " + subcommandList(c)
+		}
+		c.HideHelpCommand = true // flower X help is rewritten to flower X --help
+		c.OnUsageError = usageHandler(usage, c.Flags)
+		if c.Action != nil {
+			c.Action = withUsage(usage, c.Action)
+		}
+		wireUsage(path, c.Subcommands)
 	}
 }
 
-// Main runs the app and maps its error to an exit code.
+func subcommandList(c *cli.Command) string {
+	var names []string
+	for _, s := range c.Subcommands {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, "|") + " …"
+}
+
+// usageHandler turns urfave's flag errors into one-line usage errors, with a
+// suggestion for a mistyped flag and a hint for a bare duration.
+func usageHandler(usage string, flags []cli.Flag) cli.OnUsageErrorFunc {
+	return func(_ *cli.Context, err error, _ bool) error {
+		return &usageError{msg: explainFlagError(err.Error(), flags), usage: usage}
+	}
+}
+
+// withUsage fills the usage line into a usage error an action returns.
+func withUsage(usage string, act cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		err := act(c)
+		var ue *usageError
+		if errors.As(err, &ue) && ue.usage == "" {
+			ue.usage = usage
+		}
+		return err
+	}
+}
+
+// Main runs flower on the process's streams and environment.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := NewApp(stdin, stdout, stderr)
-	err := app.RunContext(ctx, args)
+	return run(ctx, osEnv(args, stdin, stdout, stderr), args)
+}
+
+// run parses args (flags anywhere), runs the command and maps its error to
+// an exit code, printing the error once.
+func run(ctx context.Context, e *cmdEnv, args []string) int {
+	if e.Args == nil {
+		e.Args = args
+	}
+	app := NewApp(e)
+	norm, err := normalizeArgs(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, norm)
+	}
+	return exitFor(e, err)
+}
+
+// exitFor prints err (once, without internal package prefixes) and returns
+// its exit code.
+func exitFor(e *cmdEnv, err error) int {
 	if err == nil {
 		return exitOK
 	}
 	var ue *usageError
 	var ec exitCoder
 	var ce cli.ExitCoder
+	code := exitFailed
 	switch {
 	case errors.As(err, &ue) || strings.HasPrefix(err.Error(), "Required flag"):
-		fmt.Fprintf(stderr, "flower: %v\nUsage: flower [command] [flags] … (see flower --help)\n", err)
+		usage := rootUsage
+		if ue != nil && ue.usage != "" {
+			usage = ue.usage
+		}
+		fmt.Fprintf(e.Stderr, "flower: %s\nUsage: %s\n", userMessage(err), usage)
 		return exitUsage
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(stderr, "flower: interrupted")
+		fmt.Fprintf(e.Stderr, "flower: %s\n", interruptedMessage(err, e.Args))
 		return exitInterrupted
 	case errors.As(err, &ec):
-		if msg := err.Error(); msg != "" {
-			fmt.Fprintf(stderr, "flower: %s\n", msg)
-		}
-		return ec.ExitCode()
+		code = ec.ExitCode()
 	case errors.As(err, &ce):
-		if msg := err.Error(); msg != "" {
-			fmt.Fprintf(stderr, "flower: %s\n", msg)
-		}
-		return ce.ExitCode()
-	default:
-		fmt.Fprintf(stderr, "flower: %v\n", err)
-		return exitFailed
+		code = ce.ExitCode()
 	}
+	if msg := userMessage(err); msg != "" {
+		fmt.Fprintf(e.Stderr, "flower: %s\n", msg)
+	}
+	return code
+}
+
+// internalPrefixes are package names library errors start with; a person
+// reading flower's one line has no use for them.
+var internalPrefixes = []string{"harness: ", "sessionstore: ", "flow: ", "scripted: ", "hooks: ", "docs: "}
+
+// userMessage is err's text without internal package prefixes, wherever in
+// the chain of wrapped messages they appear.
+func userMessage(err error) string {
+	msg := err.Error()
+	for _, p := range internalPrefixes {
+		msg = strings.TrimPrefix(msg, p)
+		msg = strings.ReplaceAll(msg, ": "+p, ": ")
+	}
+	return msg
+}
+
+// resumeHint carries the exact command that picks an interrupted run up.
+type resumeHint struct {
+	err error
+	cmd string
+}
+
+func (r *resumeHint) Error() string { return r.err.Error() }
+func (r *resumeHint) Unwrap() error { return r.err }
+
+// interruptedMessage says how to resume: the hint a command attached, or
+// the same command line again.
+func interruptedMessage(err error, args []string) string {
+	var rh *resumeHint
+	if errors.As(err, &rh) && rh.cmd != "" {
+		return "interrupted — resume with: " + rh.cmd
+	}
+	return "interrupted — resume with: " + shellJoin(append([]string{"flower"}, args[min(1, len(args)):]...))
+}
+
+// shellJoin quotes words for a POSIX shell, only where needed.
+func shellJoin(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		if w != "" && strings.IndexFunc(w, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,@%+", r))
+		}) < 0 {
+			out[i] = w
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
 }

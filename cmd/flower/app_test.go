@@ -3,16 +3,39 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
 )
 
+// testEnv is a cmdEnv on buffers with an empty environment and no terminal.
+func testEnv(stdin string) (*cmdEnv, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return &cmdEnv{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
+		Getenv: func(string) string { return "" }, IsTTY: func(any) bool { return false }}, &out, &errb
+}
+
+// parse runs flower args in process and returns the options the command
+// would have run with (nil if none ran), the exit code and stderr.
+func parse(t *testing.T, args ...string) (any, int, string) {
+	t.Helper()
+	e, _, errb := testEnv("")
+	var got any
+	e.parsed = func(o any) error { got = o; return nil }
+	code := run(context.Background(), e, append([]string{"flower"}, args...))
+	return got, code, errb.String()
+}
+
 // TestEveryFlagHasAnEnvVar: design.md §3 promises a FLOWER_* variable for
 // every flag of every command.
 func TestEveryFlagHasAnEnvVar(t *testing.T) {
-	app := NewApp(nil, &bytes.Buffer{}, &bytes.Buffer{})
+	e, _, _ := testEnv("")
+	app := NewApp(e)
 	var walk func(path string, flags []cli.Flag, cmds []*cli.Command)
 	walk = func(path string, flags []cli.Flag, cmds []*cli.Command) {
 		for _, f := range flags {
@@ -28,17 +51,217 @@ func TestEveryFlagHasAnEnvVar(t *testing.T) {
 	walk("flower", app.Flags, app.Commands)
 }
 
-// TestUsageErrorsExit2: bad flags and arguments are usage errors on every
-// command, with one usage line instead of a page of help.
-func TestUsageErrorsExit2(t *testing.T) {
-	for _, args := range [][]string{
-		{"--bogus"}, {"step", "--bogus", "x"}, {"sessions", "list", "--bogus"}, {"runs", "extra"},
-		{"model", "serve"}, {"doctor", "extra"}, {"demo", "extra"}, {"ask"}, {"wake-state", "x"},
+// TestFlagKindsAgree: normalizeArgs decides by name alone whether a flag
+// takes a value, so a name must mean the same kind on every command.
+func TestFlagKindsAgree(t *testing.T) {
+	e, _, _ := testEnv("")
+	app := NewApp(e)
+	seen := map[string]bool{}
+	var walk func(path string, flags []cli.Flag, cmds []*cli.Command)
+	walk = func(path string, flags []cli.Flag, cmds []*cli.Command) {
+		for _, f := range flags {
+			for _, n := range f.Names() {
+				if k, ok := seen[n]; ok && k != takesValue(f) {
+					t.Errorf("%s: --%s takes a value here but not elsewhere (or the reverse)", path, n)
+				}
+				seen[n] = takesValue(f)
+			}
+		}
+		for _, c := range cmds {
+			walk(path+" "+c.Name, c.Flags, c.Subcommands)
+		}
+	}
+	walk("flower", app.Flags, app.Commands)
+	if !seen["workspace"] || seen["json"] {
+		t.Fatalf("control: -C takes a value, --json does not: %v", seen)
+	}
+}
+
+// TestParse: every command takes its flags before and after its
+// positionals, "--" ends the flags, and the options reach the run function.
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want any            // the options type
+		set  map[string]any // fields of it that must hold these values
+	}{
+		{[]string{"step", "-C", "/ws", "x", "--json"}, &stepOptions{}, map[string]any{"Workspace": "/ws", "JSON": true, "Prompt": []string{"x"}}},
+		{[]string{"step", "x", "--json", "-C", "/ws"}, &stepOptions{}, map[string]any{"Workspace": "/ws", "JSON": true, "Prompt": []string{"x"}}},
+		{[]string{"step", "x", "--max-turns=3", "--role", "worker"}, &stepOptions{}, map[string]any{"MaxTurns": 3, "Role": "worker", "Prompt": []string{"x"}}},
+		{[]string{"step", "--json", "--", "--not-a-flag", "-C"}, &stepOptions{}, map[string]any{"JSON": true, "Prompt": []string{"--not-a-flag", "-C"}}},
+		{[]string{"-C", "/ws", "step", "x"}, &stepOptions{}, map[string]any{"Workspace": "/ws", "Prompt": []string{"x"}}},
+		{[]string{"fix the test", "--isolate"}, &starterOptions{}, map[string]any{"Isolate": true, "Ask": []string{"fix the test"}}},
+		{[]string{"fix", "--rounds", "5", "the", "test"}, &starterOptions{}, map[string]any{"Rounds": 5, "Ask": []string{"fix", "the", "test"}}},
+		{[]string{"--timeout", "5m", "-"}, &starterOptions{}, map[string]any{"Ask": []string{"-"}}},
+		{[]string{"--", "--isolate"}, &starterOptions{}, map[string]any{"Isolate": false, "Ask": []string{"--isolate"}}},
+		{[]string{"--", "runs"}, &starterOptions{}, map[string]any{"Ask": []string{"", "runs"}}}, // an ask, not the command
+		{[]string{"fix"}, &starterOptions{}, map[string]any{"Ask": []string{"fix"}}},             // a bare word is still an ask
+		{[]string{"runs", "--json", "-C", "/ws"}, &runsOptions{}, map[string]any{"Workspace": "/ws", "JSON": true}},
+		{[]string{"-C", "/ws", "runs"}, &runsOptions{}, map[string]any{"Workspace": "/ws"}},
+		{[]string{"runs", "show", "R1", "--json"}, &runsOptions{}, map[string]any{"JSON": true, "Args": []string{"R1"}}},
+		{[]string{"sessions", "show", "abc", "--trimmed", "--trim"}, &sessionsOptions{}, map[string]any{"Trimmed": true, "Trim": true, "Args": []string{"abc"}}},
+		{[]string{"sessions", "list", "--json", "-C", "/ws"}, &sessionsOptions{}, map[string]any{"JSON": true, "Workspace": "/ws"}},
+		{[]string{"sessions", "import", "p.jsonl", "--run-dir", "/r"}, &sessionsOptions{}, map[string]any{"RunDir": "/r", "Args": []string{"p.jsonl"}}},
+		{[]string{"ask", "where are we?", "-C", "/ws"}, &askOptions{}, map[string]any{"Workspace": "/ws", "Question": []string{"where are we?"}}},
+		{[]string{"wake-state", "--json", "-C", "/ws", "--isolate"}, &wakeOptions{}, map[string]any{"JSON": true, "Isolate": true, "Workspace": "/ws"}},
+		{[]string{"doctor", "-C", "/ws", "--claude", "/c"}, &doctorOptions{}, map[string]any{"Workspace": "/ws", "Claude": "/c"}},
+		{[]string{"demo", "--keep", "--json"}, &demoOptions{}, map[string]any{"Keep": true, "JSON": true}},
+		{[]string{"model", "serve", "--script", "s.yaml"}, &modelServeOptions{}, map[string]any{"Script": "s.yaml", "Addr": "127.0.0.1:0"}},
+		{[]string{"model", "serve", "-v", "--script", "s.yaml"}, &modelServeOptions{}, map[string]any{"Script": "s.yaml", "Verbose": true}},
 	} {
-		var out, errb bytes.Buffer
-		code := Main(context.Background(), append([]string{"flower"}, args...), strings.NewReader(""), &out, &errb)
-		if code != exitUsage || !strings.Contains(errb.String(), "Usage:") || strings.Count(errb.String(), "\n") > 3 {
-			t.Errorf("flower %v: exit %d, stderr %q", args, code, errb.String())
+		got, code, stderr := parse(t, tc.args...)
+		if code != 0 || got == nil {
+			t.Errorf("flower %q: exit %d, ran %v: %s", tc.args, code, got != nil, stderr)
+			continue
+		}
+		if reflect.TypeOf(got) != reflect.TypeOf(tc.want) {
+			t.Errorf("flower %q ran %T, want %T", tc.args, got, tc.want)
+			continue
+		}
+		v := reflect.ValueOf(got).Elem()
+		for field, want := range tc.set {
+			if g := v.FieldByName(field).Interface(); !reflect.DeepEqual(g, want) {
+				t.Errorf("flower %q: %s = %#v, want %#v", tc.args, field, g, want)
+			}
+		}
+	}
+	// flower claude: everything after the command is claude's, untouched.
+	got, _, _ := parse(t, "claude", "-p", "hi", "--help", "--", "-C")
+	if a, _ := got.(*[]string); a == nil || !reflect.DeepEqual(*a, []string{"-p", "hi", "--help", "--", "-C"}) {
+		t.Errorf("flower claude args: %#v", got)
+	}
+}
+
+// TestUsageErrorsExit2: bad flags, arguments and near-miss commands are
+// usage errors (exit 2): one line naming the fix, then the usage line of
+// the command at hand; nothing runs.
+func TestUsageErrorsExit2(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		want      string // in the message
+		wantUsage string
+	}{
+		{[]string{"--bogus"}, "unknown flag --bogus", rootUsage},
+		{[]string{"step", "--bogus", "x"}, "unknown flag --bogus", "flower step [flags] PROMPT|-"},
+		{[]string{"step", "x", "--jsn"}, "did you mean --json?", "flower step [flags] PROMPT|-"},
+		{[]string{"step", "x", "y"}, "quote the prompt", "flower step [flags] PROMPT|-"},
+		{[]string{"step"}, "got 0 arguments", "flower step [flags] PROMPT|-"},
+		{[]string{"sesions", "list"}, `did you mean "flower sessions"?`, "flower COMMAND"},
+		{[]string{"sesions"}, "flower -- sesions", "flower COMMAND"},
+		{[]string{"vresion"}, `did you mean "flower version"?`, "flower COMMAND"},
+		{[]string{"sessions", "bogus"}, `unknown command "flower sessions bogus"`, "flower sessions list|show"},
+		{[]string{"sessions", "lst"}, `did you mean "flower sessions list"?`, "flower sessions COMMAND"},
+		{[]string{"runs", "shwo"}, `did you mean "flower runs show"?`, "flower runs COMMAND"},
+		{[]string{"model", "bogus"}, `unknown command "flower model bogus"`, "flower model serve"},
+		{[]string{"--timeout", "5", "x"}, `--timeout "5" is not a duration: write 5s or 5m`, rootUsage},
+		{[]string{"step", "--retry-delay", "2", "x"}, "write 5s or 5m", "flower step"},
+		{[]string{"sessions", "list", "--bogus"}, "unknown flag --bogus", "flower sessions list [flags]"},
+		{[]string{"sessions", "import", "x", "--trim"}, "unknown flag --trim", "flower sessions import"},
+		{[]string{"runs", "extra"}, "flower runs show extra", "flower runs"},
+		{[]string{"model", "serve"}, "needs --script", "flower model serve"},
+		{[]string{"doctor", "extra"}, "takes no arguments", "flower doctor"},
+		{[]string{"demo", "extra"}, "takes no arguments", "flower demo"},
+		{[]string{"ask"}, "needs a question", "flower ask"},
+		{[]string{"wake-state", "x"}, "takes no arguments", "flower wake-state"},
+		{[]string{"version", "x"}, "takes no arguments", "flower version"},
+	} {
+		// These fail before any work starts, so the run functions run for real.
+		e, _, errb := testEnv("")
+		code := run(context.Background(), e, append([]string{"flower"}, tc.args...))
+		msg := errb.String()
+		if code != exitUsage || !strings.Contains(msg, tc.want) || !strings.Contains(msg, "Usage: "+tc.wantUsage) || strings.Count(msg, "\n") != 2 {
+			t.Errorf("flower %q: exit %d, stderr:\n%s(want %q and usage %q)", tc.args, code, msg, tc.want, tc.wantUsage)
+		}
+		if strings.Contains(msg, "harness:") || strings.Contains(msg, "sessionstore:") {
+			t.Errorf("flower %q: internal prefix in %q", tc.args, msg)
+		}
+	}
+}
+
+// TestHelpAndVersionAnswerAtOnce: help and version words print and exit 0;
+// no command runs (the parsed hook fails the test if one does).
+func TestHelpAndVersionAnswerAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"help"}, []string{"flower [flags] \"what you want\"", "step", "sessions", "--isolate"}},
+		{[]string{"--help"}, []string{"flower [flags] \"what you want\""}},
+		{[]string{"help", "step"}, []string{"flower step", "--max-turns", "PROMPT|-"}},
+		{[]string{"step", "x", "--help"}, []string{"flower step", "--max-turns"}},
+		{[]string{"help", "sessions", "show"}, []string{"--trimmed"}},
+		{[]string{"sessions", "show", "-h"}, []string{"--trimmed"}},
+		{[]string{"version"}, []string{pinnedClaude, runtime.Version(), "flower "}},
+		{[]string{"--version"}, []string{pinnedClaude, runtime.Version()}},
+		{[]string{"-v"}, []string{pinnedClaude, runtime.Version()}},
+	} {
+		e, out, errb := testEnv("")
+		e.parsed = func(o any) error { t.Errorf("flower %q ran a command with %#v", tc.args, o); return nil }
+		if code := run(context.Background(), e, append([]string{"flower"}, tc.args...)); code != 0 {
+			t.Errorf("flower %q: exit %d: %s", tc.args, code, errb.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("flower %q: stdout lacks %q:\n%s", tc.args, w, out.String())
+			}
+		}
+	}
+}
+
+// TestWorkspaceChecked: on every command that takes -C, a missing or
+// non-directory workspace is exit 2 naming it, and nothing is created.
+func TestWorkspaceChecked(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nope")
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o600)
+	for _, bad := range []string{missing, file} {
+		for _, args := range [][]string{
+			{"x"}, {"step", "x"}, {"runs"}, {"runs", "show"}, {"sessions", "list"}, {"sessions", "show", "id"},
+			{"sessions", "import", file}, {"ask", "q"}, {"wake-state"}, {"doctor"},
+		} {
+			e, _, errb := testEnv("")
+			code := run(context.Background(), e, append(append([]string{"flower"}, args...), "-C", bad))
+			if code != exitUsage || !strings.Contains(errb.String(), "workspace "+bad) {
+				t.Errorf("flower %q -C %s: exit %d, %q", args, bad, code, errb.String())
+			}
+		}
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("the missing workspace was created")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("something was written beside the workspace: %v", ents)
+	}
+	// Control: an existing workspace passes the check.
+	e, _, errb := testEnv("")
+	if code := run(context.Background(), e, []string{"flower", "wake-state", "-C", dir}); code != 0 {
+		t.Errorf("control: wake-state -C %s: exit %d, %s", dir, code, errb.String())
+	}
+}
+
+// TestNormalizeArgs: the reordering itself, token by token.
+func TestNormalizeArgs(t *testing.T) {
+	e, _, _ := testEnv("")
+	app := NewApp(e)
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"step x --json", []string{"step", "--json", "--", "x"}},
+		{"-C /w step x", []string{"step", "-C", "/w", "--", "x"}},
+		{"step -C /w x -- -y --z", []string{"step", "-C", "/w", "--", "x", "-y", "--z"}},
+		{"sessions show id --trimmed", []string{"sessions", "show", "--trimmed", "--", "id"}},
+		{"fix --rounds 3 it", []string{"--rounds", "3", "--", "fix", "it"}},
+		{"-- runs", []string{"--", "", "runs"}},
+		{"help sessions show", []string{"sessions", "show", "--help"}},
+		{"claude -p x --model y", []string{"claude", "-p", "x", "--model", "y"}},
+		{"--timeout=5m x", []string{"--timeout=5m", "--", "x"}},
+	} {
+		got, err := normalizeArgs(app, append([]string{"flower"}, strings.Fields(tc.in)...))
+		want := append([]string{"flower"}, tc.want...)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q → %q (%v), want %q", tc.in, got, err, want)
 		}
 	}
 }

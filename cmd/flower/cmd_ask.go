@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,8 +13,16 @@ import (
 	"github.com/flowerhq/flower/harness"
 )
 
-func init() {
-	register(&cli.Command{
+// askOptions are the options of `flower ask`.
+type askOptions struct {
+	Workspace, RunDir, Claude, Hook, Model string
+	JSON                                   bool
+	Question                               []string
+}
+
+func newAskCmd(e *cmdEnv) *cli.Command {
+	o := &askOptions{}
+	return &cli.Command{
 		Name:      "ask",
 		Usage:     "ask the oracle about the newest run (read-only: nothing is written into that run)",
 		ArgsUsage: `"question"`,
@@ -24,10 +32,14 @@ untouched — ask while it is still going.
 
 Examples:
    flower ask "where are we?"
-   flower ask --run-dir ~/runs "did the judge accept round 2?"`,
-		Flags:  []cli.Flag{flagStepRunDir, flagStepClaude, flagStepHook, flagStepModel, flagStepJSON},
-		Action: askOracle,
-	})
+   flower ask -C ~/src/app "did the judge accept round 2?"`,
+		Flags: []cli.Flag{workspaceFlag(&o.Workspace, wsUsageRuns), runDirFlag(&o.RunDir), claudeFlag(&o.Claude), hookFlag(&o.Hook), modelFlag(&o.Model),
+			jsonFlag(&o.JSON, "print the oracle's step_result as JSON")},
+		Action: func(c *cli.Context) error {
+			o.Question = c.Args().Slice()
+			return e.do(o, func() error { return runAsk(c.Context, e, o) })
+		},
+	}
 }
 
 // workbenchOf finds a run workspace's workbench wherever StarterFlow put it
@@ -42,18 +54,22 @@ func workbenchOf(ws string) *harness.Workbench {
 	return nil
 }
 
-func askOracle(c *cli.Context) error {
-	question := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
+func runAsk(ctx context.Context, e *cmdEnv, o *askOptions) error {
+	question := strings.TrimSpace(strings.Join(o.Question, " "))
 	if question == "" {
 		return usagef(`ask needs a question: flower ask "where are we?"`)
 	}
-	runDir := c.String(flagStepRunDir.Name)
+	pl, err := resolvePlace(o.Workspace, o.RunDir)
+	if err != nil {
+		return err
+	}
+	runDir := pl.RunDir
 	row, ok, err := harness.NewestRun(runDir)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("no runs in %s to ask about (set --run-dir or FLOWER_RUN_DIR)", runDir)
+		return fmt.Errorf("no runs in %s to ask about (set -C, --run-dir or FLOWER_RUN_DIR)", runDir)
 	}
 	eventsPath := filepath.Join(runDir, row.Run, "events.jsonl")
 	events, _, err := harness.ReadEvents(eventsPath)
@@ -70,25 +86,25 @@ func askOracle(c *cli.Context) error {
 	}
 	defer os.RemoveAll(tmp)
 	ro := runtimeOptions(row.Workspace)
-	ro.RunDir, ro.Claude, ro.HookPath = tmp, c.String(flagStepClaude.Name), c.String(flagStepHook.Name)
+	ro.RunDir, ro.Claude, ro.HookPath = tmp, o.Claude, o.Hook
 	ro.Portable, ro.NoStore, ro.SpillThreshold = false, true, 0
 	ro.Workbench = wb
-	rt, err := harness.New(c.Context, ro)
+	rt, err := harness.New(ctx, ro)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	spec := flow.Oracle("", flow.RoleOptions{Model: c.String(flagStepModel.Name)})
-	res, err := rt.Run(c.Context, spec, flow.AskPrompt(question, eventsPath, events, wb), harness.RunOptions{})
+	spec := flow.Oracle("", flow.RoleOptions{Model: o.Model})
+	res, err := rt.Run(ctx, spec, flow.AskPrompt(question, eventsPath, events, wb), harness.RunOptions{})
 	if err != nil {
 		return err
 	}
-	if c.Bool(flagStepJSON.Name) {
-		return json.NewEncoder(c.App.Writer).Encode(res)
+	if o.JSON {
+		return writeJSON(e.Stdout, stepResultOut(res))
 	}
 	if !res.OK {
 		return fmt.Errorf("the oracle failed: %s", res.Error)
 	}
-	fmt.Fprintln(c.App.Writer, strings.TrimSpace(res.Text))
+	fmt.Fprintln(e.Stdout, strings.TrimSpace(res.Text))
 	return nil
 }

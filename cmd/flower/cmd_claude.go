@@ -20,39 +20,41 @@ import (
 	"github.com/flowerhq/flower/sessionstore"
 )
 
-func init() {
-	register(&cli.Command{
-		Name:            "claude",
-		Usage:           "run claude by hand, with flower's guards and session mirroring",
-		ArgsUsage:       "[claude args…]",
-		SkipFlagParsing: true,
-		Description: `A drop-in for claude: the same arguments, the same exit code, interactive under
+const claudeHelp = `flower claude [claude args…]
+
+A drop-in for claude: the same arguments, the same exit code, interactive under
 a pseudo-terminal when you are at one (window size forwarded), plain pass-through
 in a pipeline. flower adds two things: the guards plugin (--plugin-dir; the
-coordinator-style delegate guard, spill and index — see plugin/hooks/hooks.json),
-and, when claude exits, the session transcripts it wrote are mirrored into the
-session store ($FLOWER_RUN_DIR/sessions.db, default ~/.flower/sessions.db).
+coordinator-style delegate guard, spill and index), and, when claude exits, the
+session transcripts it wrote are mirrored into the session store
+($FLOWER_RUN_DIR/sessions.db, default ~/.flower/sessions.db). Every argument
+goes to claude; claude's own help follows.
 
 Examples:
    flower claude                          # interactive, guarded
    flower claude -p "summarize README.md" # one-shot, same output as claude -p
    flower claude --resume 1234-…          # anything claude takes
-   FLOWER_RUN_DIR=runs flower claude      # mirror into ./runs/sessions.db`,
-		Action: claudeDropIn,
-	})
+   FLOWER_RUN_DIR=runs flower claude      # mirror into ./runs/sessions.db
+`
+
+func newClaudeCmd(e *cmdEnv) *cli.Command {
+	return &cli.Command{
+		Name:            "claude",
+		Usage:           "run claude by hand, with flower's guards and session mirroring",
+		ArgsUsage:       "[claude args…]",
+		SkipFlagParsing: true,
+		Description:     claudeHelp,
+		Action: func(c *cli.Context) error {
+			args := c.Args().Slice()
+			return e.do(&args, func() error { return runClaudeDropIn(c.Context, e, args) })
+		},
+	}
 }
-
-// silentExit ends flower with code and prints nothing: the child already
-// said what it had to say.
-type silentExit int
-
-func (e silentExit) Error() string { return "" }
-func (e silentExit) ExitCode() int { return int(e) }
 
 // pluginDir finds the guards plugin: $FLOWER_PLUGIN_DIR, else plugin/ of the
 // repository the flower binary was built into.
-func pluginDir() (string, error) {
-	if d := os.Getenv("FLOWER_PLUGIN_DIR"); d != "" {
+func pluginDir(getenv func(string) string) (string, error) {
+	if d := getenv("FLOWER_PLUGIN_DIR"); d != "" {
 		return d, nil
 	}
 	exe, err := os.Executable()
@@ -69,35 +71,38 @@ func pluginDir() (string, error) {
 }
 
 // dropInRunDir is where `flower claude` mirrors sessions.
-func dropInRunDir() string {
-	if d := os.Getenv("FLOWER_RUN_DIR"); d != "" {
+func dropInRunDir(getenv func(string) string) string {
+	if d := getenv("FLOWER_RUN_DIR"); d != "" {
 		return d
 	}
 	home, _ := os.UserHomeDir()
 	return filepath.Join(home, ".flower")
 }
 
-func claudeDropIn(c *cli.Context) error {
-	bin, err := harness.FindClaude("", os.Getenv)
+func runClaudeDropIn(ctx context.Context, e *cmdEnv, claudeArgs []string) error {
+	if wantsHelp(claudeArgs) {
+		fmt.Fprint(e.Stdout, claudeHelp+"\n")
+	}
+	bin, err := harness.FindClaude("", e.Getenv)
 	if err != nil {
 		return err
 	}
-	plugin, err := pluginDir()
+	plugin, err := pluginDir(e.Getenv)
 	if err != nil {
 		return err
 	}
-	args := append([]string{"--plugin-dir", plugin}, c.Args().Slice()...)
+	args := append([]string{"--plugin-dir", plugin}, claudeArgs...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = withoutEnv(os.Environ(), "CLAUDECODE")
 	started := time.Now()
 
 	var runErr error
-	if f, ok := c.App.Reader.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		runErr = runUnderPTY(cmd, f, c.App.Writer)
+	if f, ok := e.Stdin.(*os.File); ok && e.IsTTY(f) {
+		runErr = runUnderPTY(cmd, f, e.Stdout)
 	} else {
-		runErr = runPassThrough(cmd, c.App.Reader, c.App.Writer, c.App.ErrWriter)
+		runErr = runPassThrough(cmd, e.Stdin, e.Stdout, e.Stderr)
 	}
-	mirrorTranscripts(c.Context, c.App.ErrWriter, started)
+	mirrorTranscripts(ctx, e, started)
 
 	var ee *exec.ExitError
 	switch {
@@ -182,8 +187,9 @@ func runUnderPTY(cmd *exec.Cmd, tty *os.File, out io.Writer) error {
 // mirrorTranscripts imports the transcripts claude wrote during this run
 // into the session store. Best effort: a failure is reported, never fatal,
 // since the transcripts stay in claude's own folder either way.
-func mirrorTranscripts(ctx context.Context, errOut io.Writer, since time.Time) {
-	projects := filepath.Join(harness.UserConfigDir(os.Getenv), "projects")
+func mirrorTranscripts(ctx context.Context, e *cmdEnv, since time.Time) {
+	errOut := e.Stderr
+	projects := filepath.Join(harness.UserConfigDir(e.Getenv), "projects")
 	var files []string
 	filepath.WalkDir(projects, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(p) != ".jsonl" {
@@ -197,8 +203,8 @@ func mirrorTranscripts(ctx context.Context, errOut io.Writer, since time.Time) {
 	if len(files) == 0 {
 		return
 	}
-	dir := dropInRunDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir := dropInRunDir(e.Getenv)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		fmt.Fprintf(errOut, "flower: session mirror: %v\n", err)
 		return
 	}
@@ -213,6 +219,20 @@ func mirrorTranscripts(ctx context.Context, errOut io.Writer, since time.Time) {
 			fmt.Fprintf(errOut, "flower: session mirror: %s: %v\n", f, err)
 		}
 	}
+}
+
+// wantsHelp reports whether claude is asked for its help: flower shows its
+// own part first.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "-h" || a == "--help" {
+			return true
+		}
+	}
+	return false
 }
 
 // withoutEnv drops the named variables from env.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,33 +16,48 @@ import (
 // demoAsk is what the person "asks" in the demo.
 const demoAsk = "在工作区写一个 hello.txt,再生成一份 1 到 2000 的编号清单"
 
-func init() {
-	register(&cli.Command{
+// demoOptions are the options of `flower demo`.
+type demoOptions struct {
+	Claude, Hook string
+	JSON, Keep   bool
+	Args         []string
+}
+
+func newDemoCmd(e *cmdEnv) *cli.Command {
+	o := &demoOptions{}
+	return &cli.Command{
 		Name:  "demo",
 		Usage: "the whole starter flow, offline, against the built-in scripted model",
 		Description: `Runs clarify → goal → work under the goal guard on the real claude CLI, with
 a scripted model standing in for the API (no key, no network, no spend), in a
-temporary workspace it keeps for you to look at. You will see: the clarifier
-asking a question (answered by the demo), the goal being set, the coordinator
-trying to edit a file itself and being denied, a delegation to a coder
-subagent, a long command output spilled to the workbench, and the judge
+temporary workspace, removed afterwards unless --keep. You will see: the
+clarifier asking a question (answered by the demo), the goal being set, the
+coordinator trying to edit a file itself and being denied, a delegation to a
+coder subagent, a long command output spilled to the workbench, and the judge
 rejecting the first round, then accepting.
 
 Examples:
-   flower demo
+   flower demo --keep
    flower demo --json | jq -c '{kind, step}'`,
-		Flags:  []cli.Flag{flagStepJSON, flagStepClaude, flagStepHook},
-		Action: demo,
-	})
+		Flags: []cli.Flag{jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last"), claudeFlag(&o.Claude), hookFlag(&o.Hook),
+			&cli.BoolFlag{Name: "keep", Usage: "keep the temporary workspace and runs to look at", EnvVars: []string{"FLOWER_KEEP"}, Destination: &o.Keep}},
+		Action: func(c *cli.Context) error {
+			o.Args = c.Args().Slice()
+			return e.do(o, func() error { return runDemo(c.Context, e, o) })
+		},
+	}
 }
 
-func demo(c *cli.Context) error {
-	if c.NArg() > 0 {
+func runDemo(ctx context.Context, e *cmdEnv, o *demoOptions) error {
+	if len(o.Args) > 0 {
 		return usagef("demo takes no arguments")
 	}
 	root, err := os.MkdirTemp("", "flower-demo-")
 	if err != nil {
 		return err
+	}
+	if !o.Keep {
+		defer os.RemoveAll(root)
 	}
 	ws, home, runDir := filepath.Join(root, "workspace"), filepath.Join(root, "home"), filepath.Join(root, "runs")
 	for _, d := range []string{ws, home} {
@@ -55,22 +71,22 @@ func demo(c *cli.Context) error {
 	}
 	defer model.Close()
 
-	jsonOut := c.Bool(flagStepJSON.Name) || !isTTY(c.App.Writer)
+	jsonOut := o.JSON || !e.IsTTY(e.Stdout)
 	so := flow.DefaultStarterOptions()
 	so.Workspace, so.RunDir, so.Timeout = ws, runDir, 30*time.Second
-	so.Answerer = demoAnswers{out: c.App.ErrWriter}
+	so.Answerer = demoAnswers{out: e.Stderr}
 	ro := runtimeOptions(ws)
-	ro.RunDir, ro.Claude, ro.HookPath = runDir, c.String(flagStepClaude.Name), c.String(flagStepHook.Name)
+	ro.RunDir, ro.Claude, ro.HookPath = runDir, o.Claude, o.Hook
 	ro.Env = scripted.OfflineEnv(os.Environ(), home, model.URL())
 	if !jsonOut {
-		fmt.Fprintf(c.App.Writer, "flower demo — workspace %s\nask: %s\n\n", ws, demoAsk)
+		fmt.Fprintf(e.Stdout, "flower demo — workspace %s\nask: %s\n\n", ws, demoAsk)
 	}
-	out, err := runStarter(c, demoAsk, so, ro, jsonOut)
+	out, err := runStarter(ctx, e, demoAsk, so, ro, jsonOut)
 	if err != nil {
 		return err
 	}
-	if !jsonOut {
-		fmt.Fprintf(c.App.Writer, `
+	if !jsonOut && o.Keep {
+		fmt.Fprintf(e.Stdout, `
 Where to look:
   the work            %s  (hello.txt, numbers.txt)
   the brief and goal  %s
@@ -82,8 +98,8 @@ Where to look:
 `, ws, filepath.Join(out.Workbench, "notes"), filepath.Join(out.Workbench, "notes", flow.DefaultLogName),
 			filepath.Join(out.Workbench, "spill"), out.Events, runDir, len(model.Requests()))
 	}
-	if out.ExitCode != exitOK {
-		return &flowExit{code: out.ExitCode, msg: out.Error}
+	if !jsonOut && !o.Keep {
+		fmt.Fprintf(e.Stdout, "\n%d requests to the scripted model; the temporary workspace is removed (flower demo --keep keeps it to look at)\n", len(model.Requests()))
 	}
-	return nil
+	return out.exitError(jsonOut)
 }

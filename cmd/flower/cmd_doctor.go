@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -17,31 +16,47 @@ import (
 // pinnedClaude is the Claude Code CLI version flower is tested on.
 const pinnedClaude = "2.1.328"
 
-func init() {
-	register(&cli.Command{
+// doctorOptions are the options of `flower doctor`.
+type doctorOptions struct {
+	Workspace, Claude, Hook string
+	Args                    []string
+}
+
+func newDoctorCmd(e *cmdEnv) *cli.Command {
+	o := &doctorOptions{}
+	return &cli.Command{
 		Name:  "doctor",
 		Usage: "check claude, credentials and flower-hook, and run the guard self-test",
-		Description: `Checks, in order: the claude CLI (found, and its version against the pinned
-` + pinnedClaude + `), credentials, flower-hook, and a guard self-test: a canary step
-against a built-in scripted model (no network, no spend) in which a main-thread
-Bash must be denied and a subagent's Bash must pass. Exit 1 if any check fails.
+		Description: `Checks, in order: the workspace (-C), the claude CLI (found, and its version
+against the pinned ` + pinnedClaude + `), credentials, flower-hook, and a guard self-test:
+a canary step against a built-in scripted model (no network, no spend) in which
+a main-thread Bash must be denied and a subagent's Bash must pass. The
+self-test runs in a temporary folder: nothing lands in the workspace. Exit 1
+if any check fails.
 
-Example:
+Examples:
    flower doctor
-   flower doctor --claude ~/bin/claude`,
-		Flags:  []cli.Flag{flagStepClaude, flagStepHook},
-		Action: doctor,
-	})
+   flower doctor -C ~/src/app --claude ~/bin/claude`,
+		Flags: []cli.Flag{workspaceFlag(&o.Workspace, "workspace `DIR` to check"), claudeFlag(&o.Claude), hookFlag(&o.Hook)},
+		Action: func(c *cli.Context) error {
+			o.Args = c.Args().Slice()
+			return e.do(o, func() error { return runDoctor(c.Context, e, o) })
+		},
+	}
 }
 
 // errDoctor marks a doctor run with a failed check; the details were printed.
 var errDoctor = errors.New("doctor: a check failed")
 
-func doctor(c *cli.Context) error {
-	if c.NArg() > 0 {
+func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
+	if len(o.Args) > 0 {
 		return usagef("doctor takes no arguments")
 	}
-	w := c.App.Writer
+	pl, err := resolvePlace(o.Workspace, "")
+	if err != nil {
+		return err
+	}
+	w := e.Stdout
 	failed := false
 	check := func(name string, detail string, err error) {
 		if err != nil {
@@ -52,10 +67,11 @@ func doctor(c *cli.Context) error {
 		fmt.Fprintf(w, "✓ %-12s %s\n", name, detail)
 	}
 
-	claude, err := harness.FindClaude(c.String(flagStepClaude.Name), os.Getenv)
+	check("workspace", pl.Workspace+" (runs in "+pl.RunDir+")", nil)
+	claude, err := harness.FindClaude(o.Claude, e.Getenv)
 	check("claude", claude, err)
 	if err == nil {
-		v, verr := claudeVersion(c.Context, claude)
+		v, verr := claudeVersion(ctx, claude)
 		switch {
 		case verr != nil:
 			check("version", "", verr)
@@ -65,11 +81,11 @@ func doctor(c *cli.Context) error {
 			check("version", v, nil)
 		}
 	}
-	check("credentials", "found", harness.CheckCredentials(os.Getenv))
-	hook, herr := harness.FindHook(c.String(flagStepHook.Name))
+	check("credentials", "found", harness.CheckCredentials(e.Getenv))
+	hook, herr := harness.FindHook(o.Hook)
 	check("flower-hook", hook, herr)
 	if err == nil && herr == nil {
-		ctx, cancel := context.WithTimeout(c.Context, 2*time.Minute)
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		check("self-test", "main-thread Bash denied, subagent Bash ran", guardSelfTest(ctx, claude, hook))
 	}

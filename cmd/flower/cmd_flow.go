@@ -2,39 +2,31 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 )
 
-// Flags of `flower "ask"`: starter_flow's parameters (design.md §3).
-var (
-	flagNew         = &cli.BoolFlag{Name: "new", Usage: "start over: ignore an existing brief, goal and earlier sessions", EnvVars: []string{"FLOWER_NEW"}}
-	flagIsolate     = &cli.BoolFlag{Name: "isolate", Usage: "the coder works in its own git worktree (the workspace must be a git repo)", EnvVars: []string{"FLOWER_ISOLATE"}}
-	flagClarifyOnly = &cli.BoolFlag{Name: "clarify-only", Usage: "stop after the brief is frozen", EnvVars: []string{"FLOWER_CLARIFY_ONLY"}}
-	flagNoGoal      = &cli.BoolFlag{Name: "no-goal", Usage: "work without a goal and judge", EnvVars: []string{"FLOWER_NO_GOAL"}}
-	flagRounds      = &cli.IntFlag{Name: "rounds", Value: 3, Usage: "judge rounds `N` before giving up", EnvVars: []string{"FLOWER_ROUNDS"}}
-	flagJudgeCanRun = &cli.BoolFlag{Name: "judge-can-run", Usage: "the judge may run commands (Bash) to verify", EnvVars: []string{"FLOWER_JUDGE_CAN_RUN"}}
-	flagMaxAsks     = &cli.IntFlag{Name: "max-asks", Usage: "at most `N` questions to the person (0: no cap)", EnvVars: []string{"FLOWER_MAX_ASKS"}}
-	flagTimeout     = &cli.DurationFlag{Name: "timeout", Value: flow.DefaultStarterOptions().Timeout, Usage: "how long a question waits for an answer (0: never wait, unattended)", EnvVars: []string{"FLOWER_TIMEOUT"}}
-	flagAnswers     = &cli.StringFlag{Name: "answers", Usage: "answer the agents' questions from `FILE` (one answer per line), for pipelines", EnvVars: []string{"FLOWER_ANSWERS"}}
-	flagNoSelfTest  = &cli.BoolFlag{Name: "no-self-test", Usage: "start even if the guard self-test fails", EnvVars: []string{"FLOWER_NO_SELF_TEST"}}
-)
-
-var starterFlags = []cli.Flag{
-	flagStepWorkspace, flagStepRunDir, flagNew, flagIsolate, flagClarifyOnly, flagNoGoal, flagRounds,
-	flagJudgeCanRun, flagMaxAsks, flagTimeout, flagAnswers, flagStepInstructions, flagStepModel,
-	flagStepJSON, flagStepClaude, flagStepHook, flagNoSelfTest,
+// starterOptions are the options of `flower "ask"`: starter_flow's
+// parameters (design.md §3) and where it runs.
+type starterOptions struct {
+	Workspace, RunDir, Claude, Hook   string
+	New, Isolate, ClarifyOnly, NoGoal bool
+	Rounds, MaxAsks                   int
+	JudgeCanRun, NoSelfTest, JSON     bool
+	Timeout                           time.Duration
+	Answers, Instructions, Model      string
+	Version                           bool
+	Ask                               []string // the words of the ask; "-" reads stdin
 }
 
 const starterHelp = `flower [flags] "what you want"   (or - to read it from stdin)
@@ -43,38 +35,64 @@ Clarify → set a goal → work under the goal guard. The clarifier may ask you
 questions; the brief lands in <workspace>/.flower/notes/需求.md and the goal in
 目标.md; a coordinator delegates to a coder subagent; a judge checks each round.
 Run flower again in the same workspace to wake the work with a new sentence.
+Runs are recorded in <workspace>/.flower/runs (flower runs -C <workspace>).
+
+Flags go anywhere; -- ends them (flower -- --not-a-flag is an ask).
 
 Examples:
    flower "add a --verbose flag to cli.py"
-   flower -C ~/src/app --isolate "fix the failing test"
+   flower -C ~/src/app "fix the failing test" --isolate
    echo "write a haiku to haiku.txt" | flower --json --timeout 0 - | jq -c .kind
    flower --answers answers.txt "..."          # questions answered from a file
 
+Commands: step, runs, sessions, ask, wake-state, doctor, demo, model, claude,
+version, help (flower help COMMAND for one).
+
 Exit codes: 0 done, 1 failed, 2 usage, 3 aborted (unreachable goal), 130 interrupted.`
 
-func init() {
-	rootFlags = starterFlags
-	rootAction = starterAction
-	rootUsageText = starterHelp
+// newStarterCmd is the root command: the starter flow.
+func newStarterCmd(e *cmdEnv) *cli.Command {
+	o := &starterOptions{}
+	d := flow.DefaultStarterOptions()
+	return &cli.Command{
+		UsageText: starterHelp,
+		Flags: []cli.Flag{
+			workspaceFlag(&o.Workspace, wsUsageFlow), runDirFlag(&o.RunDir),
+			&cli.BoolFlag{Name: "new", Usage: "start over: ignore an existing brief, goal and earlier sessions", EnvVars: []string{"FLOWER_NEW"}, Destination: &o.New},
+			isolateFlag(&o.Isolate),
+			&cli.BoolFlag{Name: "clarify-only", Usage: "stop after the brief is frozen", EnvVars: []string{"FLOWER_CLARIFY_ONLY"}, Destination: &o.ClarifyOnly},
+			&cli.BoolFlag{Name: "no-goal", Usage: "work without a goal and judge", EnvVars: []string{"FLOWER_NO_GOAL"}, Destination: &o.NoGoal},
+			&cli.IntFlag{Name: "rounds", Value: d.Rounds, Usage: "judge rounds `N` before giving up", EnvVars: []string{"FLOWER_ROUNDS"}, Destination: &o.Rounds},
+			&cli.BoolFlag{Name: "judge-can-run", Usage: "the judge may run commands (Bash) to verify", EnvVars: []string{"FLOWER_JUDGE_CAN_RUN"}, Destination: &o.JudgeCanRun},
+			&cli.IntFlag{Name: "max-asks", Usage: "at most `N` questions to the person (0: no cap)", EnvVars: []string{"FLOWER_MAX_ASKS"}, Destination: &o.MaxAsks},
+			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "how long a question waits for an answer, e.g. 90s or 5m (0: never wait, unattended)", EnvVars: []string{"FLOWER_TIMEOUT"}, Destination: &o.Timeout},
+			&cli.StringFlag{Name: "answers", Usage: "answer the agents' questions from `FILE` (one answer per line), for pipelines", EnvVars: []string{"FLOWER_ANSWERS"}, Destination: &o.Answers},
+			instructionsFlag(&o.Instructions), modelFlag(&o.Model),
+			jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last (the default when stdout is not a terminal)"),
+			claudeFlag(&o.Claude), hookFlag(&o.Hook),
+			&cli.BoolFlag{Name: "no-self-test", Usage: "start even if the guard self-test fails", EnvVars: []string{"FLOWER_NO_SELF_TEST"}, Destination: &o.NoSelfTest},
+			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version and exit", EnvVars: []string{"FLOWER_VERSION"}, Destination: &o.Version},
+		},
+		Action: func(c *cli.Context) error {
+			if o.Version {
+				return printVersion(e.Stdout)
+			}
+			o.Ask = c.Args().Slice()
+			return e.do(o, func() error { return runStarterCmd(c.Context, e, o) })
+		},
+	}
 }
 
-// readAsk is the ask from the arguments, or stdin for "-".
-func readAsk(c *cli.Context) (string, error) {
-	args := c.Args().Slice()
-	if len(args) == 1 && args[0] == "-" {
-		b, err := io.ReadAll(c.App.Reader)
+// readAsk is the ask from the words, or stdin for "-".
+func readAsk(e *cmdEnv, words []string) (string, error) {
+	if len(words) == 1 && words[0] == "-" {
+		b, err := io.ReadAll(e.Stdin)
 		if err != nil {
 			return "", fmt.Errorf("reading the ask from stdin: %w", err)
 		}
 		return strings.TrimSpace(string(b)), nil
 	}
-	return strings.TrimSpace(strings.Join(args, " ")), nil
-}
-
-// isTTY reports whether v is a terminal.
-func isTTY(v any) bool {
-	f, ok := v.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return strings.TrimSpace(strings.Join(words, " ")), nil
 }
 
 // flowExit is the outcome of a flow run as an exit code.
@@ -86,61 +104,64 @@ type flowExit struct {
 func (e *flowExit) Error() string { return e.msg }
 func (e *flowExit) ExitCode() int { return e.code }
 
-func starterAction(c *cli.Context) error {
-	ask, err := readAsk(c)
+// runStarterCmd runs the starter flow for o.
+func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
+	ask, err := readAsk(e, o.Ask)
 	if err != nil {
 		return err
 	}
-	ws, err := filepath.Abs(c.String(flagStepWorkspace.Name))
+	pl, err := resolvePlace(o.Workspace, o.RunDir)
 	if err != nil {
 		return err
 	}
-	runDir := c.String(flagStepRunDir.Name)
-	jsonOut := c.Bool(flagStepJSON.Name) || !isTTY(c.App.Writer)
+	jsonOut := o.JSON || !e.IsTTY(e.Stdout)
 
 	so := flow.DefaultStarterOptions()
-	so.Workspace, so.RunDir = ws, runDir
-	so.New, so.Isolate, so.ClarifyOnly, so.NoGoal = c.Bool(flagNew.Name), c.Bool(flagIsolate.Name), c.Bool(flagClarifyOnly.Name), c.Bool(flagNoGoal.Name)
-	so.Rounds, so.JudgeCanRun, so.MaxAsks, so.Timeout = c.Int(flagRounds.Name), c.Bool(flagJudgeCanRun.Name), c.Int(flagMaxAsks.Name), c.Duration(flagTimeout.Name)
-	so.Instructions, so.Model = c.String(flagStepInstructions.Name), c.String(flagStepModel.Name)
+	so.Workspace, so.RunDir = pl.Workspace, pl.RunDir
+	so.New, so.Isolate, so.ClarifyOnly, so.NoGoal = o.New, o.Isolate, o.ClarifyOnly, o.NoGoal
+	so.Rounds, so.JudgeCanRun, so.MaxAsks, so.Timeout = o.Rounds, o.JudgeCanRun, o.MaxAsks, o.Timeout
+	so.Instructions, so.Model = o.Instructions, o.Model
 	switch {
-	case c.String(flagAnswers.Name) != "":
-		fa, err := flow.LoadFileAnswers(c.String(flagAnswers.Name))
+	case o.Answers != "":
+		fa, err := flow.LoadFileAnswers(o.Answers)
 		if err != nil {
 			return err
 		}
 		so.Answerer = fa
-	case isTTY(c.App.Reader) && !jsonOut:
-		so.Answerer = &flow.TerminalAnswers{In: c.App.Reader, Out: c.App.ErrWriter}
+	case e.IsTTY(e.Stdin) && !jsonOut:
+		so.Answerer = &flow.TerminalAnswers{In: e.Stdin, Out: e.Stderr}
 	}
 	if ask == "" {
-		if w, err := flow.WakeState(ws, flow.WakeStateOptions{RunDir: runDir, Isolate: so.Isolate}); err != nil || !w.Wake || so.New {
+		if w, err := flow.WakeState(pl.Workspace, flow.WakeStateOptions{RunDir: pl.RunDir, Isolate: so.Isolate}); err != nil || !w.Wake || so.New {
 			return usagef("say what you want: flower \"…\" (or - to read it from stdin)")
 		}
 	}
-
-	ro := runtimeOptions(ws)
-	ro.RunDir, ro.Claude, ro.HookPath = runDir, c.String(flagStepClaude.Name), c.String(flagStepHook.Name)
-	if !c.Bool(flagNoSelfTest.Name) {
-		if err := selfTestOnce(c.Context, ro); err != nil {
+	ro := runtimeOptions(pl.Workspace)
+	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, o.Claude, o.Hook
+	if !o.NoSelfTest {
+		// Before anything is written: a refused start leaves no trace.
+		if err := selfTestOnce(ctx, ro, e.Getenv); err != nil {
 			return fmt.Errorf("%w\n(the guards would not hold; `flower doctor` shows details; --no-self-test starts anyway)", err)
 		}
 	}
+	if err := pl.prepare(); err != nil {
+		return err
+	}
+	if !o.NoSelfTest {
+		stampSelfTest(ro, e.Getenv)
+	}
 
-	out, err := runStarter(c, ask, so, ro, jsonOut)
+	out, err := runStarter(ctx, e, ask, so, ro, jsonOut)
 	if err != nil {
 		return err
 	}
-	if out.ExitCode != exitOK {
-		return &flowExit{code: out.ExitCode, msg: out.Error}
-	}
-	return nil
+	return out.exitError(jsonOut)
 }
 
 // runStarter builds the starter flow and its Runtime and runs it with
 // progress on c's writer. The outcome says how it ended; the error is for
 // what kept it from starting.
-func runStarter(c *cli.Context, ask string, so flow.StarterOptions, ro harness.Options, jsonOut bool) (flowOutcome, error) {
+func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptions, ro harness.Options, jsonOut bool) (flowOutcome, error) {
 	wf, err := flow.StarterFlow(ask, so)
 	if err != nil {
 		if errors.Is(err, flow.ErrNoAsk) {
@@ -150,41 +171,35 @@ func runStarter(c *cli.Context, ask string, so flow.StarterOptions, ro harness.O
 	}
 	defer wf.Close()
 	ro.Workbench = wf.Workbench
-	rt, err := harness.New(c.Context, ro)
+	rt, err := harness.New(ctx, ro)
 	if err != nil {
 		return flowOutcome{}, err
 	}
 	defer rt.Close()
 
-	prog := newProgress(c.App.Writer, jsonOut, ro.Handoff.At())
-	ctx, stopSignals := interruptible(c.Context, rt, c.App.Reader, c.App.ErrWriter, !jsonOut && isTTY(c.App.Reader))
+	prog := newProgress(e.Stdout, jsonOut, ro.Handoff.At(), chineseLocale(e.Getenv))
+	rctx, stopSignals := interruptible(ctx, rt, e.Stdin, e.Stderr, !jsonOut && e.IsTTY(e.Stdin))
 	defer stopSignals()
-	fc, runErr := wf.Run(ctx, rt, prog.event, prog.stepDone)
-	out := summarize(wf, rt, fc, runErr, ctx.Err())
+	fc, runErr := wf.Run(rctx, rt, prog.event, prog.stepDone)
+	out := summarize(wf, rt, fc, runErr, rctx.Err())
 	prog.finish(out)
 	return out, nil
 }
 
-// flowOutcome is the final line of a run: where everything is and how it ended.
+// flowOutcome is how a run ended and where everything is; its JSON form
+// (the flow_result line) is flowResultJSON.
 type flowOutcome struct {
-	Kind      string               `json:"kind"` // "flow_result"
-	OK        bool                 `json:"ok"`
-	ExitCode  int                  `json:"exit_code"`
-	Error     string               `json:"error,omitempty"`
-	Run       string               `json:"run"`
-	RunDir    string               `json:"run_dir"`
-	Events    string               `json:"events"`
-	Workbench string               `json:"workbench,omitempty"`
-	Brief     string               `json:"brief,omitempty"`
-	Goal      string               `json:"goal,omitempty"`
-	Verdict   string               `json:"verdict,omitempty"`
-	CostUSD   float64              `json:"cost_usd"`
-	Seconds   float64              `json:"seconds"`
-	Steps     []harness.StepResult `json:"steps"`
+	OK                              bool
+	ExitCode                        int
+	Error, Run, RunDir, Events      string
+	Workbench, Brief, Goal, Verdict string
+	FailedStep                      string // the step that failed, if one did
+	CostUSD, Seconds                float64
+	Steps                           []harness.StepResult
 }
 
 func summarize(wf *flow.Workflow, rt *harness.Runtime, fc flow.Ctx, runErr, ctxErr error) flowOutcome {
-	o := flowOutcome{Kind: "flow_result", Run: rt.RunID(), RunDir: rt.RunDir(), Events: rt.EventsPath(), Steps: rt.Results()}
+	o := flowOutcome{Run: rt.RunID(), RunDir: rt.RunDir(), Events: rt.EventsPath(), Steps: rt.Results()}
 	if o.Steps == nil {
 		o.Steps = []harness.StepResult{}
 	}
@@ -225,7 +240,7 @@ func summarize(wf *flow.Workflow, rt *harness.Runtime, fc flow.Ctx, runErr, ctxE
 		o.ExitCode, o.Error = exitFailed, runErr.Error()
 	case fc != nil && fc.String(flow.KeyFailed) != "":
 		name := fc.String(flow.KeyFailed)
-		o.ExitCode, o.Error = exitFailed, "step "+name+" failed"
+		o.ExitCode, o.Error, o.FailedStep = exitFailed, "step "+name+" failed", name
 		for _, s := range o.Steps {
 			if s.Step == name && s.Error != "" {
 				o.Error += ": " + s.Error
@@ -237,15 +252,22 @@ func summarize(wf *flow.Workflow, rt *harness.Runtime, fc flow.Ctx, runErr, ctxE
 	return o
 }
 
+// exitError is the outcome as flower's exit: nil when it went well. At a
+// terminal the summary already said what went wrong, so nothing more is
+// printed; in a pipeline stdout is JSON and the error goes to stderr once.
+func (o flowOutcome) exitError(jsonOut bool) error {
+	switch {
+	case o.ExitCode == exitOK:
+		return nil
+	case o.ExitCode == exitInterrupted:
+		return &resumeHint{err: context.Canceled}
+	case !jsonOut:
+		return silentExit(o.ExitCode)
+	}
+	return &flowExit{code: o.ExitCode, msg: o.Error}
+}
+
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-func writeJSONLine(w io.Writer, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b, _ = json.Marshal(map[string]string{"kind": "error", "error": err.Error()})
-	}
-	w.Write(append(b, '\n'))
 }

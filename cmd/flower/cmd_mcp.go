@@ -9,12 +9,10 @@ import (
 	"github.com/flowerhq/flower/flow"
 )
 
-func init() { register(newMCPChannelCmd()) }
-
 // newMCPChannelCmd is the hidden `flower mcp-channel`: the HumanChannel's MCP
 // stdio server that claude starts from --mcp-config. It relays the ask and
 // inbox tools over the socket named by FLOWER_CHANNEL_SOCKET.
-func newMCPChannelCmd() *cli.Command {
+func newMCPChannelCmd(e *cmdEnv) *cli.Command {
 	return &cli.Command{
 		Name:   "mcp-channel",
 		Usage:  "serve the human channel's MCP tools on stdio (started by claude)",
@@ -23,11 +21,11 @@ func newMCPChannelCmd() *cli.Command {
 			if c.NArg() > 0 {
 				return usagef("mcp-channel takes no arguments")
 			}
-			in := io.NopCloser(c.App.Reader)
-			if c.App.Reader == nil {
+			in := io.NopCloser(e.Stdin)
+			if e.Stdin == nil {
 				in = os.Stdin
 			}
-			return flow.ServeMCPChannel(c.Context, in, nopWriteCloser{c.App.Writer}, os.Getenv(flow.ChannelSocketEnv))
+			return flow.ServeMCPChannel(c.Context, in, nopWriteCloser{e.Stdout}, e.Getenv(flow.ChannelSocketEnv))
 		},
 	}
 }

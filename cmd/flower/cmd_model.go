@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -8,15 +9,16 @@ import (
 	"github.com/flowerhq/flower/scripted"
 )
 
-var (
-	flagModelScript  = &cli.StringFlag{Name: "script", Usage: "script `FILE` (JSON or YAML), required", EnvVars: []string{"FLOWER_MODEL_SCRIPT"}}
-	flagModelAddr    = &cli.StringFlag{Name: "addr", Value: "127.0.0.1:0", Usage: "listen `ADDR` (port 0 picks a free one)", EnvVars: []string{"FLOWER_MODEL_ADDR"}}
-	flagModelRecord  = &cli.StringFlag{Name: "record", Usage: "append every request as a JSON line to `FILE`", EnvVars: []string{"FLOWER_MODEL_RECORD"}}
-	flagModelVerbose = &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log one line per request (conversation, reply index, model) to stderr", EnvVars: []string{"FLOWER_MODEL_VERBOSE"}}
-)
+// modelServeOptions are the options of `flower model serve`.
+type modelServeOptions struct {
+	Script, Addr, Record string
+	Verbose              bool
+	Args                 []string
+}
 
-func init() {
-	register(&cli.Command{
+func newModelCmd(e *cmdEnv) *cli.Command {
+	o := &modelServeOptions{}
+	return &cli.Command{
 		Name:  "model",
 		Usage: "the scripted Anthropic Messages API, for offline runs and tests",
 		Subcommands: []*cli.Command{{
@@ -40,17 +42,25 @@ a built-in answer and use up no reply. -v logs one line per request.
          - tool_use: {name: Bash, input: {command: "echo hi"}}
          - text: done
          - fault: {status: 529}`,
-			Flags:  []cli.Flag{flagModelScript, flagModelAddr, flagModelRecord, flagModelVerbose},
-			Action: modelServe,
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "script", Usage: "script `FILE` (JSON or YAML), required", EnvVars: []string{"FLOWER_MODEL_SCRIPT"}, Destination: &o.Script},
+				&cli.StringFlag{Name: "addr", Value: "127.0.0.1:0", Usage: "listen `ADDR` (port 0 picks a free one)", EnvVars: []string{"FLOWER_MODEL_ADDR"}, Destination: &o.Addr},
+				&cli.StringFlag{Name: "record", Usage: "append every request as a JSON line to `FILE`", EnvVars: []string{"FLOWER_MODEL_RECORD"}, Destination: &o.Record},
+				&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log one line per request (conversation, reply index, model) to stderr", EnvVars: []string{"FLOWER_MODEL_VERBOSE"}, Destination: &o.Verbose},
+			},
+			Action: func(c *cli.Context) error {
+				o.Args = c.Args().Slice()
+				return e.do(o, func() error { return runModelServe(c.Context, e, o) })
+			},
 		}},
-	})
+	}
 }
 
-func modelServe(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("model serve takes no arguments, got %q", c.Args().First())
+func runModelServe(ctx context.Context, e *cmdEnv, o *modelServeOptions) error {
+	if len(o.Args) > 0 {
+		return usagef("model serve takes no arguments, got %q", o.Args[0])
 	}
-	path := c.String(flagModelScript.Name)
+	path := o.Script
 	if path == "" {
 		return usagef("model serve needs --script FILE")
 	}
@@ -59,18 +69,18 @@ func modelServe(c *cli.Context) error {
 		return err
 	}
 	var opts []scripted.Option
-	if p := c.String(flagModelRecord.Name); p != "" {
+	if p := o.Record; p != "" {
 		opts = append(opts, scripted.WithRecordFile(p))
 	}
-	if c.Bool(flagModelVerbose.Name) {
-		opts = append(opts, scripted.WithLog(c.App.ErrWriter))
+	if o.Verbose {
+		opts = append(opts, scripted.WithLog(e.Stderr))
 	}
-	srv, err := scripted.Start(s, c.String(flagModelAddr.Name), opts...)
+	srv, err := scripted.Start(s, o.Addr, opts...)
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	fmt.Fprintf(c.App.Writer, "scripted model listening on %s\n", srv.URL())
-	<-c.Context.Done()
+	fmt.Fprintf(e.Stdout, "scripted model listening on %s\n", srv.URL())
+	<-ctx.Done()
 	return nil
 }

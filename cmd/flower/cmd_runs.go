@@ -1,11 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
-	"text/tabwriter"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -13,21 +12,42 @@ import (
 	"github.com/flowerhq/flower/harness"
 )
 
-func init() {
-	register(&cli.Command{
+// runsOptions are the options of `flower runs` and `flower runs show`.
+type runsOptions struct {
+	Workspace, RunDir string
+	JSON              bool
+	Args              []string
+}
+
+func newRunsCmd(e *cmdEnv) *cli.Command {
+	lo, so := &runsOptions{}, &runsOptions{}
+	flags := func(o *runsOptions) []cli.Flag {
+		return []cli.Flag{workspaceFlag(&o.Workspace, wsUsageRuns), runDirFlag(&o.RunDir), jsonFlag(&o.JSON, "print JSON (one object or array)")}
+	}
+	return &cli.Command{
 		Name:  "runs",
 		Usage: "list runs, or show one: steps, results, costs, denials, spills, handoffs, sessions",
-		Description: `Examples:
-   flower runs                 # every run in ./runs, newest last
+		Description: `Runs live with their workspace, in <workspace>/.flower/runs (or --run-dir).
+
+Examples:
+   flower runs                 # every run of this workspace, newest last
+   flower runs -C ~/src/app --json
    flower runs show            # the newest run
    flower runs show 20261130-… --json`,
-		Flags:  []cli.Flag{flagStepRunDir},
-		Action: runsList,
+		Flags: flags(lo),
+		Action: func(c *cli.Context) error {
+			lo.Args = c.Args().Slice()
+			return e.do(lo, func() error { return runRunsList(e, lo) })
+		},
 		Subcommands: []*cli.Command{{
 			Name: "show", Usage: "show one run (default: the newest)", ArgsUsage: "[RUN]",
-			Flags: []cli.Flag{flagStepRunDir, flagStepJSON}, Action: runsShow,
+			Flags: flags(so),
+			Action: func(c *cli.Context) error {
+				so.Args = c.Args().Slice()
+				return e.do(so, func() error { return runRunsShow(e, so) })
+			},
 		}},
-	})
+	}
 }
 
 func unixTime(s float64) string {
@@ -37,95 +57,103 @@ func unixTime(s float64) string {
 	return time.Unix(int64(s), 0).Format(time.DateTime)
 }
 
-func runsList(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return usagef("runs takes no arguments (did you mean: flower runs show %s?)", c.Args().First())
+func runRunsList(e *cmdEnv, o *runsOptions) error {
+	if len(o.Args) > 0 {
+		return usagef("runs takes no arguments (did you mean: flower runs show %s?)", o.Args[0])
 	}
-	dir := c.String(flagStepRunDir.Name)
-	rows, err := harness.ReadManifest(filepath.Join(dir, "manifest.json"))
+	pl, err := resolvePlace(o.Workspace, o.RunDir)
 	if err != nil {
 		return err
 	}
-	if len(rows) == 0 {
-		fmt.Fprintf(c.App.Writer, "no runs in %s\n", dir)
-		return nil
+	rows, err := harness.ReadManifest(filepath.Join(pl.RunDir, "manifest.json"))
+	if err != nil {
+		return err
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].StartedAt < rows[j].StartedAt })
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTARTED\tSTEPS\tFAILED\tCOST\tWORKSPACE")
-	for _, r := range rows {
-		failed, cost := 0, 0.0
-		for _, s := range r.Results {
-			cost += s.CostUSD
-			if !s.OK {
-				failed++
-			}
+	if o.JSON {
+		out := make([]runJSON, 0, len(rows))
+		for _, r := range rows {
+			out = append(out, runOut(r))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t$%.4f\t%s\n", r.Run, unixTime(r.StartedAt), len(r.Results), failed, cost, r.Workspace)
+		return writeJSON(e.Stdout, out)
 	}
-	return tw.Flush()
+	if len(rows) == 0 {
+		fmt.Fprintf(e.Stdout, "no runs in %s\n", pl.RunDir)
+		return nil
+	}
+	var t table
+	t.row("RUN", "STARTED", "STEPS", "FAILED", "COST", "WORKSPACE")
+	for _, r := range rows {
+		failed, cost := runTotals(r)
+		t.row(r.Run, unixTime(r.StartedAt), len(r.Results), failed, fmt.Sprintf("$%.4f", cost), r.Workspace)
+	}
+	return t.write(e.Stdout)
 }
 
-func runsShow(c *cli.Context) error {
-	if c.NArg() > 1 {
+// findRun is the run named id in dir, or the newest for "".
+func findRun(dir, id string) (harness.ManifestRow, error) {
+	if id == "" {
+		newest, ok, err := harness.NewestRun(dir)
+		if err != nil {
+			return harness.ManifestRow{}, err
+		}
+		if !ok {
+			return harness.ManifestRow{}, fmt.Errorf("no runs in %s", dir)
+		}
+		return newest, nil
+	}
+	rows, err := harness.ReadManifest(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return harness.ManifestRow{}, err
+	}
+	for _, r := range rows {
+		if r.Run == id {
+			return r, nil
+		}
+	}
+	return harness.ManifestRow{}, fmt.Errorf("no run %q in %s (flower runs lists them)", id, dir)
+}
+
+func runRunsShow(e *cmdEnv, o *runsOptions) error {
+	if len(o.Args) > 1 {
 		return usagef("runs show takes at most one RUN")
 	}
-	dir := c.String(flagStepRunDir.Name)
-	rows, err := harness.ReadManifest(filepath.Join(dir, "manifest.json"))
+	pl, err := resolvePlace(o.Workspace, o.RunDir)
 	if err != nil {
 		return err
 	}
-	var row *harness.ManifestRow
-	if id := c.Args().First(); id != "" {
-		for i := range rows {
-			if rows[i].Run == id {
-				row = &rows[i]
-			}
-		}
-		if row == nil {
-			return fmt.Errorf("no run %q in %s (flower runs lists them)", id, dir)
-		}
-	} else {
-		newest, ok, err := harness.NewestRun(dir)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("no runs in %s", dir)
-		}
-		row = &newest
-	}
-	events, skipped, err := harness.ReadEvents(filepath.Join(dir, row.Run, "events.jsonl"))
+	row, err := findRun(pl.RunDir, strings.Join(o.Args, ""))
 	if err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "flower: %v\n", err)
+		return err
+	}
+	eventsPath := filepath.Join(pl.RunDir, row.Run, "events.jsonl")
+	events, skipped, err := harness.ReadEvents(eventsPath)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "flower: %s\n", userMessage(err))
 	}
 	tally := harness.Tally(events)
-	if c.Bool(flagStepJSON.Name) {
-		return json.NewEncoder(c.App.Writer).Encode(map[string]any{"run": row, "tally": tally, "events": len(events), "skipped_events": skipped})
+	_, total := runTotals(row)
+	if o.JSON {
+		return writeJSON(e.Stdout, runDetailJSON{Kind: "run_detail", Run: row.Run, Workspace: row.Workspace,
+			StartedAt: rfc3339(row.StartedAt), UpdatedAt: rfc3339(row.UpdatedAt), Events: eventsPath, EventCount: len(events),
+			SkippedEvents: skipped, Tally: tally, CostUSD: total, Steps: stepResultsOut(row.Results)})
 	}
-	w := c.App.Writer
+	zh := chineseLocale(e.Getenv)
+	w := e.Stdout
 	fmt.Fprintf(w, "run        %s\nworkspace  %s\nstarted    %s\nupdated    %s\n", row.Run, row.Workspace, unixTime(row.StartedAt), unixTime(row.UpdatedAt))
-	fmt.Fprintf(w, "guards     %d denials, %d spills\nresilience %d retries, %d handoffs\n", tally.Denials, tally.Spills, tally.Retries, tally.Handoffs)
-	fmt.Fprintf(w, "events     %s\n\n", filepath.Join(dir, row.Run, "events.jsonl"))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP\tOK\tATTEMPTS\tTURNS\tCOST\tSECONDS\tSESSION\tERROR")
-	total := 0.0
+	fmt.Fprintf(w, "guards     %s, %s\nresilience %s, %s\n", plural(tally.Denials, "denial"), plural(tally.Spills, "spill"),
+		plural(tally.Retries, "retry|retries"), plural(tally.Handoffs, "handoff"))
+	fmt.Fprintf(w, "events     %s\n\n", eventsPath)
+	var t table
+	t.row("STEP", "OK", "ATTEMPTS", "TURNS", "COST", "SECONDS", "SESSION", "ERROR")
 	for _, s := range row.Results {
-		total += s.CostUSD
-		fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t$%.4f\t%.1f\t%s\t%s\n", s.Step, s.OK, s.Attempts, s.NumTurns, s.CostUSD, s.EndedAt-s.StartedAt, s.SessionID, clipLine(s.Error, 60))
+		t.row(stepLabelBeside(s.Step, zh), s.OK, s.Attempts, s.NumTurns, fmt.Sprintf("$%.4f", s.CostUSD),
+			fmt.Sprintf("%.1f", s.EndedAt-s.StartedAt), s.SessionID, clipWidth(s.Error, 60))
 		for _, old := range s.Retired {
-			fmt.Fprintf(tw, "  (retired)\t\t\t\t\t\t%s\t\n", old)
+			t.row("  (retired)", "", "", "", "", "", old, "")
 		}
 	}
-	tw.Flush()
+	t.write(w)
 	fmt.Fprintf(w, "\ntotal cost $%.4f\n", total)
 	return nil
-}
-
-func clipLine(s string, n int) string {
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }

@@ -1,11 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -13,153 +14,220 @@ import (
 	"github.com/flowerhq/flower/sessionstore"
 )
 
-var flagSessionsTrimmed = &cli.BoolFlag{Name: "trimmed", Usage: "show exactly what a resume would send (expired, trimmed, pruned, repaired)", EnvVars: []string{"FLOWER_TRIMMED"}}
+// sessionsOptions are the options of every `flower sessions` command; the
+// resume policies (Trim, NoEphemeral, KeepDenials) only matter to show and
+// report, the only ones that take them.
+type sessionsOptions struct {
+	Workspace, RunDir          string
+	Trim, NoEphemeral, Trimmed bool
+	KeepDenials                int
+	JSON                       bool
+	Args                       []string
+}
 
-// sessionFlags are the store's location and the resume policies, spelled as
-// in `flower step`, so `sessions show --trimmed` previews that step's resume.
-var sessionFlags = []cli.Flag{flagStepRunDir, flagStepWorkspace, flagStepTrim, flagStepNoEphemeral, flagStepKeepDenials}
-
-func init() {
-	register(&cli.Command{
+func newSessionsCmd(e *cmdEnv) *cli.Command {
+	sub := func(name, usage, argsUsage string, policies bool, run func(context.Context, *cmdEnv, *sessionsOptions) error, extra ...func(*sessionsOptions) cli.Flag) *cli.Command {
+		o := &sessionsOptions{KeepDenials: 1}
+		flags := []cli.Flag{workspaceFlag(&o.Workspace, "workspace `DIR` whose session store to use (its .flower/runs/sessions.db)"), runDirFlag(&o.RunDir)}
+		if policies {
+			flags = append(flags, resumePolicyFlags(&o.Trim, &o.NoEphemeral, &o.KeepDenials)...)
+		}
+		for _, f := range extra {
+			flags = append(flags, f(o))
+		}
+		return &cli.Command{Name: name, Usage: usage, ArgsUsage: argsUsage, Flags: flags, Action: func(c *cli.Context) error {
+			o.Args = c.Args().Slice()
+			return e.do(o, func() error { return run(c.Context, e, o) })
+		}}
+	}
+	trimmed := func(o *sessionsOptions) cli.Flag {
+		return &cli.BoolFlag{Name: "trimmed", Usage: "show exactly what a resume would send (expired, trimmed, pruned, repaired)", EnvVars: []string{"FLOWER_TRIMMED"}, Destination: &o.Trimmed}
+	}
+	js := func(o *sessionsOptions) cli.Flag { return jsonFlag(&o.JSON, "print JSON (one object or array)") }
+	return &cli.Command{
 		Name:  "sessions",
 		Usage: "inspect and move the session store (<run-dir>/sessions.db)",
 		Description: `Examples:
    flower sessions list
    flower sessions show 3f2a --trimmed --trim   # what a resume with --trim would send
-   flower sessions report 3f2a                  # the trim report as JSON
+   flower sessions report 3f2a                  # the trim report
    flower sessions import ~/.claude/projects    # adopt sessions run by hand
    flower sessions export 3f2a > s.jsonl`,
 		Subcommands: []*cli.Command{
-			{Name: "list", Usage: "list sessions, newest first", Flags: sessionFlags, Action: sessionsList},
-			{Name: "show", Usage: "print a session's transcript as JSONL", ArgsUsage: "ID", Flags: append([]cli.Flag{flagSessionsTrimmed}, sessionFlags...), Action: sessionsShow},
-			{Name: "report", Usage: "print what a resume's load pipeline does to a session, as JSON", ArgsUsage: "ID", Flags: sessionFlags, Action: sessionsReport},
-			{Name: "import", Usage: "adopt a transcript JSONL file or a whole ~/.claude/projects folder", ArgsUsage: "PATH", Flags: sessionFlags, Action: sessionsImport},
-			{Name: "export", Usage: "write a session's raw transcript as JSONL", ArgsUsage: "ID", Flags: sessionFlags, Action: sessionsExport},
+			sub("list", "list sessions, newest first", "", false, runSessionsList, js),
+			sub("show", "print a session's transcript as JSONL (--json: one object)", "ID", true, runSessionsShow, trimmed, js),
+			sub("report", "print what a resume's load pipeline does to a session", "ID", true, runSessionsReport, js),
+			sub("import", "adopt a transcript JSONL file or a whole ~/.claude/projects folder", "PATH", false, runSessionsImport),
+			sub("export", "write a session's raw transcript as JSONL", "ID", false, runSessionsExport),
 		},
-	})
+	}
 }
 
-// openSessionStore opens <run-dir>/sessions.db with the resume policies of
-// the flags. Reading commands insist that the store exists.
-func openSessionStore(c *cli.Context, create bool) (*sessionstore.Store, error) {
-	path := filepath.Join(c.String(flagStepRunDir.Name), "sessions.db")
-	if !create {
-		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("no session store at %s (set --run-dir or FLOWER_RUN_DIR)", path)
-		}
-	}
-	trim := sessionstore.DefaultTrimPolicy()
-	trim.Enabled = c.Bool(flagStepTrim.Name)
-	eph := sessionstore.DefaultEphemeralPolicy()
-	eph.Enabled = !c.Bool(flagStepNoEphemeral.Name)
-	prune := sessionstore.DefaultPrunePolicy()
-	prune.KeepDenials = c.Int(flagStepKeepDenials.Name)
-	ws, err := filepath.Abs(c.String(flagStepWorkspace.Name))
+// openSessionStore opens <run-dir>/sessions.db with o's resume policies.
+// Reading commands insist that the store exists.
+func openSessionStore(e *cmdEnv, o *sessionsOptions, create bool) (*sessionstore.Store, error) {
+	pl, err := resolvePlace(o.Workspace, o.RunDir)
 	if err != nil {
 		return nil, err
 	}
-	return sessionstore.Open(path, sessionstore.WithWorkspace(ws), sessionstore.WithTrim(trim),
+	path := filepath.Join(pl.RunDir, "sessions.db")
+	if create {
+		if err := pl.prepare(); err != nil {
+			return nil, err
+		}
+	} else if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no session store at %s (set -C, --run-dir or FLOWER_RUN_DIR)", path)
+	}
+	trim := sessionstore.DefaultTrimPolicy()
+	trim.Enabled = o.Trim
+	eph := sessionstore.DefaultEphemeralPolicy()
+	eph.Enabled = !o.NoEphemeral
+	prune := sessionstore.DefaultPrunePolicy()
+	prune.KeepDenials = o.KeepDenials
+	return sessionstore.Open(path, sessionstore.WithWorkspace(pl.Workspace), sessionstore.WithTrim(trim),
 		sessionstore.WithEphemeral(eph), sessionstore.WithPrune(prune),
-		sessionstore.WithLogf(func(f string, a ...any) { fmt.Fprintf(c.App.ErrWriter, "flower: "+f+"\n", a...) }))
+		sessionstore.WithLogf(func(f string, a ...any) { fmt.Fprintf(e.Stderr, "flower: "+f+"\n", a...) }))
 }
 
 // oneArg returns the single positional argument or a usage error.
-func oneArg(c *cli.Context, what string) (string, error) {
-	if c.NArg() != 1 {
-		return "", usagef("%s needs exactly one %s", c.Command.FullName(), what)
+func oneArg(o *sessionsOptions, what string) (string, error) {
+	if len(o.Args) != 1 {
+		return "", usagef("needs exactly one %s, got %d arguments", what, len(o.Args))
 	}
-	return c.Args().First(), nil
+	return o.Args[0], nil
 }
 
-func sessionsList(c *cli.Context) error {
-	if c.NArg() > 0 {
+func runSessionsList(ctx context.Context, e *cmdEnv, o *sessionsOptions) error {
+	if len(o.Args) > 0 {
 		return usagef("sessions list takes no arguments")
 	}
-	st, err := openSessionStore(c, false)
+	st, err := openSessionStore(e, o, false)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	refs, err := st.Sessions(c.Context)
+	refs, err := st.Sessions(ctx)
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tPROJECT\tENTRIES\tSUBAGENTS\tUPDATED")
-	for _, r := range refs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", r.Key.SessionID, r.Key.ProjectKey, r.Entries, r.Subkeys,
-			time.UnixMilli(r.MTime).Format(time.DateTime))
+	if o.JSON {
+		out := make([]sessionJSON, 0, len(refs))
+		for _, r := range refs {
+			out = append(out, sessionOut(r))
+		}
+		return writeJSON(e.Stdout, out)
 	}
-	return tw.Flush()
+	var t table
+	t.row("SESSION", "PROJECT", "ENTRIES", "SUBAGENTS", "UPDATED")
+	for _, r := range refs {
+		t.row(r.Key.SessionID, r.Key.ProjectKey, r.Entries, r.Subkeys, time.UnixMilli(r.MTime).Format(time.DateTime))
+	}
+	return t.write(e.Stdout)
 }
 
 // onSession opens the store, resolves the one ID argument (a prefix will
 // do) and calls f with the session's key.
-func onSession(c *cli.Context, f func(*sessionstore.Store, sessionstore.Key) error) error {
-	id, err := oneArg(c, "session ID")
+func onSession(ctx context.Context, e *cmdEnv, o *sessionsOptions, f func(*sessionstore.Store, sessionstore.Key) error) error {
+	id, err := oneArg(o, "session ID")
 	if err != nil {
 		return err
 	}
-	st, err := openSessionStore(c, false)
+	st, err := openSessionStore(e, o, false)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	key, err := st.Find(c.Context, id)
+	key, err := st.Find(ctx, id)
 	if err != nil {
 		return err
 	}
 	return f(st, key)
 }
 
-func sessionsShow(c *cli.Context) error {
-	return onSession(c, func(st *sessionstore.Store, key sessionstore.Key) error {
-		if !c.Bool(flagSessionsTrimmed.Name) {
-			return st.Export(c.Context, key, c.App.Writer)
+func runSessionsShow(ctx context.Context, e *cmdEnv, o *sessionsOptions) error {
+	return onSession(ctx, e, o, func(st *sessionstore.Store, key sessionstore.Key) error {
+		if !o.Trimmed && !o.JSON {
+			return st.Export(ctx, key, e.Stdout)
 		}
-		entries, _, err := st.Preview(c.Context, key)
+		var entries []json.RawMessage
+		var err error
+		if o.Trimmed {
+			entries, _, err = st.Preview(ctx, key)
+		} else {
+			var buf bytes.Buffer
+			if err = st.Export(ctx, key, &buf); err == nil {
+				entries, err = jsonlEntries(buf.Bytes())
+			}
+		}
 		if err != nil {
 			return err
 		}
-		return sessionstore.WriteJSONL(c.App.Writer, entries)
+		if o.JSON {
+			return writeJSON(e.Stdout, transcriptJSON{Kind: "transcript", SessionID: key.SessionID, Project: key.ProjectKey,
+				Trimmed: o.Trimmed, Entries: orEmpty(entries)})
+		}
+		return sessionstore.WriteJSONL(e.Stdout, entries)
 	})
 }
 
-func sessionsReport(c *cli.Context) error {
-	return onSession(c, func(st *sessionstore.Store, key sessionstore.Key) error {
-		_, rep, err := st.Preview(c.Context, key)
+func runSessionsReport(ctx context.Context, e *cmdEnv, o *sessionsOptions) error {
+	return onSession(ctx, e, o, func(st *sessionstore.Store, key sessionstore.Key) error {
+		_, rep, err := st.Preview(ctx, key)
 		if err != nil {
 			return err
 		}
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"session": key.SessionID, "project": key.ProjectKey, "report": rep})
+		if o.JSON {
+			return writeJSON(e.Stdout, sessionReportJSON{Kind: "session_report", SessionID: key.SessionID, Project: key.ProjectKey, TrimReport: rep})
+		}
+		fmt.Fprintf(e.Stdout, "session %s (%s): what a resume would load\n", key.SessionID, key.ProjectKey)
+		var t table
+		for _, kv := range []struct {
+			k string
+			v int
+		}{{"transcripts", rep.Transcripts}, {"entries", rep.Entries}, {"bytes in", rep.BytesIn}, {"bytes out", rep.BytesOut},
+			{"expired", rep.Expired}, {"expired bytes", rep.ExpiredBytes}, {"trimmed", rep.Trimmed}, {"trimmed bytes", rep.TrimmedBytes},
+			{"spill files", rep.SpillFiles}, {"pruned denials", rep.Pruned}, {"pruned lines", rep.PrunedLines}, {"repaired", rep.Repaired}} {
+			t.row("  "+kv.k, kv.v)
+		}
+		return t.write(e.Stdout)
 	})
 }
 
-func sessionsExport(c *cli.Context) error {
-	return onSession(c, func(st *sessionstore.Store, key sessionstore.Key) error {
-		return st.Export(c.Context, key, c.App.Writer)
+// jsonlEntries splits a JSONL transcript into its entries.
+func jsonlEntries(b []byte) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if line = bytes.TrimSpace(line); len(line) == 0 {
+			continue
+		}
+		if !json.Valid(line) {
+			return nil, fmt.Errorf("a transcript line is not JSON: %.80s", line)
+		}
+		out = append(out, json.RawMessage(line))
+	}
+	return out, nil
+}
+
+func runSessionsExport(ctx context.Context, e *cmdEnv, o *sessionsOptions) error {
+	return onSession(ctx, e, o, func(st *sessionstore.Store, key sessionstore.Key) error {
+		return st.Export(ctx, key, e.Stdout)
 	})
 }
 
-func sessionsImport(c *cli.Context) error {
-	path, err := oneArg(c, "PATH (a JSONL file or a projects folder)")
+func runSessionsImport(ctx context.Context, e *cmdEnv, o *sessionsOptions) error {
+	path, err := oneArg(o, "PATH (a JSONL file or a projects folder)")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(c.String(flagStepRunDir.Name), 0o755); err != nil {
-		return err
-	}
-	st, err := openSessionStore(c, true)
+	st, err := openSessionStore(e, o, true)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	n, err := st.Import(c.Context, path)
+	n, err := st.Import(ctx, path)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "imported %d entries from %s into %s\n", n, path, st.Path())
+	fmt.Fprintf(e.Stdout, "imported %d entries from %s into %s\n", n, path, st.Path())
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -14,50 +15,61 @@ import (
 	"github.com/flowerhq/flower/harness"
 )
 
-// Flags of `flower step` (design.md §3); every one has a FLOWER_* variable.
-var (
-	flagStepWorkspace    = &cli.StringFlag{Name: "workspace", Aliases: []string{"C"}, Value: ".", Usage: "workspace `DIR` the step works in", EnvVars: []string{"FLOWER_WORKSPACE"}}
-	flagStepRunDir       = &cli.StringFlag{Name: "run-dir", Value: "runs", Usage: "run `DIR` (manifest.json, sessions.db, events)", EnvVars: []string{"FLOWER_RUN_DIR"}}
-	flagStepClaude       = &cli.StringFlag{Name: "claude", Usage: "claude binary `PATH`", EnvVars: []string{"FLOWER_CLAUDE"}}
-	flagStepHook         = &cli.StringFlag{Name: "hook", Usage: "flower-hook binary `PATH`", EnvVars: []string{"FLOWER_HOOK"}}
-	flagStepModel        = &cli.StringFlag{Name: "model", Usage: "model `NAME`", EnvVars: []string{"FLOWER_MODEL"}}
-	flagStepInstructions = &cli.StringFlag{Name: "instructions", Usage: "extra instructions `TEXT` for the role", EnvVars: []string{"FLOWER_INSTRUCTIONS"}}
-	flagStepRole         = &cli.StringFlag{Name: "role", Value: "plain", Usage: "plain|coordinator|worker|clarify|judge|oracle", EnvVars: []string{"FLOWER_ROLE"}}
-	flagStepName         = &cli.StringFlag{Name: "name", Usage: "step `NAME` (default: the role)", EnvVars: []string{"FLOWER_STEP_NAME"}}
-	flagStepResume       = &cli.StringFlag{Name: "resume", Usage: "resume session `ID`", EnvVars: []string{"FLOWER_RESUME"}}
-	flagStepFork         = &cli.BoolFlag{Name: "fork", Usage: "with --resume: fork into a new session", EnvVars: []string{"FLOWER_FORK"}}
-	flagStepResumeAt     = &cli.StringFlag{Name: "resume-at", Usage: "with --resume: replay history up to message `UUID`", EnvVars: []string{"FLOWER_RESUME_AT"}}
-	flagStepMaxTurns     = &cli.IntFlag{Name: "max-turns", Usage: "turn limit `N` (0: the role's)", EnvVars: []string{"FLOWER_MAX_TURNS"}}
-	flagStepMaxBudget    = &cli.Float64Flag{Name: "max-budget-usd", Usage: "budget `X` in USD (0: the role's)", EnvVars: []string{"FLOWER_MAX_BUDGET_USD"}}
-	flagStepMaxAttempts  = &cli.IntFlag{Name: "max-attempts", Value: harness.NewResilience().MaxAttempts, Usage: "attempts `N` on retryable failures", EnvVars: []string{"FLOWER_MAX_ATTEMPTS"}}
-	flagStepRetryDelay   = &cli.DurationFlag{Name: "retry-delay", Value: harness.NewResilience().BaseDelay, Usage: "first back-off `D` (doubles)", EnvVars: []string{"FLOWER_RETRY_DELAY"}}
-	flagStepTrim         = &cli.BoolFlag{Name: "trim", Usage: "trim large tool results on resume", EnvVars: []string{"FLOWER_TRIM"}}
-	flagStepNoEphemeral  = &cli.BoolFlag{Name: "no-ephemeral", Usage: "keep stale ephemeral command results on resume", EnvVars: []string{"FLOWER_NO_EPHEMERAL"}}
-	flagStepKeepDenials  = &cli.IntFlag{Name: "keep-denials", Value: 1, Usage: "permission denials `N` kept on resume", EnvVars: []string{"FLOWER_KEEP_DENIALS"}}
-	flagStepWorkbench    = &cli.BoolFlag{Name: "workbench", Usage: "give the step a workbench (<run-dir>/workbench)", EnvVars: []string{"FLOWER_WORKBENCH"}}
-	flagStepSpill        = &cli.IntFlag{Name: "spill-threshold", Value: 4000, Usage: "spill tool output over `N` chars to the workbench (0: off)", EnvVars: []string{"FLOWER_SPILL_THRESHOLD"}}
-	flagStepNoHandoff    = &cli.BoolFlag{Name: "no-handoff", Usage: "do not hand off to a fresh session when the context is full", EnvVars: []string{"FLOWER_NO_HANDOFF"}}
-	flagStepJSON         = &cli.BoolFlag{Name: "json", Usage: "print events as JSON lines, then the StepResult", EnvVars: []string{"FLOWER_JSON"}}
-)
+// stepOptions are the options of `flower step` (design.md §3).
+type stepOptions struct {
+	Workspace, RunDir, Claude, Hook, Model, Instructions string
+	Role, Name, Resume, ResumeAt                         string
+	Fork, Trim, NoEphemeral, Workbench, NoHandoff, JSON  bool
+	MaxTurns, MaxAttempts, KeepDenials, Spill            int
+	MaxBudget                                            float64
+	RetryDelay                                           time.Duration
+	Prompt                                               []string
+}
 
-func init() {
-	register(&cli.Command{
+func newStepCmd(e *cmdEnv) *cli.Command {
+	o := &stepOptions{}
+	res := harness.NewResilience()
+	flags := []cli.Flag{
+		workspaceFlag(&o.Workspace, wsUsageStep), runDirFlag(&o.RunDir), claudeFlag(&o.Claude), hookFlag(&o.Hook),
+		modelFlag(&o.Model), instructionsFlag(&o.Instructions),
+		&cli.StringFlag{Name: "role", Value: "plain", Usage: "plain|coordinator|worker|clarify|judge|oracle", EnvVars: []string{"FLOWER_ROLE"}, Destination: &o.Role},
+		&cli.StringFlag{Name: "name", Usage: "step `NAME` (default: the role)", EnvVars: []string{"FLOWER_STEP_NAME"}, Destination: &o.Name},
+		&cli.StringFlag{Name: "resume", Usage: "resume session `ID`", EnvVars: []string{"FLOWER_RESUME"}, Destination: &o.Resume},
+		&cli.BoolFlag{Name: "fork", Usage: "with --resume: fork into a new session", EnvVars: []string{"FLOWER_FORK"}, Destination: &o.Fork},
+		&cli.StringFlag{Name: "resume-at", Usage: "with --resume: replay history up to message `UUID`", EnvVars: []string{"FLOWER_RESUME_AT"}, Destination: &o.ResumeAt},
+		&cli.IntFlag{Name: "max-turns", Usage: "turn limit `N` (0: the role's)", EnvVars: []string{"FLOWER_MAX_TURNS"}, Destination: &o.MaxTurns},
+		&cli.Float64Flag{Name: "max-budget-usd", Usage: "budget `X` in USD (0: the role's)", EnvVars: []string{"FLOWER_MAX_BUDGET_USD"}, Destination: &o.MaxBudget},
+		&cli.IntFlag{Name: "max-attempts", Value: res.MaxAttempts, Usage: "attempts `N` on retryable failures", EnvVars: []string{"FLOWER_MAX_ATTEMPTS"}, Destination: &o.MaxAttempts},
+		&cli.DurationFlag{Name: "retry-delay", Value: res.BaseDelay, Usage: "first back-off `D`, e.g. 2s (doubles)", EnvVars: []string{"FLOWER_RETRY_DELAY"}, Destination: &o.RetryDelay},
+	}
+	flags = append(flags, resumePolicyFlags(&o.Trim, &o.NoEphemeral, &o.KeepDenials)...)
+	flags = append(flags,
+		&cli.BoolFlag{Name: "workbench", Usage: "give the step a workbench (<run-dir>/workbench)", EnvVars: []string{"FLOWER_WORKBENCH"}, Destination: &o.Workbench},
+		&cli.IntFlag{Name: "spill-threshold", Value: 4000, Usage: "spill tool output over `N` chars to the workbench (0: off)", EnvVars: []string{"FLOWER_SPILL_THRESHOLD"}, Destination: &o.Spill},
+		&cli.BoolFlag{Name: "no-handoff", Usage: "do not hand off to a fresh session when the context is full", EnvVars: []string{"FLOWER_NO_HANDOFF"}, Destination: &o.NoHandoff},
+		jsonFlag(&o.JSON, "print events as JSON lines, then the step_result"),
+	)
+	return &cli.Command{
 		Name:      "step",
 		Usage:     "run one step (one claude process, made resilient)",
 		ArgsUsage: "PROMPT|-",
 		Description: `Runs one Runtime.Run: the role's AgentSpec on the real claude CLI, with
 retries, interrupts and context handoffs. Prints the final text; with --json,
-one JSON line per event and the StepResult as the last line. The step is a
+one JSON line per event and the step_result as the last line. The step is a
 run of its own: a row in <run-dir>/manifest.json, events in
-<run-dir>/<run>/events.jsonl. Exit 0 done, 1 failed, 2 usage, 130 interrupted.`,
-		Flags: []cli.Flag{
-			flagStepWorkspace, flagStepRunDir, flagStepClaude, flagStepHook, flagStepModel, flagStepInstructions,
-			flagStepRole, flagStepName, flagStepResume, flagStepFork, flagStepResumeAt, flagStepMaxTurns,
-			flagStepMaxBudget, flagStepMaxAttempts, flagStepRetryDelay, flagStepTrim, flagStepNoEphemeral,
-			flagStepKeepDenials, flagStepWorkbench, flagStepSpill, flagStepNoHandoff, flagStepJSON,
+<run-dir>/<run>/events.jsonl (run dir: <workspace>/.flower/runs by default).
+Flags go anywhere; -- ends them. Exit 0 done, 1 failed, 2 usage, 130 interrupted.
+
+Examples:
+   flower step -C ~/src/app "list the failing tests" --json
+   flower step --resume 3f2a… "now fix the first one"
+   flower step -- "--weird prompt that starts with dashes"`,
+		Flags: flags,
+		Action: func(c *cli.Context) error {
+			o.Prompt = c.Args().Slice()
+			return e.do(o, func() error { return runStep(c.Context, e, o) })
 		},
-		Action: stepAction,
-	})
+	}
 }
 
 // stepFailed is a step that ran and did not succeed: exit 1 with its error.
@@ -93,95 +105,100 @@ var stepRoles = map[string]func(o flow.RoleOptions) harness.AgentSpec{
 	"oracle":  func(o flow.RoleOptions) harness.AgentSpec { return flow.Oracle("", o) },
 }
 
-func stepAction(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return usagef("step takes one PROMPT (or - for stdin), got %d arguments", c.NArg())
+// runStep runs one step for o.
+func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
+	if len(o.Prompt) != 1 {
+		return usagef("step takes one PROMPT (or - for stdin), got %d arguments; quote the prompt", len(o.Prompt))
 	}
-	prompt := c.Args().First()
+	prompt := o.Prompt[0]
 	if prompt == "-" {
-		data, err := io.ReadAll(c.App.Reader)
+		data, err := io.ReadAll(e.Stdin)
 		if err != nil {
-			return fmt.Errorf("step: read prompt: %w", err)
+			return fmt.Errorf("reading the prompt from stdin: %w", err)
 		}
 		prompt = string(data)
 	}
 	if strings.TrimSpace(prompt) == "" {
-		return usagef("step: empty prompt")
+		return usagef("empty prompt")
 	}
-	mk, ok := stepRoles[c.String(flagStepRole.Name)]
+	mk, ok := stepRoles[o.Role]
 	if !ok {
-		return usagef("step: unknown --role %q (plain, coordinator, worker, clarify, judge, oracle)", c.String(flagStepRole.Name))
+		return usagef("unknown --role %q (plain, coordinator, worker, clarify, judge, oracle)", o.Role)
 	}
-	spec := mk(flow.RoleOptions{Instructions: c.String(flagStepInstructions.Name), Model: c.String(flagStepModel.Name)})
-	if n := c.Int(flagStepMaxTurns.Name); n > 0 {
-		spec.MaxTurns = n
+	pl, err := resolvePlace(o.Workspace, o.RunDir)
+	if err != nil {
+		return err
 	}
-	if x := c.Float64(flagStepMaxBudget.Name); x > 0 {
-		spec.MaxBudgetUSD = x
+	spec := mk(flow.RoleOptions{Instructions: o.Instructions, Model: o.Model})
+	if o.MaxTurns > 0 {
+		spec.MaxTurns = o.MaxTurns
 	}
-
-	o := runtimeOptions(c.String(flagStepWorkspace.Name))
-	o.RunDir = c.String(flagStepRunDir.Name)
-	o.Claude = c.String(flagStepClaude.Name)
-	o.HookPath = c.String(flagStepHook.Name)
-	o.Trim = c.Bool(flagStepTrim.Name)
-	o.Ephemeral = !c.Bool(flagStepNoEphemeral.Name)
-	o.KeepDenials = c.Int(flagStepKeepDenials.Name)
-	o.SpillThreshold = c.Int(flagStepSpill.Name)
-	o.Resilience.MaxAttempts = c.Int(flagStepMaxAttempts.Name)
-	o.Resilience.BaseDelay = c.Duration(flagStepRetryDelay.Name)
-	o.Handoff.Enabled = !c.Bool(flagStepNoHandoff.Name)
-	if c.Bool(flagStepWorkbench.Name) {
-		o.Workbench = harness.RunDirWorkbench(o.Workspace, o.RunDir)
+	if o.MaxBudget > 0 {
+		spec.MaxBudgetUSD = o.MaxBudget
 	}
 
-	if spec.DelegateOnly && o.Workbench == nil {
+	ho := runtimeOptions(pl.Workspace)
+	ho.RunDir, ho.Claude, ho.HookPath = pl.RunDir, o.Claude, o.Hook
+	ho.Trim, ho.Ephemeral, ho.KeepDenials = o.Trim, !o.NoEphemeral, o.KeepDenials
+	ho.SpillThreshold = o.Spill
+	ho.Resilience.MaxAttempts, ho.Resilience.BaseDelay = o.MaxAttempts, o.RetryDelay
+	ho.Handoff.Enabled = !o.NoHandoff
+	if o.Workbench {
+		ho.Workbench = harness.RunDirWorkbench(ho.Workspace, ho.RunDir)
+	}
+	if spec.DelegateOnly && ho.Workbench == nil {
 		// Seed: the delegate guard comes with the workbench hooks, and a
 		// delegate_only role skips the whitelist: no wall at all.
-		fmt.Fprintln(c.App.ErrWriter, "flower: warning: --role "+c.String(flagStepRole.Name)+" without --workbench runs with no delegate guard")
+		fmt.Fprintln(e.Stderr, "flower: warning: --role "+o.Role+" without --workbench runs with no delegate guard")
 	}
-	rt, err := harness.New(c.Context, o)
+	if err := pl.prepare(); err != nil {
+		return err
+	}
+	rt, err := harness.New(ctx, ho)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
 	// At a terminal the first Ctrl-C asks for words and resumes the step
 	// with them; elsewhere (or the second time) it cancels: exit 130.
-	tty := !c.Bool(flagStepJSON.Name) && isTTY(c.App.Reader)
-	ctx, stop := interruptible(c.Context, rt, c.App.Reader, c.App.ErrWriter, tty)
+	rctx, stop := interruptible(ctx, rt, e.Stdin, e.Stderr, !o.JSON && e.IsTTY(e.Stdin))
 	defer stop()
 
-	out := c.App.Writer
 	var mu sync.Mutex
-	enc := json.NewEncoder(out)
-	ro := harness.RunOptions{
-		StepName: c.String(flagStepName.Name), Resume: c.String(flagStepResume.Name),
-		Fork: c.Bool(flagStepFork.Name), ResumeAt: c.String(flagStepResumeAt.Name),
-	}
-	if c.Bool(flagStepJSON.Name) {
+	enc := json.NewEncoder(e.Stdout)
+	ro := harness.RunOptions{StepName: o.Name, Resume: o.Resume, Fork: o.Fork, ResumeAt: o.ResumeAt}
+	if o.JSON {
 		ro.OnEvent = func(ev harness.Event) {
 			mu.Lock()
 			defer mu.Unlock()
-			enc.Encode(ev)
+			enc.Encode(eventOut(ev))
 		}
 	}
-	res, err := rt.Run(ctx, spec, prompt, ro)
+	res, err := rt.Run(rctx, spec, prompt, ro)
 	if err != nil {
 		return err
 	}
 	mu.Lock()
-	if c.Bool(flagStepJSON.Name) {
-		enc.Encode(res)
+	if o.JSON {
+		enc.Encode(stepResultOut(res))
 	} else if res.Text != "" {
-		fmt.Fprintln(out, res.Text)
+		fmt.Fprintln(e.Stdout, res.Text)
 	}
 	mu.Unlock()
 	switch {
 	case res.OK:
 		return nil
-	case ctx.Err() != nil:
-		return fmt.Errorf("step %s: %w", res.Step, context.Canceled)
+	case rctx.Err() != nil:
+		return &resumeHint{err: context.Canceled, cmd: stepResumeCmd(pl, res)}
 	default:
 		return &stepFailed{res}
 	}
+}
+
+// stepResumeCmd is the command line that resumes an interrupted step.
+func stepResumeCmd(pl place, res harness.StepResult) string {
+	if res.SessionID == "" {
+		return ""
+	}
+	return shellJoin([]string{"flower", "step", "-C", pl.Workspace, "--run-dir", pl.RunDir, "--resume", res.SessionID, "go on"})
 }

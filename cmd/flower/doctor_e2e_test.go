@@ -27,7 +27,7 @@ func TestE2E_Doctor(t *testing.T) {
 		{"healthy", []string{"--hook", hook}, 0, []string{"✓ self-test", "✓ version      " + pinnedClaude}},
 		{"hook that never denies", []string{"--hook", "/bin/true"}, 1, []string{"✗ self-test", "the main thread's Bash ran"}},
 		{"missing claude", []string{"--claude", "/nonexistent/claude"}, 1, []string{"✗ claude", "claude not found at /nonexistent/claude"}},
-		{"bad flag", []string{"--bogus"}, 2, []string{"flag provided but not defined"}},
+		{"bad flag", []string{"--bogus"}, 2, []string{"unknown flag --bogus"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(flower, append([]string{"doctor"}, tc.args...)...)

@@ -36,8 +36,9 @@ func jsonLines(t *testing.T, out []byte) []gjson.Result {
 func TestE2E_Demo(t *testing.T) {
 	claude := testbed.ClaudePath(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	cmd := exec.Command(flower, "demo", "--json")
-	cmd.Env = append(os.Environ(), "FLOWER_CLAUDE="+claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"), "TMPDIR="+t.TempDir())
+	cmd := exec.Command(flower, "demo", "--json", "--keep")
+	env := append(os.Environ(), "FLOWER_CLAUDE="+claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	cmd.Env = append(env, "TMPDIR="+t.TempDir())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -87,6 +88,22 @@ func TestE2E_Demo(t *testing.T) {
 			t.Errorf("missing %s", p)
 		}
 	}
+
+	// Without --keep the demo leaves no temporary folder behind.
+	tmp := t.TempDir()
+	cmd = exec.Command(flower, "demo", "--json")
+	cmd.Env = append(env, "TMPDIR="+tmp)
+	if out, err := cmd.Output(); err != nil || !gjson.Get(lastLine(out), "ok").Bool() {
+		t.Fatalf("demo without --keep: %v\n%s", err, tailOf(out))
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("demo left %v in TMPDIR", ents)
+	}
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
 }
 
 // TestE2E_StarterPipeline: `echo ask | flower --json … - | jq` — every line

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,6 +29,7 @@ type progress struct {
 	w         io.Writer
 	json      bool
 	handoffAt int
+	zh        bool // show the seed's step names, not English labels
 
 	mu        sync.Mutex
 	step      string // the run inside the workflow step: the step, a judge round, a retry
@@ -45,8 +47,8 @@ type progress struct {
 	lastPaint time.Time
 }
 
-func newProgress(w io.Writer, jsonOut bool, handoffAt int) *progress {
-	return &progress{w: w, json: jsonOut, handoffAt: handoffAt, turns: map[string]bool{}}
+func newProgress(w io.Writer, jsonOut bool, handoffAt int, zh bool) *progress {
+	return &progress{w: w, json: jsonOut, handoffAt: handoffAt, zh: zh, turns: map[string]bool{}}
 }
 
 // event takes every Event of the run (it is the workflow's onEvent).
@@ -54,7 +56,7 @@ func (p *progress) event(e harness.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.json {
-		writeJSONLine(p.w, e)
+		writeJSON(p.w, eventOut(e))
 		return
 	}
 	switch e.Kind {
@@ -122,13 +124,13 @@ func (p *progress) line() string {
 	if p.handoffAt > 0 {
 		gauge = fmt.Sprintf(" · ctx %d%%", p.context*100/p.handoffAt)
 	}
-	s := fmt.Sprintf("[%d/%d] %s · %d turns · $%.4f%s", p.index, p.total, p.step, len(p.turns), p.cost, gauge)
+	s := fmt.Sprintf("[%d/%d] %s · %s · $%.4f%s", p.index, p.total, stepLabel(p.step, p.zh), plural(len(p.turns), "turn"), p.cost, gauge)
 	for _, x := range []struct {
 		n    int
 		what string
-	}{{p.retries, "retries"}, {p.denials, "denied"}, {p.spills, "spilled"}, {p.handoffs, "handoffs"}} {
+	}{{p.retries, "retry|retries"}, {p.denials, "denied|denied"}, {p.spills, "spilled|spilled"}, {p.handoffs, "handoff"}} {
 		if x.n > 0 {
-			s += fmt.Sprintf(" · %d %s", x.n, x.what)
+			s += " · " + plural(x.n, x.what)
 		}
 	}
 	return s
@@ -142,7 +144,7 @@ func (p *progress) stepDone(s flow.Step, r harness.StepResult) {
 		return
 	}
 	if !r.OK && r.Error != "" {
-		fmt.Fprintf(p.w, "  %s\n", clipLine(r.Error, 200))
+		fmt.Fprintf(p.w, "  %s\n", clipWidth(userMessage(errors.New(r.Error)), 200))
 	}
 }
 
@@ -151,12 +153,18 @@ func (p *progress) finish(o flowOutcome) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.json {
-		writeJSONLine(p.w, o)
+		writeJSON(p.w, flowResultOut(o))
 		return
 	}
 	status := "done"
-	if !o.OK {
-		status = o.Error
+	switch {
+	case o.OK:
+	case o.ExitCode == exitInterrupted:
+		status = "interrupted"
+	case o.FailedStep != "":
+		status = "failed at step " + stepLabel(o.FailedStep, p.zh) // its error is printed above
+	default:
+		status = userMessage(errors.New(o.Error))
 	}
 	fmt.Fprintf(p.w, "\n%s — $%.4f in %.0fs\n", status, o.CostUSD, o.Seconds)
 	for _, x := range [][2]string{{"brief", o.Brief}, {"goal", o.Goal}, {"verdict", o.Verdict}, {"workbench", o.Workbench}, {"events", o.Events}} {
@@ -214,35 +222,42 @@ func interruptible(parent context.Context, rt *harness.Runtime, in io.Reader, ou
 	return ctx, func() { signal.Stop(sig); close(done); cancel() }
 }
 
-// selfTestOnce runs the guard self-test unless this claude and flower-hook
-// (same paths, sizes, times) already passed it in this run dir.
-func selfTestOnce(ctx context.Context, o harness.Options) error {
-	claude, err := harness.FindClaude(o.Claude, os.Getenv)
-	if err != nil {
-		return err
+// selfTestKey identifies this claude and flower-hook (paths, sizes, times).
+func selfTestKey(o harness.Options, getenv func(string) string) (claude, hook, key string, err error) {
+	if claude, err = harness.FindClaude(o.Claude, getenv); err != nil {
+		return "", "", "", err
 	}
-	hook, err := harness.FindHook(o.HookPath)
-	if err != nil {
-		return err
+	if hook, err = harness.FindHook(o.HookPath); err != nil {
+		return "", "", "", err
 	}
 	h := sha256.New()
 	for _, p := range []string{claude, hook} {
 		st, err := os.Stat(p)
 		if err != nil {
-			return err
+			return "", "", "", err
 		}
 		fmt.Fprintf(h, "%s|%d|%d\n", p, st.Size(), st.ModTime().UnixNano())
 	}
-	stamp := filepath.Join(o.RunDir, "selftest.ok")
-	key := hex.EncodeToString(h.Sum(nil))
-	if b, err := os.ReadFile(stamp); err == nil && strings.TrimSpace(string(b)) == key {
-		return nil
-	}
-	if err := guardSelfTest(ctx, claude, hook); err != nil {
+	return claude, hook, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// selfTestOnce runs the guard self-test unless this claude and flower-hook
+// already passed it in this run dir. It writes nothing: stampSelfTest
+// records the pass once the run dir is prepared.
+func selfTestOnce(ctx context.Context, o harness.Options, getenv func(string) string) error {
+	claude, hook, key, err := selfTestKey(o, getenv)
+	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.RunDir, 0o755); err == nil {
-		os.WriteFile(stamp, []byte(key+"\n"), 0o644)
+	if b, err := os.ReadFile(filepath.Join(o.RunDir, "selftest.ok")); err == nil && strings.TrimSpace(string(b)) == key {
+		return nil
 	}
-	return nil
+	return guardSelfTest(ctx, claude, hook)
+}
+
+// stampSelfTest records a passed self-test in the (existing) run dir.
+func stampSelfTest(o harness.Options, getenv func(string) string) {
+	if _, _, key, err := selfTestKey(o, getenv); err == nil {
+		os.WriteFile(filepath.Join(o.RunDir, "selftest.ok"), []byte(key+"\n"), 0o600)
+	}
 }

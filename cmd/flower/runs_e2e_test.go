@@ -46,7 +46,7 @@ func TestE2E_Runs(t *testing.T) {
 		t.Fatalf("runs:\n%s", list)
 	}
 	show := run("runs", "show")
-	for _, want := range []string{"guards     1 denials, 1 spills", "plain  true  1         3"} {
+	for _, want := range []string{"guards     1 denial, 1 spill", "plain  true  1         3"} {
 		if !strings.Contains(show, want) {
 			t.Errorf("runs show lacks %q:\n%s", want, show)
 		}

@@ -59,7 +59,7 @@ func TestE2E_SessionsCommand(t *testing.T) {
 	if n := strings.Count(shown, "\n"); n < 3 || !strings.Contains(shown, "SESSIONS-OK") {
 		t.Errorf("trimmed view: %d lines", n)
 	}
-	if rep, code := run("sessions", "report", id); code != 0 || gjson.Get(rep, "report.entries").Int() == 0 {
+	if rep, code := run("sessions", "report", id, "--json"); code != 0 || gjson.Get(rep, "entries").Int() == 0 || gjson.Get(rep, "kind").String() != "session_report" {
 		t.Errorf("report: %d %s", code, rep)
 	}
 	other := filepath.Join(t.TempDir(), "other")

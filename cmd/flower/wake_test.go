@@ -19,7 +19,7 @@ func TestWakeStateCommand(t *testing.T) {
 	os.WriteFile(filepath.Join(notes, "需求.md"), []byte("## 目标\nx\n## 验收标准\ny\n## 边界\nz\n## 未知与假设\nw\n"), 0o644)
 	before := treeHash(t, ws)
 	var out, errb bytes.Buffer
-	code := Main(context.Background(), []string{"flower", "wake-state", "-C", ws, "--run-dir", filepath.Join(ws, "runs")}, nil, &out, &errb)
+	code := Main(context.Background(), []string{"flower", "wake-state", "-C", ws, "--run-dir", filepath.Join(ws, "runs"), "--json"}, nil, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}

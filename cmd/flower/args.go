@@ -1,0 +1,233 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// normalizeArgs lets flags stand anywhere, as in gh and kubectl: urfave/cli
+// stops at the first positional, so the command path (flower sessions show)
+// goes first, then every flag with its value, then "--" and the positionals
+// in their order. "--" ends the flags: everything after it is positional.
+// `flower help X` becomes `flower X --help`; a first word that is a near
+// miss of a command name is a usage error with a suggestion, never an ask.
+func normalizeArgs(app *cli.App, args []string) ([]string, error) {
+	if len(args) == 0 {
+		return args, nil
+	}
+	takesValue := flagKinds(app)
+	cmds := app.Commands
+	var cmd *cli.Command
+	var path, flags, pos []string
+	dashdash := false
+	rest := args[1:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case dashdash:
+			pos = append(pos, a)
+		case a == "--":
+			dashdash = true
+		case len(a) > 1 && a[0] == '-':
+			flags = append(flags, a)
+			if name := strings.TrimLeft(a, "-"); !strings.Contains(name, "=") && takesValue[name] && i+1 < len(rest) {
+				i++
+				flags = append(flags, rest[i])
+			}
+		case len(pos) == 0 && a == "help":
+			again := append(append(append([]string{args[0]}, path...), flags...), rest[i+1:]...)
+			return normalizeArgs(app, append(again, "--help"))
+		case len(pos) == 0 && findCommand(cmds, a) != nil:
+			cmd = findCommand(cmds, a)
+			path, cmds = append(path, a), cmd.Subcommands
+			if cmd.SkipFlagParsing { // flower claude: the rest is claude's, verbatim
+				out := append(append([]string{args[0]}, flags...), path...)
+				return append(out, rest[i+1:]...), nil
+			}
+		case len(pos) == 0:
+			if err := unknownCommand(cmd, path, cmds, a); err != nil {
+				return nil, err
+			}
+			pos = append(pos, a)
+		default:
+			pos = append(pos, a)
+		}
+	}
+	out := append(append([]string{args[0]}, path...), flags...)
+	if slices.Contains(flags, "--help") || slices.Contains(flags, "-h") {
+		return out, nil // help is about the command; positionals would be taken for a help topic
+	}
+	if len(pos) > 0 {
+		out = append(out, "--")
+		if cmd == nil && findCommand(app.Commands, pos[0]) != nil {
+			// urfave looks the first positional up as a command even after
+			// "--"; an empty word in front keeps `flower -- runs` an ask
+			// (the ask is the words joined and trimmed).
+			out = append(out, "")
+		}
+		out = append(out, pos...)
+	}
+	return out, nil
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// aWord is a first argument that could be a mistyped command: one short
+// word, no spaces, nothing but letters and dashes.
+var aWord = regexp.MustCompile(`^[a-z][a-z-]{1,20}$`)
+
+// unknownCommand decides about a first positional that names no command:
+// a near miss of a (sub)command is a usage error with a suggestion; under a
+// command that only groups subcommands, anything else is a usage error too.
+// A word that is neither stays a positional (at the top, a one-word ask).
+func unknownCommand(cmd *cli.Command, path []string, cmds []*cli.Command, word string) error {
+	if len(cmds) == 0 {
+		return nil
+	}
+	where := strings.Join(append([]string{"flower"}, path...), " ")
+	if aWord.MatchString(word) {
+		if s := suggest(word, visibleNames(cmds)); s != "" {
+			msg := fmt.Sprintf("unknown command %q — did you mean %q?", where+" "+word, where+" "+s)
+			if cmd == nil {
+				msg += fmt.Sprintf(" (to ask it, write: flower -- %s)", word)
+			}
+			return &usageError{msg: msg, usage: where + " COMMAND …"}
+		}
+	}
+	if cmd != nil && cmd.Action == nil {
+		return &usageError{msg: fmt.Sprintf("unknown command %q (%s has: %s)", where+" "+word, where, strings.Join(visibleNames(cmds), ", ")),
+			usage: where + " " + subcommandList(cmd)}
+	}
+	return nil
+}
+
+func visibleNames(cmds []*cli.Command) []string {
+	var names []string
+	for _, c := range cmds {
+		if !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// suggest is the candidate nearest to word, if it is near enough to be a
+// typo: one edit for short names, two for longer ones.
+func suggest(word string, candidates []string) string {
+	best, bestD := "", 1<<30
+	for _, c := range candidates {
+		if d := editDistance(word, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	limit := 1
+	if len(best) > 4 {
+		limit = 2
+	}
+	if bestD == 0 || bestD > limit {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the edit distance between a and b counting a swap of two
+// neighbours as one edit (optimal string alignment), by bytes: command and
+// flag names are ASCII.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
+// flagKinds maps every flag name in the app (any command, any alias) to
+// whether it takes a value. A name means the same kind everywhere (a test
+// holds this), so the map needs no command context.
+func flagKinds(app *cli.App) map[string]bool {
+	kinds := map[string]bool{"help": false, "h": false}
+	var walk func(flags []cli.Flag, cmds []*cli.Command)
+	walk = func(flags []cli.Flag, cmds []*cli.Command) {
+		for _, f := range flags {
+			for _, n := range f.Names() {
+				kinds[n] = takesValue(f)
+			}
+		}
+		for _, c := range cmds {
+			walk(c.Flags, c.Subcommands)
+		}
+	}
+	walk(app.Flags, app.Commands)
+	return kinds
+}
+
+func takesValue(f cli.Flag) bool {
+	dv, ok := f.(cli.DocGenerationFlag)
+	return !ok || dv.TakesValue()
+}
+
+var (
+	reUndefined = regexp.MustCompile(`^flag provided but not defined: -+(.+)$`)
+	reBadValue  = regexp.MustCompile(`^invalid value "(.*)" for flag -+([^:]+): (.*)$`)
+)
+
+// explainFlagError rewrites the flag package's messages into flower's: a
+// mistyped flag gets a suggestion, a bad duration says how to write one.
+func explainFlagError(msg string, flags []cli.Flag) string {
+	if m := reUndefined.FindStringSubmatch(msg); m != nil {
+		var names []string
+		for _, f := range flags {
+			names = append(names, f.Names()...)
+		}
+		sort.Strings(names)
+		out := "unknown flag " + dashed(m[1])
+		if s := suggest(m[1], names); s != "" {
+			out += " — did you mean " + dashed(s) + "?"
+		}
+		return out
+	}
+	if m := reBadValue.FindStringSubmatch(msg); m != nil {
+		for _, f := range flags {
+			if _, ok := f.(*cli.DurationFlag); ok && slices.Contains(f.Names(), m[2]) {
+				return fmt.Sprintf("%s %q is not a duration: write 5s or 5m (0 for none)", dashed(m[2]), m[1])
+			}
+		}
+		return fmt.Sprintf("%s %q: %s", dashed(m[2]), m[1], strings.TrimPrefix(m[3], "parse error"))
+	}
+	return msg
+}
+
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}

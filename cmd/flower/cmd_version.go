@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/urfave/cli/v2"
+)
+
+// versionInfo is what `flower version` reports: the module version, the
+// commit it was built from (from the Go build's VCS stamp), the Go version
+// and the claude version flower is tested on.
+type versionInfo struct {
+	Version, Commit, Time, Go, Claude string
+	Modified                          bool
+}
+
+func readVersion() versionInfo {
+	v := versionInfo{Version: "(devel)", Go: runtime.Version(), Claude: pinnedClaude}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if bi.Main.Version != "" {
+		v.Version = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Commit = s.Value
+		case "vcs.time":
+			v.Time = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		}
+	}
+	return v
+}
+
+func printVersion(w io.Writer) error {
+	v := readVersion()
+	commit := "unknown commit"
+	if v.Commit != "" {
+		commit = "commit " + v.Commit[:min(12, len(v.Commit))]
+		if v.Modified {
+			commit += " (modified)"
+		}
+		if v.Time != "" {
+			commit += " of " + v.Time
+		}
+	}
+	_, err := fmt.Fprintf(w, "flower %s, %s, built with %s\nclaude %s (the pinned Claude Code CLI flower is tested on)\n", v.Version, commit, v.Go, v.Claude)
+	return err
+}
+
+func newVersionCmd(e *cmdEnv) *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print flower's version, commit, Go version and the pinned claude version",
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c, ""); err != nil {
+				return err
+			}
+			return printVersion(e.Stdout)
+		},
+	}
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// The flags several commands share are built by these constructors, one
+// fresh flag per command, each writing into that command's options. Every
+// flag has a FLOWER_* variable (design.md §3).
+
+func workspaceFlag(dst *string, usage string) cli.Flag {
+	return &cli.StringFlag{Name: "workspace", Aliases: []string{"C"}, Value: ".", Usage: usage, EnvVars: []string{"FLOWER_WORKSPACE"}, Destination: dst}
+}
+
+func runDirFlag(dst *string) cli.Flag {
+	return &cli.StringFlag{Name: "run-dir", Usage: "run `DIR` (manifest.json, sessions.db, events); default <workspace>/.flower/runs", EnvVars: []string{"FLOWER_RUN_DIR"}, Destination: dst}
+}
+
+func claudeFlag(dst *string) cli.Flag {
+	return &cli.StringFlag{Name: "claude", Usage: "claude binary `PATH`", EnvVars: []string{"FLOWER_CLAUDE"}, Destination: dst}
+}
+
+func hookFlag(dst *string) cli.Flag {
+	return &cli.StringFlag{Name: "hook", Usage: "flower-hook binary `PATH`", EnvVars: []string{"FLOWER_HOOK"}, Destination: dst}
+}
+
+func modelFlag(dst *string) cli.Flag {
+	return &cli.StringFlag{Name: "model", Usage: "model `NAME`", EnvVars: []string{"FLOWER_MODEL"}, Destination: dst}
+}
+
+func instructionsFlag(dst *string) cli.Flag {
+	return &cli.StringFlag{Name: "instructions", Usage: "extra instructions `TEXT` for the role", EnvVars: []string{"FLOWER_INSTRUCTIONS"}, Destination: dst}
+}
+
+func jsonFlag(dst *bool, usage string) cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: usage, EnvVars: []string{"FLOWER_JSON"}, Destination: dst}
+}
+
+func isolateFlag(dst *bool) cli.Flag {
+	return &cli.BoolFlag{Name: "isolate", Usage: "the coder works in its own git worktree (the workspace must be a git repo)", EnvVars: []string{"FLOWER_ISOLATE"}, Destination: dst}
+}
+
+// resumePolicyFlags are the resume policies, spelled alike in `flower step`
+// and `flower sessions show|report`, so a preview shows that step's resume.
+func resumePolicyFlags(trim, noEphemeral *bool, keepDenials *int) []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "trim", Usage: "trim large tool results on resume", EnvVars: []string{"FLOWER_TRIM"}, Destination: trim},
+		&cli.BoolFlag{Name: "no-ephemeral", Usage: "keep stale ephemeral command results on resume", EnvVars: []string{"FLOWER_NO_EPHEMERAL"}, Destination: noEphemeral},
+		&cli.IntFlag{Name: "keep-denials", Value: 1, Usage: "permission denials `N` kept on resume", EnvVars: []string{"FLOWER_KEEP_DENIALS"}, Destination: keepDenials},
+	}
+}
+
+const (
+	wsUsageStep   = "workspace `DIR` the step works in"
+	wsUsageRuns   = "workspace `DIR` whose runs to read (its .flower/runs)"
+	wsUsageFlow   = "workspace `DIR` the flow works in"
+	workspaceHome = ".flower" // the workbench and, by default, the runs live here
+)
+
+// place is a checked workspace and the run dir that goes with it.
+type place struct {
+	Workspace string // absolute, an existing directory
+	RunDir    string // as given, or <workspace>/.flower/runs
+}
+
+// resolvePlace checks -C (a missing or non-directory workspace is a usage
+// error naming it; nothing is created) and picks the run dir: --run-dir as
+// given, else the workspace's own .flower/runs.
+func resolvePlace(workspace, runDir string) (place, error) {
+	if workspace == "" {
+		workspace = "."
+	}
+	ws, err := filepath.Abs(workspace)
+	if err != nil {
+		return place{}, err
+	}
+	st, err := os.Stat(ws)
+	switch {
+	case err != nil && os.IsNotExist(err):
+		return place{}, usagef("workspace %s does not exist (-C takes an existing directory)", workspace)
+	case err != nil:
+		return place{}, usagef("workspace %s: %v", workspace, err)
+	case !st.IsDir():
+		return place{}, usagef("workspace %s is not a directory (-C takes a directory)", workspace)
+	}
+	if runDir == "" {
+		runDir = filepath.Join(ws, workspaceHome, "runs")
+	}
+	return place{Workspace: ws, RunDir: runDir}, nil
+}
+
+// prepare makes the run dir for a command that writes. When it lies in the
+// workspace's .flower, that folder gets a .gitignore of "*", so nothing of
+// flower's lands in the user's repository.
+func (p place) prepare() error {
+	home := filepath.Join(p.Workspace, workspaceHome)
+	if rel, err := filepath.Rel(home, p.RunDir); err == nil && !strings.HasPrefix(rel, "..") {
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			return err
+		}
+		gi := filepath.Join(home, ".gitignore")
+		if _, err := os.Stat(gi); os.IsNotExist(err) {
+			if err := os.WriteFile(gi, []byte("*\n"), 0o600); err != nil {
+				return fmt.Errorf("writing %s: %w", gi, err)
+			}
+		}
+	}
+	return os.MkdirAll(p.RunDir, 0o700)
+}
+
+// noArgs is the usage error of a command that takes no arguments.
+func noArgs(c *cli.Context, hint string) error {
+	if c.NArg() == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%s takes no arguments, got %q", c.Command.FullName(), c.Args().First())
+	if hint != "" {
+		msg += " (" + hint + ")"
+	}
+	return usagef("%s", msg)
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"time"
+
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/sessionstore"
+)
+
+// flower's --json output is one schema: every line (or array element) is an
+// object with "kind"; fields are snake_case and always present ("" , 0, [],
+// {} or null when empty); times are RFC 3339. jsonSchema lists each kind's
+// fields (the tests hold every command's output to it, and the README's
+// "JSON output" section to it); any other kind is an event.
+var jsonSchema = map[string][]string{
+	"event":       {"kind", "step", "time", "data", "raw"},
+	"step_result": {"kind", "step", "session_id", "ok", "cost_usd", "num_turns", "text", "error", "started_at", "ended_at", "seconds", "attempts", "errors", "resumed", "retired", "context"},
+	"flow_result": {"kind", "ok", "exit_code", "error", "run", "run_dir", "events", "workbench", "brief", "goal", "verdict", "cost_usd", "seconds", "steps"},
+	"run":         {"kind", "run", "workspace", "started_at", "updated_at", "steps", "failed", "cost_usd"},
+	"run_detail":  {"kind", "run", "workspace", "started_at", "updated_at", "events", "event_count", "skipped_events", "tally", "cost_usd", "steps"},
+	"session":     {"kind", "session_id", "project", "entries", "subagents", "updated_at"},
+	"transcript":  {"kind", "session_id", "project", "trimmed", "entries"},
+	"session_report": {"kind", "session_id", "project", "transcripts", "entries", "bytes_in", "bytes_out", "expired", "expired_bytes",
+		"trimmed", "trimmed_bytes", "spill_files", "pruned", "pruned_lines", "repaired"},
+	"wake_state": {"kind", "wake", "workspace", "workbench", "brief_path", "goal_path", "has_brief", "missing", "brief_goal", "has_goal",
+		"goal_complete", "checks", "unverifiable", "run_dir", "runs", "last_run", "sessions"},
+}
+
+// jsonTimes are the fields that hold RFC 3339 times (or "" for none).
+var jsonTimes = map[string]bool{"time": true, "started_at": true, "ended_at": true, "updated_at": true}
+
+// rfc3339 is a Unix-seconds time as RFC 3339 in UTC, "" for none.
+func rfc3339(unix float64) string {
+	if unix == 0 {
+		return ""
+	}
+	sec, frac := math.Modf(unix)
+	return time.Unix(int64(sec), int64(frac*1e9)).UTC().Format(time.RFC3339Nano)
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+type eventJSON struct {
+	Kind string          `json:"kind"`
+	Step string          `json:"step"`
+	Time string          `json:"time"`
+	Data map[string]any  `json:"data"`
+	Raw  json.RawMessage `json:"raw"`
+}
+
+func eventOut(e harness.Event) eventJSON {
+	o := eventJSON{Kind: e.Kind, Step: e.Step, Data: e.Data, Raw: e.Raw}
+	if !e.Time.IsZero() {
+		o.Time = e.Time.UTC().Format(time.RFC3339Nano)
+	}
+	if o.Data == nil {
+		o.Data = map[string]any{}
+	}
+	if len(o.Raw) == 0 {
+		o.Raw = json.RawMessage("null")
+	}
+	return o
+}
+
+type stepResultJSON struct {
+	Kind      string   `json:"kind"`
+	Step      string   `json:"step"`
+	SessionID string   `json:"session_id"`
+	OK        bool     `json:"ok"`
+	CostUSD   float64  `json:"cost_usd"`
+	NumTurns  int      `json:"num_turns"`
+	Text      string   `json:"text"`
+	Error     string   `json:"error"`
+	StartedAt string   `json:"started_at"`
+	EndedAt   string   `json:"ended_at"`
+	Seconds   float64  `json:"seconds"`
+	Attempts  int      `json:"attempts"`
+	Errors    []string `json:"errors"`
+	Resumed   bool     `json:"resumed"`
+	Retired   []string `json:"retired"`
+	Context   int      `json:"context"`
+}
+
+func stepResultOut(r harness.StepResult) stepResultJSON {
+	o := stepResultJSON{Kind: "step_result", Step: r.Step, SessionID: r.SessionID, OK: r.OK, CostUSD: r.CostUSD, NumTurns: r.NumTurns,
+		Text: r.Text, Error: r.Error, StartedAt: rfc3339(r.StartedAt), EndedAt: rfc3339(r.EndedAt), Attempts: r.Attempts,
+		Errors: orEmpty(r.Errors), Resumed: r.Resumed, Retired: orEmpty(r.Retired), Context: r.Context}
+	if r.EndedAt > r.StartedAt && r.StartedAt > 0 {
+		o.Seconds = r.EndedAt - r.StartedAt
+	}
+	return o
+}
+
+func stepResultsOut(rs []harness.StepResult) []stepResultJSON {
+	out := make([]stepResultJSON, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, stepResultOut(r))
+	}
+	return out
+}
+
+type flowResultJSON struct {
+	Kind      string           `json:"kind"`
+	OK        bool             `json:"ok"`
+	ExitCode  int              `json:"exit_code"`
+	Error     string           `json:"error"`
+	Run       string           `json:"run"`
+	RunDir    string           `json:"run_dir"`
+	Events    string           `json:"events"`
+	Workbench string           `json:"workbench"`
+	Brief     string           `json:"brief"`
+	Goal      string           `json:"goal"`
+	Verdict   string           `json:"verdict"`
+	CostUSD   float64          `json:"cost_usd"`
+	Seconds   float64          `json:"seconds"`
+	Steps     []stepResultJSON `json:"steps"`
+}
+
+func flowResultOut(o flowOutcome) flowResultJSON {
+	return flowResultJSON{Kind: "flow_result", OK: o.OK, ExitCode: o.ExitCode, Error: o.Error, Run: o.Run, RunDir: o.RunDir,
+		Events: o.Events, Workbench: o.Workbench, Brief: o.Brief, Goal: o.Goal, Verdict: o.Verdict, CostUSD: o.CostUSD,
+		Seconds: o.Seconds, Steps: stepResultsOut(o.Steps)}
+}
+
+type runJSON struct {
+	Kind      string  `json:"kind"`
+	Run       string  `json:"run"`
+	Workspace string  `json:"workspace"`
+	StartedAt string  `json:"started_at"`
+	UpdatedAt string  `json:"updated_at"`
+	Steps     int     `json:"steps"`
+	Failed    int     `json:"failed"`
+	CostUSD   float64 `json:"cost_usd"`
+}
+
+// runTotals counts a manifest row's steps, failures and cost.
+func runTotals(r harness.ManifestRow) (failed int, cost float64) {
+	for _, s := range r.Results {
+		cost += s.CostUSD
+		if !s.OK {
+			failed++
+		}
+	}
+	return failed, cost
+}
+
+func runOut(r harness.ManifestRow) runJSON {
+	failed, cost := runTotals(r)
+	return runJSON{Kind: "run", Run: r.Run, Workspace: r.Workspace, StartedAt: rfc3339(r.StartedAt), UpdatedAt: rfc3339(r.UpdatedAt),
+		Steps: len(r.Results), Failed: failed, CostUSD: cost}
+}
+
+type runDetailJSON struct {
+	Kind          string           `json:"kind"`
+	Run           string           `json:"run"`
+	Workspace     string           `json:"workspace"`
+	StartedAt     string           `json:"started_at"`
+	UpdatedAt     string           `json:"updated_at"`
+	Events        string           `json:"events"`
+	EventCount    int              `json:"event_count"`
+	SkippedEvents int              `json:"skipped_events"`
+	Tally         harness.RunTally `json:"tally"`
+	CostUSD       float64          `json:"cost_usd"`
+	Steps         []stepResultJSON `json:"steps"`
+}
+
+type sessionJSON struct {
+	Kind      string `json:"kind"`
+	SessionID string `json:"session_id"`
+	Project   string `json:"project"`
+	Entries   int    `json:"entries"`
+	Subagents int    `json:"subagents"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+func sessionOut(r sessionstore.SessionRef) sessionJSON {
+	return sessionJSON{Kind: "session", SessionID: r.Key.SessionID, Project: r.Key.ProjectKey, Entries: r.Entries, Subagents: r.Subkeys,
+		UpdatedAt: time.UnixMilli(r.MTime).UTC().Format(time.RFC3339Nano)}
+}
+
+type transcriptJSON struct {
+	Kind      string            `json:"kind"`
+	SessionID string            `json:"session_id"`
+	Project   string            `json:"project"`
+	Trimmed   bool              `json:"trimmed"`
+	Entries   []json.RawMessage `json:"entries"`
+}
+
+type sessionReportJSON struct {
+	Kind      string `json:"kind"`
+	SessionID string `json:"session_id"`
+	Project   string `json:"project"`
+	sessionstore.TrimReport
+}
+
+type wakeJSON struct {
+	Kind string `json:"kind"`
+	flow.Wake
+	Missing  []string          `json:"missing"`
+	Goal     string            `json:"brief_goal"`
+	LastRun  string            `json:"last_run"`
+	Sessions map[string]string `json:"sessions"`
+}
+
+func wakeOut(w flow.Wake) wakeJSON {
+	o := wakeJSON{Kind: "wake_state", Wake: w, Missing: orEmpty(w.Missing), Goal: w.BriefGoal, LastRun: w.LastRun, Sessions: w.Sessions}
+	if o.Sessions == nil {
+		o.Sessions = map[string]string{}
+	}
+	return o
+}
+
+// writeJSON writes v as one compact line.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/flowerhq/flower/flow"
+)
+
+// Step names are the seed's model-facing names (确认需求, 执行-评审#1); they
+// stay so in events, documents and file names. A person at the terminal
+// reads English labels instead, unless their locale is Chinese.
+
+// seedLabels are the English labels of the starter flow's step names.
+var seedLabels = map[string]string{
+	flow.ClarifyStepName: "clarify",
+	flow.GoalStepName:    "goal",
+	flow.WorkStepName:    "work",
+	flow.CoordinatorName: "coordinator",
+}
+
+// reviewSuffix is what flow's goal guard appends to a step's name for its
+// judge (flow/goalguard.go: step.Name + "-评审").
+const reviewSuffix = "-评审"
+
+var reRound = regexp.MustCompile(`^(.*)#(round|retry)?(\d+)$`)
+
+// stepLabel is name as a person reads it: "review #1" for 执行-评审#1, "work
+// round 2" for 执行#round2. zh keeps the seed's name.
+func stepLabel(name string, zh bool) string {
+	if zh {
+		return name
+	}
+	base, suffix := name, ""
+	if m := reRound.FindStringSubmatch(name); m != nil {
+		base = m[1]
+		switch m[2] {
+		case "":
+			suffix = " #" + m[3]
+		default:
+			suffix = " " + m[2] + " " + m[3]
+		}
+	}
+	switch {
+	case seedLabels[base] != "":
+		base = seedLabels[base]
+	case strings.HasSuffix(base, reviewSuffix):
+		owner := strings.TrimSuffix(base, reviewSuffix)
+		base = "review"
+		if l := seedLabels[owner]; owner != flow.WorkStepName && l != "" {
+			base = l + " review"
+		}
+	}
+	return base + suffix
+}
+
+// stepLabelBeside is the label with the seed's name beside it when they
+// differ: "review #1 (执行-评审#1)", for tables a person may hold against
+// events.jsonl.
+func stepLabelBeside(name string, zh bool) string {
+	l := stepLabel(name, zh)
+	if l == name {
+		return l
+	}
+	return l + " (" + name + ")"
+}
+
+// chineseLocale reports whether the person's locale is Chinese (LC_ALL,
+// then LC_MESSAGES, then LANG, as gettext reads them).
+func chineseLocale(getenv func(string) string) bool {
+	for _, v := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
+		if l := getenv(v); l != "" {
+			return strings.HasPrefix(strings.ToLower(l), "zh")
+		}
+	}
+	return false
+}
