@@ -19,7 +19,7 @@ const maxInput = 64 << 20
 // Usage is flower-hook's help text.
 const Usage = `usage: flower-hook GUARD [flags] < hook-input.json
 
-guards (design §3):
+guards (each one is a hook command for settings.json or the plugin):
   delegate     PreToolUse   --tools REGEX (Bash|Write|Edit|NotebookEdit) --glance
   whitelist    PreToolUse   --allow LIST --role NAME
   spill        PostToolUse  --dir WORKBENCH --threshold N (4000) --tools REGEX --main-only

@@ -71,7 +71,8 @@ func newStarterCmd(e *cmdEnv) *cli.Command {
 			jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last (the default when stdout is not a terminal)"),
 			claudeFlag(&o.Claude), hookFlag(&o.Hook),
 			&cli.BoolFlag{Name: "no-self-test", Usage: "start even if the guard self-test fails", EnvVars: []string{"FLOWER_NO_SELF_TEST"}, Destination: &o.NoSelfTest},
-			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version and exit", EnvVars: []string{"FLOWER_VERSION"}, Destination: &o.Version},
+			// No FLOWER_VERSION: a variable left set would turn every run into a version print.
+			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version and exit", Destination: &o.Version},
 		},
 		Action: func(c *cli.Context) error {
 			if o.Version {

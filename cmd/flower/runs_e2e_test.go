@@ -52,7 +52,7 @@ func TestE2E_Runs(t *testing.T) {
 		}
 	}
 	js := run("runs", "show", "--json")
-	if gjson.Get(js, "tally.denials").Int() != 1 || gjson.Get(js, "run.results.0.session_id").String() == "" {
+	if gjson.Get(js, "tally.denials").Int() != 1 || gjson.Get(js, "steps.0.session_id").String() == "" {
 		t.Errorf("runs show --json: %s", js)
 	}
 }

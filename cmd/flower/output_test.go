@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+)
+
+// checkSchema holds one JSON object to jsonSchema: a kind, every field of
+// that kind present, nothing else, times in RFC 3339; nested results too.
+func checkSchema(t *testing.T, what, raw string) {
+	t.Helper()
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &obj); err != nil {
+		t.Errorf("%s: not a JSON object: %.200s", what, raw)
+		return
+	}
+	var kind string
+	json.Unmarshal(obj["kind"], &kind)
+	if kind == "" {
+		t.Errorf("%s: no kind: %.200s", what, raw)
+		return
+	}
+	fields, ok := jsonSchema[kind]
+	if !ok {
+		fields = jsonSchema["event"]
+	}
+	var got []string
+	for k := range obj {
+		got = append(got, k)
+	}
+	want := slices.Clone(fields)
+	sort.Strings(got)
+	sort.Strings(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: %s has fields %v, the schema says %v", what, kind, got, want)
+	}
+	for f := range jsonTimes {
+		if v, ok := obj[f]; ok {
+			var s string
+			if json.Unmarshal(v, &s) != nil || (s != "" && !isRFC3339(s)) {
+				t.Errorf("%s: %s.%s = %s is not an RFC 3339 time", what, kind, f, v)
+			}
+		}
+	}
+	if steps, ok := obj["steps"]; ok && steps[0] == '[' {
+		for _, s := range gjson.ParseBytes(steps).Array() {
+			checkSchema(t, what+" steps[]", s.Raw)
+		}
+	}
+}
+
+func isRFC3339(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}
+
+// TestCheckSchemaFails is checkSchema's control: it catches a missing
+// field, an extra one, a missing kind and an epoch time.
+func TestCheckSchemaFails(t *testing.T) {
+	good, _ := json.Marshal(stepResultOut(harness.StepResult{Step: "s", StartedAt: 1.7e9, EndedAt: 1.7e9 + 2}))
+	for _, bad := range []string{
+		strings.Replace(string(good), `"error":"",`, "", 1),
+		strings.Replace(string(good), `{`, `{"extra":1,`, 1),
+		strings.Replace(string(good), `"kind":"step_result",`, "", 1),
+		strings.Replace(string(good), `"started_at":"`, `"started_at":"1700000000`, 1),
+	} {
+		inner := &testing.T{}
+		checkSchema(inner, "control", bad)
+		if !inner.Failed() {
+			t.Errorf("checkSchema passed %s", bad)
+		}
+	}
+	checkSchema(t, "the good line", string(good))
+}
+
+// TestJSONOfEveryShape: each JSON shape, empty and full, keeps to the
+// schema (empty fields present, times RFC 3339).
+func TestJSONOfEveryShape(t *testing.T) {
+	res := harness.StepResult{Step: "执行-评审#1", SessionID: "s1", OK: true, StartedAt: 1764547200.25, EndedAt: 1764547201.5, Errors: []string{"x"}}
+	row := harness.ManifestRow{Run: "r1", Workspace: "/ws", StartedAt: 1764547200, UpdatedAt: 1764547300, Results: []harness.StepResult{res, {}}}
+	for name, v := range map[string]any{
+		"event":          eventOut(harness.Event{Kind: "text"}),
+		"event full":     eventOut(harness.Event{Kind: "guard", Step: "s", Time: time.Now(), Data: map[string]any{"a": 1}, Raw: json.RawMessage(`{"b":2}`)}),
+		"step_result":    stepResultOut(harness.StepResult{}),
+		"step full":      stepResultOut(res),
+		"flow_result":    flowResultOut(flowOutcome{}),
+		"flow full":      flowResultOut(flowOutcome{OK: true, Steps: row.Results}),
+		"run":            runOut(row),
+		"wake_state":     wakeOut(flow.Wake{}),
+		"session_report": sessionReportJSON{Kind: "session_report"},
+		"transcript":     transcriptJSON{Kind: "transcript", Entries: orEmpty[json.RawMessage](nil)},
+	} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSchema(t, name, string(b))
+		if strings.Contains(string(b), ":null") && name != "event" {
+			t.Errorf("%s has a null: %s", name, b)
+		}
+	}
+	if got := stepResultOut(res).StartedAt; got != "2025-12-01T00:00:00.25Z" {
+		t.Errorf("started_at = %q", got)
+	}
+}
+
+// TestREADMEDocumentsTheSchema: the README's JSON section lists every kind
+// with exactly its fields, so the document cannot drift from the code.
+func TestREADMEDocumentsTheSchema(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kind, fields := range jsonSchema {
+		var line string
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "| `"+kind+"` |") {
+				line = l
+			}
+		}
+		if line == "" {
+			t.Errorf("README has no schema row for %s", kind)
+			continue
+		}
+		cells := strings.Split(line, "|")
+		var documented []string
+		for _, f := range strings.Split(cells[3], ",") {
+			documented = append(documented, strings.Trim(strings.TrimSpace(f), "`"))
+		}
+		if !slices.Equal(documented, fields) {
+			t.Errorf("README row for %s lists %v, the schema %v", kind, documented, fields)
+		}
+	}
+}
+
+// TestInProcessJSON: runs, runs show and wake-state --json in process, on
+// a run dir written by hand, each one compact line in the schema.
+func TestInProcessJSON(t *testing.T) {
+	ws := t.TempDir()
+	runDir := filepath.Join(ws, ".flower", "runs")
+	os.MkdirAll(filepath.Join(runDir, "r1"), 0o700)
+	rows := []harness.ManifestRow{{Run: "r1", Workspace: ws, StartedAt: 1764547200, UpdatedAt: 1764547300,
+		Results: []harness.StepResult{{Step: flow.ClarifyStepName, OK: true, StartedAt: 1764547200, EndedAt: 1764547210}}}}
+	b, _ := json.Marshal(rows)
+	os.WriteFile(filepath.Join(runDir, "manifest.json"), b, 0o600)
+	ev, _ := json.Marshal(harness.Event{Kind: "guard", Step: "x", Time: time.Now(), Data: map[string]any{"decision": "deny"}})
+	os.WriteFile(filepath.Join(runDir, "r1", "events.jsonl"), append(ev, '\n'), 0o600)
+	for _, args := range [][]string{{"runs", "--json"}, {"runs", "show", "--json"}, {"runs", "show", "r1", "--json"}, {"wake-state", "--json"}} {
+		e, out, errb := testEnv("")
+		if code := run(context.Background(), e, append(append([]string{"flower"}, args...), "-C", ws)); code != 0 {
+			t.Fatalf("flower %q: exit %d: %s", args, code, errb.String())
+		}
+		if strings.Count(out.String(), "\n") != 1 {
+			t.Errorf("flower %q: not one line: %q", args, out.String())
+		}
+		v := gjson.Parse(out.String())
+		if v.IsArray() {
+			if len(v.Array()) != 1 {
+				t.Errorf("flower %q: %s", args, out.String())
+			}
+			v = v.Get("0")
+		}
+		checkSchema(t, strings.Join(args, " "), v.Raw)
+	}
+	// The human table: English label with the seed's name beside, plurals.
+	e, out, _ := testEnv("")
+	run(context.Background(), e, []string{"flower", "runs", "show", "-C", ws})
+	for _, want := range []string{"clarify (确认需求)", "1 denial, 0 spills", "0 retries, 0 handoffs"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("runs show lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestStepLabels(t *testing.T) {
+	for _, tc := range []struct{ name, en string }{
+		{"确认需求", "clarify"}, {"设定目标", "goal"}, {"执行", "work"}, {"执行-评审#1", "review #1"},
+		{"执行-评审#12", "review #12"}, {"执行#round2", "work round 2"}, {"确认需求#retry1", "clarify retry 1"},
+		{"确认需求-评审#2", "clarify review #2"}, {"plain", "plain"}, {"my step", "my step"}, {"协调者", "coordinator"},
+	} {
+		if got := stepLabel(tc.name, false); got != tc.en {
+			t.Errorf("stepLabel(%q) = %q, want %q", tc.name, got, tc.en)
+		}
+		if got := stepLabel(tc.name, true); got != tc.name {
+			t.Errorf("zh: stepLabel(%q) = %q", tc.name, got)
+		}
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{map[string]string{"LANG": "zh_CN.UTF-8"}, true}, {map[string]string{"LANG": "en_US.UTF-8"}, false},
+		{map[string]string{"LC_ALL": "C", "LANG": "zh_CN"}, false}, {map[string]string{"LC_MESSAGES": "zh_TW"}, true}, {nil, false},
+	} {
+		if got := chineseLocale(func(k string) string { return tc.env[k] }); got != tc.want {
+			t.Errorf("chineseLocale(%v) = %v", tc.env, got)
+		}
+	}
+}
+
+func TestPluralAndTable(t *testing.T) {
+	for n, want := range map[int]string{0: "0 turns", 1: "1 turn", 2: "2 turns"} {
+		if got := plural(n, "turn"); got != want {
+			t.Errorf("plural(%d) = %q", n, got)
+		}
+	}
+	if got := plural(1, "retry|retries") + " " + plural(3, "retry|retries"); got != "1 retry 3 retries" {
+		t.Errorf("irregular: %q", got)
+	}
+	var tb table
+	tb.row("STEP", "OK")
+	tb.row("确认需求", true)
+	tb.row("work", false)
+	var buf bytes.Buffer
+	tb.write(&buf)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	// The OK column starts at the same display column on every row.
+	for _, l := range lines {
+		if i := strings.IndexAny(l, "Otf"); displayCol(l[:i]) != 10 {
+			t.Errorf("misaligned: %q\n%s", l, buf.String())
+		}
+	}
+	if got := clipWidth("确认需求确认需求", 9); got != "确认需求…" {
+		t.Errorf("clipWidth = %q", got)
+	}
+}
+
+func displayCol(s string) int {
+	n := 0
+	for _, r := range s {
+		if r >= 0x1100 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
