@@ -249,3 +249,41 @@ func displayCol(s string) int {
 	}
 	return n
 }
+
+// TestTerminalProgressSaysItOnce: the status line speaks English labels with
+// right plurals, and a failed step's error is printed once (by the step's
+// line; the summary names the step, and flower prints nothing after it).
+func TestTerminalProgressSaysItOnce(t *testing.T) {
+	for _, zh := range []bool{false, true} {
+		var buf bytes.Buffer
+		p := newProgress(&buf, false, 0, zh)
+		p.event(harness.Event{Kind: "step", Data: map[string]any{"index": 0.0, "total": 3.0}})
+		p.event(harness.Event{Kind: "step_start", Step: "执行-评审#1"})
+		p.event(harness.Event{Kind: "retry"})
+		p.event(harness.Event{Kind: "step_end", Step: "执行-评审#1", Data: map[string]any{"ok": false}})
+		p.stepDone(flow.Step{}, harness.StepResult{Step: "执行-评审#1", Error: "harness: BOOM-ERROR"})
+		o := flowOutcome{ExitCode: exitFailed, Error: "step 执行-评审#1 failed: BOOM-ERROR", FailedStep: "执行-评审#1"}
+		p.finish(o)
+		got := buf.String()
+		label := "review #1"
+		if zh {
+			label = "执行-评审#1"
+		}
+		for _, want := range []string{"[1/3] " + label + " · 0 turns", "1 retry", "failed at step " + label} {
+			if !strings.Contains(got, want) {
+				t.Errorf("zh=%v: output lacks %q:\n%s", zh, want, got)
+			}
+		}
+		if strings.Count(got, "BOOM-ERROR") != 1 || strings.Contains(got, "harness:") {
+			t.Errorf("zh=%v: the error is not printed exactly once, plainly:\n%s", zh, got)
+		}
+		e, _, errb := testEnv("")
+		if code := exitFor(e, o.exitError(false)); code != exitFailed || errb.Len() != 0 {
+			t.Errorf("after the summary flower printed %q (exit %d)", errb.String(), code)
+		}
+		// Control: in a pipeline the summary is JSON, so the error goes to stderr once.
+		if code := exitFor(e, o.exitError(true)); code != exitFailed || strings.Count(errb.String(), "BOOM-ERROR") != 1 {
+			t.Errorf("pipeline: stderr %q (exit %d)", errb.String(), code)
+		}
+	}
+}
