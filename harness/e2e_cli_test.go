@@ -92,9 +92,13 @@ func TestFlowerStep_JSONAndExitCodes(t *testing.T) {
 		t.Fatalf("flower step --json: %v", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	var res harness.StepResult
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || !res.OK || res.Text != "JSON_DONE" {
-		t.Fatalf("last line is not the StepResult: %q (%v)", lines[len(lines)-1], err)
+	var res struct { // the step_result line (README "JSON output")
+		Kind string `json:"kind"`
+		OK   bool   `json:"ok"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || res.Kind != "step_result" || !res.OK || res.Text != "JSON_DONE" {
+		t.Fatalf("last line is not the step_result: %q (%v)", lines[len(lines)-1], err)
 	}
 	var ev harness.Event
 	if len(lines) < 3 || json.Unmarshal([]byte(lines[0]), &ev) != nil || ev.Kind == "" {

@@ -121,7 +121,7 @@ func TestE2E_WordsThatAreNotAsks(t *testing.T) {
 // TestE2E_ClaudeHelpShowsFlowersPart: `flower claude --help` prints what
 // flower adds, then claude's own help.
 func TestE2E_ClaudeHelpShowsFlowersPart(t *testing.T) {
-	bed := testbed.New(t, &scripted.Script{})
+	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "unused", Replies: []scripted.Reply{{Text: "x"}}}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	cmd := exec.Command(flower, "claude", "--help")
 	cmd.Env, cmd.Dir = dropInEnv(t, bed, t.TempDir()), bed.Workspace
