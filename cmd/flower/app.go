@@ -23,7 +23,10 @@ const (
 
 // cmdEnv is everything a command touches outside its options: the streams,
 // the environment and how to tell a terminal. Main fills it from the
-// process; tests fill it by hand, so every command runs in process.
+// process; tests fill it by hand, so every command runs in process. (Flags'
+// own FLOWER_* variables are read by urfave/cli from the process
+// environment; Getenv serves everything else: credentials, LANG, plugin
+// and claude locations.)
 type cmdEnv struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer

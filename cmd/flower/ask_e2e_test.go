@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/flowerhq/flower/internal/testbed"
 	"github.com/flowerhq/flower/scripted"
 )
@@ -73,6 +75,11 @@ func TestE2E_Ask(t *testing.T) {
 	if after := treeHash(t, runDir); after != before {
 		t.Error("flower ask changed the run dir")
 	}
+	js, code := run("ask", "where are we?", "--json")
+	if code != 0 || gjson.Get(js, "kind").String() != "step_result" {
+		t.Errorf("ask --json: %d %s", code, js)
+	}
+	checkSchema(t, "ask --json", js)
 	if _, code := run("ask"); code != 2 {
 		t.Errorf("ask without a question: exit %d", code)
 	}

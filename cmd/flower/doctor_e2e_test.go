@@ -24,14 +24,15 @@ func TestE2E_Doctor(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"healthy", []string{"--hook", hook}, 0, []string{"✓ self-test", "✓ version      " + pinnedClaude}},
+		{"healthy", []string{"--hook", hook}, 0, []string{"✓ workspace", "✓ self-test", "✓ version      " + pinnedClaude}},
 		{"hook that never denies", []string{"--hook", "/bin/true"}, 1, []string{"✗ self-test", "the main thread's Bash ran"}},
 		{"missing claude", []string{"--claude", "/nonexistent/claude"}, 1, []string{"✗ claude", "claude not found at /nonexistent/claude"}},
 		{"bad flag", []string{"--bogus"}, 2, []string{"unknown flag --bogus"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(flower, append([]string{"doctor"}, tc.args...)...)
-			cmd.Env = env
+			cwd := t.TempDir() // the default workspace: the self-test must leave it empty
+			cmd.Env, cmd.Dir = env, cwd
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			cmd.Run()
@@ -42,6 +43,9 @@ func TestE2E_Doctor(t *testing.T) {
 				if !strings.Contains(out.String(), w) {
 					t.Errorf("output lacks %q:\n%s", w, out.String())
 				}
+			}
+			if ents, _ := os.ReadDir(cwd); len(ents) != 0 {
+				t.Errorf("doctor left %v in the workspace", ents)
 			}
 		})
 	}

@@ -46,6 +46,9 @@ func TestE2E_Demo(t *testing.T) {
 		t.Fatalf("demo: %v\nstderr: %s\nstdout tail: %s", err, stderr.String(), tailOf(out))
 	}
 	lines := jsonLines(t, out)
+	for _, l := range lines {
+		checkSchema(t, "demo --json", l.Raw)
+	}
 	final := lines[len(lines)-1]
 	if final.Get("kind").String() != "flow_result" || !final.Get("ok").Bool() || final.Get("verdict").String() != "achieved" {
 		t.Fatalf("last line: %s", final.Raw)
@@ -125,6 +128,9 @@ func TestE2E_StarterPipeline(t *testing.T) {
 		t.Fatalf("flower: %v\n%s\n%s", err, stderr.String(), tailOf(out))
 	}
 	lines := jsonLines(t, out)
+	for _, l := range lines {
+		checkSchema(t, "flower --json", l.Raw)
+	}
 	if last := lines[len(lines)-1]; last.Get("kind").String() != "flow_result" || last.Get("exit_code").Int() != 0 {
 		t.Fatalf("last line: %s", last.Raw)
 	}

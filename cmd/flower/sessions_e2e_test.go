@@ -59,8 +59,21 @@ func TestE2E_SessionsCommand(t *testing.T) {
 	if n := strings.Count(shown, "\n"); n < 3 || !strings.Contains(shown, "SESSIONS-OK") {
 		t.Errorf("trimmed view: %d lines", n)
 	}
+	list, _ := run("sessions", "list", "--json")
+	if arr := gjson.Parse(list).Array(); len(arr) != 1 || arr[0].Get("session_id").String() != id {
+		t.Errorf("sessions list --json: %s", list)
+	} else {
+		checkSchema(t, "sessions list --json", arr[0].Raw)
+	}
+	js, _ := run("sessions", "show", id, "--json", "--trimmed")
+	checkSchema(t, "sessions show --json", js)
+	if !gjson.Get(js, "trimmed").Bool() || !strings.Contains(gjson.Get(js, "entries").Raw, "SESSIONS-OK") {
+		t.Errorf("sessions show --json: %.300s", js)
+	}
 	if rep, code := run("sessions", "report", id, "--json"); code != 0 || gjson.Get(rep, "entries").Int() == 0 || gjson.Get(rep, "kind").String() != "session_report" {
 		t.Errorf("report: %d %s", code, rep)
+	} else {
+		checkSchema(t, "sessions report --json", rep)
 	}
 	other := filepath.Join(t.TempDir(), "other")
 	env = append(env, "FLOWER_RUN_DIR="+other)
