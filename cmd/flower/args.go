@@ -50,7 +50,7 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 				return append(out, rest[i+1:]...), nil
 			}
 		case len(pos) == 0:
-			if err := unknownCommand(cmd, path, cmds, a); err != nil {
+			if err := unknownCommand(cmd, path, cmds, a, rest[i:]); err != nil {
 				return nil, err
 			}
 			pos = append(pos, a)
@@ -92,7 +92,7 @@ var aWord = regexp.MustCompile(`^[a-z][a-z-]{1,20}$`)
 // a near miss of a (sub)command is a usage error with a suggestion; under a
 // command that only groups subcommands, anything else is a usage error too.
 // A word that is neither stays a positional (at the top, a one-word ask).
-func unknownCommand(cmd *cli.Command, path []string, cmds []*cli.Command, word string) error {
+func unknownCommand(cmd *cli.Command, path []string, cmds []*cli.Command, word string, words []string) error {
 	if len(cmds) == 0 {
 		return nil
 	}
@@ -101,7 +101,7 @@ func unknownCommand(cmd *cli.Command, path []string, cmds []*cli.Command, word s
 		if s := suggest(word, visibleNames(cmds)); s != "" {
 			msg := fmt.Sprintf("unknown command %q — did you mean %q?", where+" "+word, where+" "+s)
 			if cmd == nil {
-				msg += fmt.Sprintf(" (to ask it, write: flower -- %s)", word)
+				msg += " (to ask it, write: " + shellJoin(append([]string{"flower", "--"}, words...)) + ")"
 			}
 			return &usageError{msg: msg, usage: where + " COMMAND …"}
 		}
