@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,9 @@ func newTerminal(t *testing.T, env []string, dir, command string) *terminal {
 	if err := os.WriteFile(envFile, []byte(sb.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	term := &terminal{t: t, sock: "flower-test-" + filepath.Base(t.TempDir())}
+	// The socket name carries the pid: test processes of other packages or
+	// checkouts run at the same time, and each numbers its temp dirs alike.
+	term := &terminal{t: t, sock: "flower-test-" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(t.TempDir())}
 	// trap: Ctrl-C goes to the command, the pane's shell stays.
 	script := "trap : INT; . " + envFile + "; cd " + dir + "; " + command + "; echo FLOWER-EXIT=$?; sleep 60"
 	term.tmux("new-session", "-d", "-s", "t", "-x", "150", "-y", "40", "sh", "-c", script)
