@@ -13,13 +13,16 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/flowerhq/flower/internal/child"
 )
 
 // maxLine is the stream-json line cap: large tool results arrive as one line.
 const maxLine = 64 << 20
 
-// proc is one running claude: its own process group, stdin kept open for
-// control requests until the first result.
+// proc is one running claude (internal/child: its own process group, killed
+// with flower), stdin kept open for control requests until the first
+// result. It performs what the stream machine decides; it decides nothing.
 type proc struct {
 	cmd     *exec.Cmd
 	mu      sync.Mutex
@@ -29,59 +32,58 @@ type proc struct {
 	sentInt bool
 	intC    chan struct{} // an interrupt was sent (buffered 1)
 	stderr  *tailBuffer
-	exited  chan struct{}
-	waitErr error
+	errDone chan struct{} // closed once the stderr reader reached EOF
+	exited  chan struct{} // closed once Wait returned
 }
 
-// newProc prepares claude in its own process group (tools it spawns are
-// killed with it). The caller starts it with start.
+// newProc prepares claude as a contained child. The caller starts it with
+// start; supervise ends it on every path.
 func newProc(claude string, args, env []string, dir string) *proc {
-	cmd := exec.Command(claude, args...)
+	cmd := child.Command(context.Background(), claude, args...)
 	cmd.Env = env
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	return &proc{cmd: cmd, stderr: &tailBuffer{max: 16 << 10}, exited: make(chan struct{}), intC: make(chan struct{}, 1)}
+	return &proc{cmd: cmd, stderr: &tailBuffer{max: 16 << 10}, errDone: make(chan struct{}),
+		exited: make(chan struct{}), intC: make(chan struct{}, 1)}
 }
 
-// start launches the process with pipes as plain files (so Wait never
-// blocks on a grandchild holding stdout) and returns the stdout reader.
+// start launches the process with its three streams as plain pipes (so
+// Wait, and with it the exit the machine is told of, never waits for a
+// grandchild holding one) and returns the stdout reader. The stderr reader
+// is joined in finish before the tail is read.
 func (p *proc) start() (*os.File, error) {
-	inR, inW, err := os.Pipe()
+	var ends [6]*os.File // inR inW outR outW errR errW
+	for i := 0; i < 6; i += 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(ends[:i])
+			return nil, err
+		}
+		ends[i], ends[i+1] = r, w
+	}
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = ends[0], ends[3], ends[5]
+	err := p.cmd.Start()
+	closeAll([]*os.File{ends[0], ends[3], ends[5]})
 	if err != nil {
+		closeAll([]*os.File{ends[1], ends[2], ends[4]})
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
-		return nil, err
-	}
-	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = inR, outW, errW
-	err = p.cmd.Start()
-	inR.Close()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		errR.Close()
-		return nil, err
-	}
-	p.stdin = inW
-	go func() { io.Copy(p.stderr, errR); errR.Close() }()
+	p.stdin = ends[1]
 	go func() {
-		p.waitErr = p.cmd.Wait()
+		io.Copy(p.stderr, ends[4])
+		ends[4].Close()
+		close(p.errDone)
+	}()
+	go func() {
+		p.cmd.Wait()
 		close(p.exited)
 	}()
-	return outR, nil
+	return ends[2], nil
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
 }
 
 // send writes one JSON line to stdin.
@@ -107,27 +109,28 @@ func (p *proc) sendUser(prompt string) error {
 	})
 }
 
-// interrupt sends the interrupt control request and remembers the words.
-func (p *proc) interrupt(words string) error {
+// sendInterrupt writes an interrupt control request with an id of kind.
+func (p *proc) sendInterrupt(kind string) error {
 	p.mu.Lock()
 	p.reqs++
-	id := fmt.Sprintf("flower_int_%d", p.reqs)
+	id := fmt.Sprintf("flower_%s_%d", kind, p.reqs)
+	p.mu.Unlock()
+	return p.send(map[string]any{"type": "control_request", "request_id": id, "request": map[string]any{"subtype": "interrupt"}})
+}
+
+// interrupt sends the human's interrupt and remembers the words.
+func (p *proc) interrupt(words string) error {
+	p.mu.Lock()
 	p.words = words
 	p.sentInt = true
 	p.mu.Unlock()
-	err := p.send(map[string]any{"type": "control_request", "request_id": id, "request": map[string]any{"subtype": "interrupt"}})
+	err := p.sendInterrupt("int")
 	select {
 	case p.intC <- struct{}{}:
 	default:
 	}
 	return err
 }
-
-// interruptGrace is how long the CLI gets to end the turn after an
-// interrupt before the group is stopped: an interrupt that reaches the CLI
-// before its request is in flight is otherwise honoured only when the
-// model's answer is complete.
-const interruptGrace = 5 * time.Second
 
 func (p *proc) interrupted() (bool, string) {
 	p.mu.Lock()
@@ -146,32 +149,26 @@ func (p *proc) closeInput() {
 	}
 }
 
-// signalGroup signals the whole process group.
-func (p *proc) signalGroup(sig syscall.Signal) {
-	if p.cmd.Process != nil {
-		syscall.Kill(-p.cmd.Process.Pid, sig)
-	}
-}
-
 // stop ends the process politely, then by force: SIGTERM to the group,
 // up to grace for the exit, SIGKILL.
 func (p *proc) stop(grace time.Duration) {
 	p.closeInput()
-	p.signalGroup(syscall.SIGTERM)
+	child.Signal(p.cmd, syscall.SIGTERM)
 	select {
 	case <-p.exited:
 	case <-time.After(grace):
-		p.signalGroup(syscall.SIGKILL)
+		child.Signal(p.cmd, syscall.SIGKILL)
 		<-p.exited
 	}
 }
 
-// lineReader reads stdout lines into ch; it closes ch at EOF or error.
+// lineMsg is one stdout line, or the reader's error.
 type lineMsg struct {
 	line []byte
 	err  error
 }
 
+// readLines reads stdout lines into ch; it closes ch at EOF or error.
 func readLines(r io.Reader, ch chan<- lineMsg) {
 	defer close(ch)
 	sc := bufio.NewScanner(r)
@@ -218,29 +215,18 @@ type attemptOut struct {
 	sawInit   bool
 }
 
-// exitError describes how the process ended (once it has).
-func (p *proc) exitError() *ExitError {
-	e := &ExitError{Code: -1, Stderr: p.stderr.String()}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(p.waitErr, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			e.Signal = ws.Signal().String()
-		} else {
-			e.Code = ee.ExitCode()
-		}
-	case p.waitErr == nil:
-		e.Code = 0
-	default:
-		e.Signal = p.waitErr.Error()
-	}
-	return e
+// watchers are the supervisor's callbacks into the Runtime.
+type watchers struct {
+	onLine   func(Event)
+	onMirror func([]byte)
+	onNear   func()
+	onInit   func(sessionID string)
 }
 
-// supervise reads the stream until the process is gone and returns the
-// outcome. It owns the process: on every path the group is dead when it
-// returns.
-func (p *proc) supervise(ctx context.Context, out *os.File, s *stream, startTimeout time.Duration, onLine func(Event), onMirror func([]byte), onNear func(), onInit func(string)) attemptOut {
+// supervise feeds the stream machine what it observes of the process and
+// performs the actions the machine answers, until stdout ends; then it makes
+// sure the group is dead and returns the machine's outcome.
+func (p *proc) supervise(ctx context.Context, out *os.File, s *stream, h watchers) attemptOut {
 	lines := make(chan lineMsg, 64)
 	go readLines(out, lines)
 	defer func() {
@@ -251,140 +237,104 @@ func (p *proc) supervise(ctx context.Context, out *os.File, s *stream, startTime
 			}
 		}()
 	}()
-	startTimer := time.NewTimer(startTimeout)
-	defer startTimer.Stop()
-	var failure error
-	var exitedC <-chan struct{} = p.exited
-	var grace <-chan time.Time
-	forced := false // stdout closed by us after the leader died
-	var escalate <-chan time.Time
-	resultsAtInt, stoppedForInt := 0, false
-loop:
+	s.begin(time.Now())
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	exited, done := p.exited, ctx.Done()
 	for {
+		var act action
+		if n := s.next(); !n.IsZero() {
+			timer.Reset(time.Until(n))
+		}
 		select {
 		case m, ok := <-lines:
 			if !ok {
-				break loop
+				return p.finish(s)
 			}
-			if m.err != nil && forced {
-				break loop
-			}
-			if m.err != nil {
-				failure = fmt.Errorf("harness: read claude stdout: %w", m.err)
-				p.stop(2 * time.Second)
-				break loop
-			}
-			line := m.line
-			if len(strings.TrimSpace(string(line))) == 0 {
-				continue
-			}
-			if line[0] != '{' || !json.Valid(line) {
-				if !s.sawInit {
-					failure = &StartError{Reason: fmt.Sprintf("claude printed something that is not stream-json on stdout: %q", cut(string(line), 200))}
-					p.stop(2 * time.Second)
-					break loop
-				}
-				onLine(Event{Kind: "garbage", Data: map[string]any{"line": cut(string(line), 2000)}, Time: time.Now()})
-				continue
-			}
-			wasInit := s.sawInit
-			ev, emit, act := s.handle(line)
-			if !wasInit && s.sawInit {
-				startTimer.Stop()
-				onInit(s.sessionID)
-			}
-			for _, mr := range s.mirror {
-				onMirror(mr)
-			}
-			s.mirror = s.mirror[:0]
-			if emit {
-				onLine(ev)
-			}
-			if s.nearCrossed() {
-				onNear()
-			}
-			switch act {
-			case actEndInput:
-				p.closeInput()
-			case actInterrupt:
-				p.mu.Lock()
-				p.reqs++
-				id := fmt.Sprintf("flower_handoff_%d", p.reqs)
-				p.mu.Unlock()
-				if p.send(map[string]any{"type": "control_request", "request_id": id, "request": map[string]any{"subtype": "interrupt"}}) != nil {
-					p.stop(2 * time.Second)
-				}
-				resultsAtInt = s.results
-				escalate = time.After(interruptGrace)
-			}
+			act = p.consume(s, m, h)
 		case <-p.intC:
-			resultsAtInt = s.results
-			escalate = time.After(interruptGrace)
-		case <-escalate:
-			escalate = nil
-			if s.results == resultsAtInt {
-				stoppedForInt = true
-				p.stop(2 * time.Second)
-			}
-		case <-startTimer.C:
-			select {
-			case <-p.exited:
-				// Dead already; a grandchild holds stdout. Report the death.
-				p.signalGroup(syscall.SIGKILL)
-				break loop
-			default:
-			}
-			if !s.sawInit {
-				failure = &StartError{Reason: fmt.Sprintf("no system/init from claude within %s", startTimeout)}
-				p.stop(2 * time.Second)
-				break loop
-			}
-		case <-ctx.Done():
-			failure = fmt.Errorf("cancelled: %w", ctx.Err())
-			p.stop(3 * time.Second)
-			break loop
-		case <-exitedC:
-			// The leader is gone; a grandchild may still hold stdout. Give
-			// the reader a moment to reach EOF, then kill the group.
-			exitedC = nil
-			grace = time.After(2 * time.Second)
-		case <-grace:
-			p.signalGroup(syscall.SIGKILL)
-			forced = true
-			out.Close()
-			grace = nil
+			s.interrupted(time.Now())
+		case <-timer.C:
+			act = s.tick(time.Now())
+		case <-done:
+			done = nil
+			act = s.cancel(ctx.Err(), time.Now())
+		case <-exited:
+			exited = nil
+			s.exit(time.Now())
 		}
+		p.perform(act, out)
 	}
+}
+
+// consume hands one stdout line (or read error) to the machine and passes
+// what it yields on to the Runtime.
+func (p *proc) consume(s *stream, m lineMsg, h watchers) action {
+	now := time.Now()
+	if m.err != nil {
+		return s.readError(m.err, now)
+	}
+	wasInit := s.sawInit
+	ev, emit, act := s.line(m.line, now)
+	if !wasInit && s.sawInit {
+		h.onInit(s.sessionID)
+	}
+	for _, mr := range s.mirror {
+		h.onMirror(mr)
+	}
+	s.mirror = s.mirror[:0]
+	if emit {
+		h.onLine(ev)
+	}
+	if s.nearCrossed() {
+		h.onNear()
+	}
+	return act
+}
+
+// perform carries out the machine's actions on the process.
+func (p *proc) perform(act action, out *os.File) {
+	if act&(actEndInput|actTerm) != 0 {
+		p.closeInput()
+	}
+	if act&actInterrupt != 0 && p.sendInterrupt("handoff") != nil {
+		act |= actKill
+	}
+	if act&actTerm != 0 {
+		child.Signal(p.cmd, syscall.SIGTERM)
+	}
+	if act&actKill != 0 {
+		child.Signal(p.cmd, syscall.SIGKILL)
+	}
+	if act&actCloseOut != 0 {
+		out.Close()
+	}
+}
+
+// finish makes sure claude and every tool of its group are gone, then
+// returns the machine's outcome.
+func (p *proc) finish(s *stream) attemptOut {
 	p.closeInput()
 	select {
 	case <-p.exited:
-	case <-time.After(5 * time.Second):
-		p.signalGroup(syscall.SIGKILL)
+	case <-time.After(s.timing.stop + s.timing.exit):
+		child.Signal(p.cmd, syscall.SIGKILL)
 		<-p.exited
 	}
 	// Tools the CLI started may outlive it in the group: reap them.
-	p.signalGroup(syscall.SIGKILL)
-
+	child.Signal(p.cmd, syscall.SIGKILL)
 	o := attemptOut{sessionID: s.sessionID, context: s.context, sawInit: s.sawInit}
 	if s.results > 0 {
 		o.text = s.final.Get("result").String()
 		o.cost = s.final.Get("total_cost_usd").Float()
 		o.turns = int(s.final.Get("num_turns").Int())
 	}
-	sentInt, _ := p.interrupted()
-	switch {
-	case failure != nil:
-		o.err = failure
-	case s.due:
-		o.err = ErrHandoffDue
-	case sentInt && (stoppedForInt || s.results > resultsAtInt && s.final.Get("is_error").Bool()):
-		o.err = ErrInterrupted
-	case s.results > 0:
-		o.err = resultFailure(s.final)
-	case !s.sawInit:
-		o.err = &StartError{Reason: fmt.Sprintf("claude exited before system/init (%s)", p.exitError().how()), Stderr: p.stderr.String()}
-	default:
-		o.err = p.exitError()
+	select { // the group is dead: only an escaped grandchild holds stderr
+	case <-p.errDone:
+	case <-time.After(child.WaitDelay):
 	}
+	humanInt, _ := p.interrupted()
+	code, sig := child.Exit(p.cmd)
+	o.err = s.outcome(humanInt, code, sig, p.stderr.String())
 	return o
 }

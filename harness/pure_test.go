@@ -116,7 +116,7 @@ func TestStream_ContextFromMainThreadOnly(t *testing.T) {
 		{`{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":2,"total_cost_usd":0.5,"session_id":"S1"}`, 50000, actEndInput, false, "result"},
 	}
 	for _, st := range steps {
-		_, _, act := s.handle(line(st.in))
+		_, _, act := s.handle(line(st.in), time.Time{})
 		near := s.nearCrossed()
 		if s.context != st.ctx || act != st.act || near != st.near {
 			t.Errorf("%s: context %d act %d near %v; want %d %d %v", st.comment, s.context, act, near, st.ctx, st.act, st.near)
@@ -331,7 +331,7 @@ func TestStream_Recorded(t *testing.T) {
 			s := &stream{}
 			var kinds []string
 			for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-				ev, emit, _ := s.handle([]byte(l))
+				ev, emit, _ := s.handle([]byte(l), time.Time{})
 				if emit {
 					kinds = append(kinds, ev.Kind)
 				}

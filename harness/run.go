@@ -108,28 +108,30 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	if emit == nil {
 		emit = func(Event) {}
 	}
-	s := &stream{handoff: a.handoff, warned: a.warned}
-	mirror := func(line []byte) {
-		if r.store == nil {
-			return
-		}
-		if err := r.store.Mirror(ctx, line); err != nil {
-			emit(Event{Kind: "store", Data: map[string]any{"error": err.Error(), "op": "mirror"}})
-		}
-	}
-	near := func() {
-		emit(Event{Kind: "handoff", Data: map[string]any{"phase": "near", "context": s.context, "warn_at": a.handoff.WarnAt(), "at": a.handoff.At()}})
-	}
-	onInit := func(sid string) {
-		r.mu.Lock()
-		r.sessions[sid] = a.step
-		watch := r.onSession
-		r.mu.Unlock()
-		if watch != nil {
-			watch(sid)
-		}
-	}
-	o := p.supervise(ctx, out, s, r.opts.StartTimeout, emit, mirror, near, onInit)
+	s := &stream{handoff: a.handoff, warned: a.warned, timing: defaultTiming(r.opts.StartTimeout)}
+	o := p.supervise(ctx, out, s, watchers{
+		onLine: emit,
+		onMirror: func(line []byte) {
+			if r.store == nil {
+				return
+			}
+			if err := r.store.Mirror(ctx, line); err != nil {
+				emit(Event{Kind: "store", Data: map[string]any{"error": err.Error(), "op": "mirror"}})
+			}
+		},
+		onNear: func() {
+			emit(Event{Kind: "handoff", Data: map[string]any{"phase": "near", "context": s.context, "warn_at": a.handoff.WarnAt(), "at": a.handoff.At()}})
+		},
+		onInit: func(sid string) {
+			r.mu.Lock()
+			r.sessions[sid] = a.step
+			watch := r.onSession
+			r.mu.Unlock()
+			if watch != nil {
+				watch(sid)
+			}
+		},
+	})
 	if errors.Is(o.err, ErrInterrupted) {
 		_, words := p.interrupted()
 		o.text = words

@@ -2,44 +2,220 @@ package harness
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
 )
 
-// stream is the pure state machine of one attempt's stdout: it turns lines
-// into Events and remembers what the outcome needs. It never touches the
-// process; handle's action tells the caller what to do.
+// stream is the pure state machine of one attempt, and it owns every
+// decision about it: it consumes what the supervisor observes (stdout
+// lines, a human interrupt, cancellation, the leader's exit, the end of
+// stdout, the clock) and answers with actions; at the end, outcome names
+// the attempt's result. It never touches the process and never reads the
+// clock: every input carries now, and next says when to call tick.
 type stream struct {
-	handoff   HandoffPolicy
-	warned    *bool // per generation, shared across attempts
+	handoff HandoffPolicy
+	warned  *bool // per generation, shared across attempts
+	timing  timing
+
 	sessionID string
 	sawInit   bool
 	results   int
 	final     gjson.Result // last result line
 	context   int
 	due       bool // context reached handoff.At
-	words     string
-	interrupt bool // an interrupt was sent
 	mirror    [][]byte
+	tasks     map[string]bool // tasks started and not yet notified
+
+	failure       error // what went wrong on flower's side (start, read, cancel)
+	resultsAtInt  int   // results seen when the last interrupt was sent
+	stoppedForInt bool  // the CLI did not end the turn within the grace
+	forced        bool  // stdout closed by us after the leader died
+	exited        bool
+
+	// Deadlines; zero is none.
+	startBy, escalateAt, resultGraceAt, killAt, exitGraceAt time.Time
+}
+
+// timing are the attempt's grace periods.
+type timing struct {
+	start     time.Duration // system/init must arrive within
+	interrupt time.Duration // the CLI ends the turn after an interrupt within
+	result    time.Duration // claude exits after its final result within
+	stop      time.Duration // SIGTERM → SIGKILL
+	exit      time.Duration // leader gone → stdout EOF (a grandchild holds it)
+}
+
+// defaultTiming: interrupt gives the CLI time to end the turn (an interrupt
+// that reaches it before its request is in flight is honoured only when the
+// model's answer is complete); result is the grace after the final result.
+func defaultTiming(start time.Duration) timing {
+	return timing{start: start, interrupt: 5 * time.Second, result: 10 * time.Second, stop: 2 * time.Second, exit: 2 * time.Second}
 }
 
 // maxRawEvent caps the stream line an Event keeps as Raw.
 const maxRawEvent = 256 << 10
 
+// action is what the supervisor does for the machine (bits, combined).
 type action int
 
 const (
-	actNone      action = iota
-	actEndInput         // a result arrived: close stdin so the CLI can finish
-	actInterrupt        // the context is full: interrupt the turn
+	actNone      action = 0
+	actEndInput  action = 1 << iota // a result arrived: close stdin so the CLI can finish
+	actInterrupt                    // the context is full: send an interrupt control request
+	actTerm                         // stop politely: close stdin, SIGTERM the group
+	actKill                         // SIGKILL the group
+	actCloseOut                     // close our end of stdout: a grandchild holds it
 )
 
+// begin starts the attempt's clock.
+func (s *stream) begin(now time.Time) { s.startBy = now.Add(s.timing.start) }
+
+// line consumes one raw stdout line: stream-json becomes an Event; anything
+// else before system/init is a start failure, after it a "garbage" Event.
+func (s *stream) line(b []byte, now time.Time) (ev Event, emit bool, act action) {
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return ev, false, actNone
+	}
+	if b[0] != '{' || !json.Valid(b) {
+		if !s.sawInit {
+			s.fail(&StartError{Reason: fmt.Sprintf("claude printed something that is not stream-json on stdout: %q", cut(string(b), 200))})
+			return ev, false, s.stop(now)
+		}
+		return Event{Kind: "garbage", Data: map[string]any{"line": cut(string(b), 2000)}, Time: now}, true, actNone
+	}
+	ev, emit, act = s.handle(b, now)
+	if s.sawInit {
+		s.startBy = time.Time{}
+	}
+	if act&actInterrupt != 0 {
+		s.interrupted(now)
+	}
+	if act&actEndInput != 0 && len(s.tasks) == 0 && !s.exited {
+		s.resultGraceAt = now.Add(s.timing.result)
+	}
+	return ev, emit, act
+}
+
+// interrupted notes that an interrupt was sent (by a human, or for a
+// handoff): unless a result follows within the grace, the group is stopped.
+func (s *stream) interrupted(now time.Time) {
+	s.resultsAtInt = s.results
+	s.escalateAt = now.Add(s.timing.interrupt)
+}
+
+// cancel ends the attempt because its context ended.
+func (s *stream) cancel(err error, now time.Time) action {
+	s.fail(fmt.Errorf("cancelled: %w", err))
+	return s.stop(now)
+}
+
+// readError ends the attempt on an unreadable stdout (unless we closed it).
+func (s *stream) readError(err error, now time.Time) action {
+	if s.forced {
+		return actNone
+	}
+	s.fail(fmt.Errorf("harness: read claude stdout: %w", err))
+	return s.stop(now)
+}
+
+// exit notes that the leader is gone; a grandchild may still hold stdout.
+func (s *stream) exit(now time.Time) {
+	s.exited = true
+	s.resultGraceAt = time.Time{}
+	s.exitGraceAt = now.Add(s.timing.exit)
+}
+
+// tick acts on every deadline that has passed by now.
+func (s *stream) tick(now time.Time) action {
+	act := actNone
+	passed := func(t *time.Time) bool {
+		if t.IsZero() || now.Before(*t) {
+			return false
+		}
+		*t = time.Time{}
+		return true
+	}
+	if passed(&s.startBy) && !s.sawInit {
+		s.fail(&StartError{Reason: fmt.Sprintf("no system/init from claude within %s", s.timing.start)})
+		act |= s.stop(now)
+	}
+	if passed(&s.escalateAt) && s.results == s.resultsAtInt {
+		s.stoppedForInt = true
+		act |= s.stop(now)
+	}
+	if passed(&s.resultGraceAt) || passed(&s.killAt) {
+		act |= actKill
+	}
+	if passed(&s.exitGraceAt) {
+		s.forced = true
+		act |= actKill | actCloseOut
+	}
+	return act
+}
+
+// next is the earliest pending deadline, zero for none.
+func (s *stream) next() time.Time {
+	var n time.Time
+	for _, t := range []time.Time{s.startBy, s.escalateAt, s.resultGraceAt, s.killAt, s.exitGraceAt} {
+		if !t.IsZero() && (n.IsZero() || t.Before(n)) {
+			n = t
+		}
+	}
+	return n
+}
+
+// stop asks for a polite stop now and a SIGKILL after the stop grace.
+func (s *stream) stop(now time.Time) action {
+	if s.killAt.IsZero() {
+		s.killAt = now.Add(s.timing.stop)
+	}
+	return actTerm
+}
+
+// fail records the first failure on flower's side.
+func (s *stream) fail(err error) {
+	if s.failure == nil {
+		s.failure = err
+	}
+}
+
+// outcome is the attempt's result once claude is gone: nil for a success,
+// else one of the typed outcomes (outcome.go). humanInt says whether a
+// human interrupt was sent; code/signal is how claude ended and stderr the
+// tail of what it printed there.
+func (s *stream) outcome(humanInt bool, code int, signal, stderr string) error {
+	var start *StartError
+	switch {
+	case errors.As(s.failure, &start):
+		if start.Stderr == "" {
+			start.Stderr = stderr
+		}
+		return start
+	case s.failure != nil:
+		return s.failure
+	case s.due:
+		return ErrHandoffDue
+	case humanInt && (s.stoppedForInt || s.results > s.resultsAtInt && s.final.Get("is_error").Bool()):
+		return ErrInterrupted
+	case s.results > 0:
+		return resultFailure(s.final)
+	case !s.sawInit:
+		ex := ExitError{Code: code, Signal: signal}
+		return &StartError{Reason: fmt.Sprintf("claude exited before system/init (%s)", ex.how()), Stderr: stderr}
+	default:
+		return &ExitError{Code: code, Signal: signal, Stderr: stderr}
+	}
+}
+
 // handle consumes one stdout line (which must start with '{').
-func (s *stream) handle(line []byte) (ev Event, emit bool, act action) {
+func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act action) {
 	typ := gjson.GetBytes(line, "type").String()
 	sub := gjson.GetBytes(line, "subtype").String()
-	ev = Event{Kind: typ, Time: time.Now(), Data: map[string]any{}}
+	ev = Event{Kind: typ, Time: now, Data: map[string]any{}}
 	if len(line) <= maxRawEvent {
 		ev.Raw = json.RawMessage(append([]byte(nil), line...))
 	} else {
@@ -58,6 +234,13 @@ func (s *stream) handle(line []byte) (ev Event, emit bool, act action) {
 		case "api_retry":
 			ev.Data["attempt"] = gjson.GetBytes(line, "attempt").Int()
 			ev.Data["error_status"] = gjson.GetBytes(line, "error_status").Int()
+		case "task_started":
+			if s.tasks == nil {
+				s.tasks = map[string]bool{}
+			}
+			s.tasks[gjson.GetBytes(line, "task_id").String()] = true
+		case "task_notification":
+			delete(s.tasks, gjson.GetBytes(line, "task_id").String())
 		case "hook_started", "hook_response":
 			emit = false
 		}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/child"
 	"github.com/flowerhq/flower/sessionstore"
 )
 
@@ -92,14 +93,19 @@ func runClaudeDropIn(ctx context.Context, e *cmdEnv, claudeArgs []string) error 
 		return err
 	}
 	args := append([]string{"--plugin-dir", plugin}, claudeArgs...)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = withoutEnv(os.Environ(), "CLAUDECODE")
+	env := withoutEnv(os.Environ(), "CLAUDECODE")
 	started := time.Now()
 
+	// claude, not a context, decides when the drop-in ends: Ctrl-C is
+	// claude's to interpret. Both variants die with flower (internal/child).
 	var runErr error
 	if f, ok := e.Stdin.(*os.File); ok && e.IsTTY(f) {
+		cmd := child.Terminal(context.Background(), bin, args...)
+		cmd.Env = env
 		runErr = runUnderPTY(cmd, f, e.Stdout)
 	} else {
+		cmd := child.Command(context.Background(), bin, args...)
+		cmd.Env = env
 		runErr = runPassThrough(cmd, e.Stdin, e.Stdout, e.Stderr)
 	}
 	mirrorTranscripts(ctx, e, started)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/child"
 )
 
 // pinnedClaude is the Claude Code CLI version flower is tested on.
@@ -98,7 +98,7 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 func claudeVersion(ctx context.Context, claude string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, claude, "--version").Output()
+	out, err := child.Command(ctx, claude, "--version").Output()
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", claude, err)
 	}

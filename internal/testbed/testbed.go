@@ -18,12 +18,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowerhq/flower/internal/child"
 	"github.com/flowerhq/flower/scripted"
 )
 
@@ -116,15 +116,13 @@ func BaseEnv(home, url string) []string { return scripted.OfflineEnv(os.Environ(
 // Env is the environment for claude in this bed.
 func (b *Bed) Env() []string { return BaseEnv(b.Home, b.Model.URL()) }
 
-// Command prepares claude ARGS in the workspace with the bed's environment,
-// in its own process group so a test's end kills every tool it started.
+// Command prepares claude ARGS in the workspace with the bed's environment
+// as a contained child (internal/child: its own process group, killed with
+// the test process and when ctx ends).
 func (b *Bed) Command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, b.Claude, args...)
+	cmd := child.Command(ctx, b.Claude, args...)
 	cmd.Env = b.Env()
 	cmd.Dir = b.Workspace
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }
 
@@ -228,7 +226,7 @@ func BuildBinary(t testing.TB, pkg string) string {
 		builtDir = d
 	}
 	out := filepath.Join(builtDir, filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd := child.Command(context.Background(), "go", "build", "-o", out, pkg)
 	cmd.Dir = RepoRoot(t)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("testbed: go build %s: %v\n%s", pkg, err, b)

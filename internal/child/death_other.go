@@ -1,0 +1,8 @@
+//go:build !linux
+
+package child
+
+import "syscall"
+
+// setDeathSignal is Linux-only; elsewhere the group signals are all there is.
+func setDeathSignal(*syscall.SysProcAttr) {}
