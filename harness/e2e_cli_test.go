@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/child"
 	"github.com/flowerhq/flower/internal/testbed"
 	"github.com/flowerhq/flower/scripted"
 )
@@ -23,7 +24,7 @@ import (
 // flowerStep runs the built flower binary's step command in the bed.
 func flowerStep(ctx context.Context, b *testbed.Bed, flower, hook, runDir string, args ...string) *exec.Cmd {
 	full := append([]string{"step", "-C", b.Workspace, "--run-dir", runDir, "--claude", b.Claude, "--hook", hook}, args...)
-	cmd := exec.CommandContext(ctx, flower, full...)
+	cmd := child.Command(ctx, flower, full...)
 	cmd.Env = b.Env()
 	cmd.Dir = b.Workspace
 	return cmd
