@@ -19,10 +19,28 @@
 // finished StepResult is appended to manifest.json under a file lock. Close
 // stops the socket (removing its directory) and closes the store.
 //
-// Process hygiene: the child's group is signalled, never just the leader;
-// a child that prints non-JSON before system/init, dies before it, or stays
-// silent past StartTimeout ends the attempt with a "harness: start:" error
-// (not retried), and the group is killed on every path.
+// One attempt is two parts. The stream machine (stream.go) is pure and
+// owns every decision: fed stdout lines, interrupts, cancellation, the
+// leader's exit and an injected clock, it answers with actions (close
+// stdin, interrupt, SIGTERM, SIGKILL, give up on stdout) and at the end with
+// the typed outcome (outcome.go): nil, ErrInterrupted, ErrHandoffDue,
+// *StartError, *ExitError or *APIError. The supervisor (proc.go) only
+// observes and performs. Run's loop is decide (step.go), a pure function of
+// that outcome, plus its effects (resume, hand off, back off, end).
+//
+// Process hygiene: claude starts through internal/child (own process group,
+// SIGKILL when flower dies, group-killing Cancel); the group is signalled,
+// never just the leader. A child that prints non-JSON before system/init,
+// dies before it, or stays silent past StartTimeout ends the attempt with a
+// *StartError carrying its stderr tail (not retried), and the group is
+// killed on every path. Cancelling Run's context stops claude at once
+// (SIGTERM, SIGKILL 2 s later). There is no idle timeout while claude is
+// silent: long tool runs are legitimate.
+//
+// Wiring: harness links neither a session store nor the scripted model.
+// Options.OpenStore, Options.CopyCredentials and the guard self-test are
+// plugged in by the command (internal/wire); without OpenStore a Runtime
+// runs with no store.
 //
 // Choices where the seed is silent (written down here on purpose):
 //   - permission_mode "default" sends no --permission-mode flag (2.1.328 calls
@@ -34,6 +52,10 @@
 //     Resilience defaults to 5 attempts, 2 s doubling up to 60 s.
 //   - stdin is closed after the first result line; the CLI still finishes
 //     background subagents, and the last result is the step's.
+//   - A result ends the step: once a result arrives with no background
+//     task pending (task_started without its task_notification), claude
+//     gets 10 s to exit, then its group is killed and the result stands (an
+//     ok result stays ok).
 //   - Crossing HandoffPolicy.At interrupts the turn (control request) and
 //     ends the attempt with HandoffDue even if a result follows.
 //   - An overflow error ("prompt is too long" …) hands off with the degraded

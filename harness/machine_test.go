@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -302,5 +303,44 @@ func TestMachine_HandoffInterrupt(t *testing.T) {
 		if err := s.outcome(false, 0, "", ""); !errors.Is(err, ErrHandoffDue) {
 			t.Errorf("answered %v: outcome %v, want ErrHandoffDue", answered, err)
 		}
+	}
+}
+
+// TestDecide: the step's decision over each typed outcome.
+func TestDecide(t *testing.T) {
+	hp := HandoffPolicy{Enabled: true, MaxGenerations: 2}
+	rs := Resilience{Enabled: true, MaxAttempts: 3}
+	withSession := StepResult{SessionID: "S"}
+	full := StepResult{SessionID: "S", Retired: []string{"a", "b"}}
+	tests := []struct {
+		name      string
+		err       error
+		text      string
+		cancelled bool
+		res       StepResult
+		attempt   int
+		rs        Resilience
+		want      next
+	}{
+		{"success", nil, "", false, withSession, 1, rs, stepDone},
+		{"cancelled", &APIError{Status: 529}, "", true, withSession, 1, rs, stepDone},
+		{"interrupted", fmt.Errorf("x: %w", ErrInterrupted), "", false, withSession, 1, rs, stepResume},
+		{"interrupted before a session", ErrInterrupted, "", false, StepResult{}, 1, rs, stepDone},
+		{"handoff due", ErrHandoffDue, "", false, withSession, 1, rs, stepHandoff},
+		{"overflow", &APIError{Status: 400, Text: "Prompt is too long"}, "", false, withSession, 1, rs, stepHandoff},
+		{"full again", ErrHandoffDue, "", false, full, 1, rs, stepExhausted},
+		{"transient", &APIError{Status: 529, Text: "Overloaded"}, "", false, withSession, 1, rs, stepRetry},
+		{"transient, last attempt", &APIError{Status: 529, Text: "Overloaded"}, "", false, withSession, 3, rs, stepDone},
+		{"transient, resilience off", &ExitError{Code: -1, Signal: "killed"}, "", false, withSession, 1, Resilience{}, stepDone},
+		{"auth", &APIError{Status: 401, Text: "Invalid API key"}, "", false, withSession, 1, rs, stepDone},
+		{"start", &StartError{Reason: "no system/init"}, "", false, StepResult{}, 1, rs, stepDone},
+	}
+	for _, tc := range tests {
+		if got, _ := decide(tc.err, tc.text, tc.cancelled, tc.res, tc.attempt, hp, tc.rs); got != tc.want {
+			t.Errorf("%s: decide = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	if got, _ := decide(ErrHandoffDue, "", false, withSession, 1, HandoffPolicy{}, rs); got == stepHandoff {
+		t.Error("control: no handoff with the policy off")
 	}
 }

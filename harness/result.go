@@ -51,5 +51,6 @@ type RunOptions struct {
 //
 //	func (r *Runtime) Run(ctx context.Context, spec AgentSpec, prompt string, opts RunOptions) (StepResult, error)
 //
-// The error is non-nil only when the step could not be attempted at all
-// (bad spec, no claude); a failed step returns OK=false with Error set.
+// The error is non-nil only when the manifest cannot be written; a failed
+// step (bad spec, claude that cannot start, API error, cancelled context)
+// returns OK=false with Error set.

@@ -174,34 +174,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("harness: run dir: %w", err)
 	}
-	if o.StartTimeout <= 0 {
-		o.StartTimeout = 60 * time.Second
-	}
-	// Zero fields of enabled policies take the seed's defaults, so that a
-	// hand-built policy cannot hand off at 10k tokens or never retry.
-	if o.Handoff.Enabled {
-		if o.Handoff.Window <= 0 {
-			o.Handoff.Window = DefaultWindow()
-		}
-		if o.Handoff.MaxGenerations <= 0 {
-			o.Handoff.MaxGenerations = 8
-		}
-	}
-	if o.Resilience.Enabled {
-		def := NewResilience()
-		if o.Resilience.MaxAttempts <= 0 {
-			o.Resilience.MaxAttempts = def.MaxAttempts
-		}
-		if o.Resilience.BaseDelay <= 0 {
-			o.Resilience.BaseDelay = def.BaseDelay
-		}
-		if o.Resilience.MaxDelay <= 0 {
-			o.Resilience.MaxDelay = def.MaxDelay
-		}
-		if o.Resilience.ResumePrompt == "" {
-			o.Resilience.ResumePrompt = def.ResumePrompt
-		}
-	}
+	o = withDefaults(o)
 	env := o.Env
 	if env == nil {
 		env = os.Environ()
@@ -228,49 +201,97 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	if r.run == "" {
 		r.run = NewRunID()
 	}
-	if err := os.MkdirAll(filepath.Join(runDir, r.run), 0o755); err != nil {
-		return nil, fmt.Errorf("harness: run dir: %w", err)
-	}
-	if o.Portable {
-		r.configDir = filepath.Join(runDir, "claude-config")
-		r.project = ProjectKey(ws)
-		if err := os.MkdirAll(r.configDir, 0o700); err != nil {
-			return nil, fmt.Errorf("harness: config dir: %w", err)
-		}
-		if err := r.copyCredentials(getenv); err != nil {
-			return nil, err
-		}
-	}
-	if wb := o.Workbench; wb != nil {
-		// Hook commands and prompts name the workbench: make it absolute.
-		if wb.Workspace, err = filepath.Abs(wb.Workspace); err != nil {
-			return nil, fmt.Errorf("harness: workbench: %w", err)
-		}
-		if wb.Home != "" {
-			if wb.Home, err = filepath.Abs(wb.Home); err != nil {
-				return nil, fmt.Errorf("harness: workbench: %w", err)
-			}
-		}
-		if err := wb.Ensure(); err != nil {
-			return nil, err
-		}
-	}
-	if o.OpenStore != nil && !o.NoStore {
-		st, err := o.OpenStore(ctx, filepath.Join(runDir, "sessions.db"), StoreOptions{Workspace: ws, Trim: o.Trim, Ephemeral: o.Ephemeral, KeepDenials: o.KeepDenials})
-		if err != nil {
-			return nil, fmt.Errorf("harness: session store: %w", err)
-		}
-		r.store = st
-	}
-	if r.events, err = openEventLog(filepath.Join(runDir, r.run, "events.jsonl")); err != nil {
-		r.Close()
+	if err := r.prepareDirs(getenv); err != nil {
 		return nil, err
 	}
-	if r.sock, err = startReportServer(r.onReport); err != nil {
+	if err := r.open(ctx); err != nil {
 		r.Close()
 		return nil, err
 	}
 	return r, nil
+}
+
+// withDefaults gives zero fields of enabled policies the seed's defaults,
+// so that a hand-built policy cannot hand off at 10k tokens or never retry.
+func withDefaults(o Options) Options {
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 60 * time.Second
+	}
+	if o.Handoff.Enabled {
+		if o.Handoff.Window <= 0 {
+			o.Handoff.Window = DefaultWindow()
+		}
+		if o.Handoff.MaxGenerations <= 0 {
+			o.Handoff.MaxGenerations = 8
+		}
+	}
+	if o.Resilience.Enabled {
+		def := NewResilience()
+		if o.Resilience.MaxAttempts <= 0 {
+			o.Resilience.MaxAttempts = def.MaxAttempts
+		}
+		if o.Resilience.BaseDelay <= 0 {
+			o.Resilience.BaseDelay = def.BaseDelay
+		}
+		if o.Resilience.MaxDelay <= 0 {
+			o.Resilience.MaxDelay = def.MaxDelay
+		}
+		if o.Resilience.ResumePrompt == "" {
+			o.Resilience.ResumePrompt = def.ResumePrompt
+		}
+	}
+	return o
+}
+
+// prepareDirs makes the run's directory, the portable config dir (with the
+// user's login copied in) and the workbench.
+func (r *Runtime) prepareDirs(getenv func(string) string) error {
+	if err := os.MkdirAll(filepath.Join(r.runDir, r.run), 0o755); err != nil {
+		return fmt.Errorf("harness: run dir: %w", err)
+	}
+	if r.opts.Portable {
+		r.configDir = filepath.Join(r.runDir, "claude-config")
+		r.project = ProjectKey(r.workspace)
+		if err := os.MkdirAll(r.configDir, 0o700); err != nil {
+			return fmt.Errorf("harness: config dir: %w", err)
+		}
+		if err := r.copyCredentials(getenv); err != nil {
+			return err
+		}
+	}
+	wb := r.opts.Workbench
+	if wb == nil {
+		return nil
+	}
+	// Hook commands and prompts name the workbench: make it absolute.
+	var err error
+	if wb.Workspace, err = filepath.Abs(wb.Workspace); err != nil {
+		return fmt.Errorf("harness: workbench: %w", err)
+	}
+	if wb.Home != "" {
+		if wb.Home, err = filepath.Abs(wb.Home); err != nil {
+			return fmt.Errorf("harness: workbench: %w", err)
+		}
+	}
+	return wb.Ensure()
+}
+
+// open opens the session store (when one is wired in), the events file and
+// the report socket.
+func (r *Runtime) open(ctx context.Context) error {
+	if o := r.opts; o.OpenStore != nil && !o.NoStore {
+		st, err := o.OpenStore(ctx, filepath.Join(r.runDir, "sessions.db"), StoreOptions{Workspace: r.workspace, Trim: o.Trim, Ephemeral: o.Ephemeral, KeepDenials: o.KeepDenials})
+		if err != nil {
+			return fmt.Errorf("harness: session store: %w", err)
+		}
+		r.store = st
+	}
+	var err error
+	if r.events, err = openEventLog(r.EventsPath()); err != nil {
+		return err
+	}
+	r.sock, err = startReportServer(r.onReport)
+	return err
 }
 
 // copyCredentials puts the user's login into the portable config dir

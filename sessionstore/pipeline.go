@@ -247,12 +247,49 @@ func (p *plan) render(src source, emit func([]byte) error) error {
 	return err
 }
 
+// editBlock is one content block of a line being edited.
+type editBlock struct {
+	raw  string
+	drop bool
+	sp   *splice // content edit, offsets in the line
+}
+
 // edit applies the plan to line i.
 func (p *plan) edit(i int, raw []byte) ([]byte, error) {
-	m := &p.sc.lines[i]
 	line := view(raw)
-	var sp []splice
-	var content string
+	sp, content := p.editParent(i, line)
+	if !strings.HasPrefix(content, "[") {
+		return applySplices(raw, sp), nil
+	}
+	var blocks []editBlock
+	dropped := false
+	var err error
+	elements(content, func(b string) bool {
+		var bk editBlock
+		if bk, err = p.editContentBlock(&p.sc.lines[i], line, b); err != nil {
+			return false
+		}
+		dropped = dropped || bk.drop
+		blocks = append(blocks, bk)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !dropped {
+		for _, b := range blocks {
+			if b.sp != nil {
+				sp = append(sp, *b.sp)
+			}
+		}
+		return applySplices(raw, sp), nil
+	}
+	return applySplices(raw, append(sp, rebuildContent(line, content, blocks))), nil
+}
+
+// editParent relinks line i's parentUuid when the plan says so, and finds
+// its message content.
+func (p *plan) editParent(i int, line string) (sp []splice, content string) {
 	members(line, func(k, v string) bool {
 		switch k {
 		case "parentUuid":
@@ -275,85 +312,79 @@ func (p *plan) edit(i int, raw []byte) ([]byte, error) {
 		}
 		return true
 	})
-	if !strings.HasPrefix(content, "[") {
-		return applySplices(raw, sp), nil
-	}
-	type blk struct {
-		raw  string
-		drop bool
-		sp   *splice // content edit, offsets in the line
-	}
-	var blocks []blk
-	dropped := false
-	var err error
-	elements(content, func(b string) bool {
-		bk := blk{raw: b}
-		var typ, id, body string
-		members(b, func(k, v string) bool {
-			switch k {
-			case "type":
-				typ = str(v)
-			case "id", "tool_use_id":
-				id = str(v)
-			case "content":
-				body = v
-			}
-			return true
-		})
-		if typ != "tool_use" && typ != "tool_result" {
-			id = ""
+	return sp, content
+}
+
+// editContentBlock decides one content block b of line (entry m): dropped,
+// expired, trimmed into a spill file, or kept.
+func (p *plan) editContentBlock(m *lineMeta, line, b string) (editBlock, error) {
+	bk := editBlock{raw: b}
+	var typ, id, body string
+	members(b, func(k, v string) bool {
+		switch k {
+		case "type":
+			typ = str(v)
+		case "id", "tool_use_id":
+			id = str(v)
+		case "content":
+			body = v
 		}
-		exp, expired := p.expire[id]
-		at := offsetIn(line, body)
-		switch {
-		case id != "" && p.dropBlock[id]:
-			bk.drop, dropped = true, true
-		case typ != "tool_result" || m.typ != "user" || m.compact || id == "":
-		case expired:
-			v, _ := json.Marshal(exp)
-			bk.sp = &splice{at, at + len(body), v}
-			p.rep.Expired++
-			p.rep.ExpiredBytes += len(body)
-		case p.trim[id] > 0:
-			var file, head string
-			var from, to int
-			var werr error
-			if strings.HasPrefix(body, "\"") {
-				file, from, to, werr = p.spill.addJSON(id, body)
-				head = str(body[:rawPrefix(body, p.preview)] + "\"")
-			} else {
-				text, _ := plainText(body)
-				file, from, to, werr = p.spill.add(id, text)
-				head = text
-			}
-			if werr != nil {
-				err = fmt.Errorf("trim: %w", werr)
-				return false
-			}
-			pointer := fmt.Sprintf("[trimmed on resume: %d chars moved to %s lines %d-%d — Read that file (offset %d, limit %d) for the full text]",
-				p.trim[id], file, from, to, from, to-from+1)
-			if p.preview > 0 {
-				pointer += "\n" + clipRunes(head, p.preview)
-			}
-			bk.sp = &splice{at, at + len(body), replaceText(body, pointer)}
-			p.rep.Trimmed++
-			p.rep.TrimmedBytes += len(body)
-		}
-		blocks = append(blocks, bk)
 		return true
 	})
-	if err != nil {
-		return nil, err
+	if typ != "tool_use" && typ != "tool_result" {
+		id = ""
 	}
-	if !dropped {
-		for _, b := range blocks {
-			if b.sp != nil {
-				sp = append(sp, *b.sp)
-			}
+	exp, expired := p.expire[id]
+	at := offsetIn(line, body)
+	switch {
+	case id != "" && p.dropBlock[id]:
+		bk.drop = true
+	case typ != "tool_result" || m.typ != "user" || m.compact || id == "":
+	case expired:
+		v, _ := json.Marshal(exp)
+		bk.sp = &splice{at, at + len(body), v}
+		p.rep.Expired++
+		p.rep.ExpiredBytes += len(body)
+	case p.trim[id] > 0:
+		with, err := p.trimBody(id, body)
+		if err != nil {
+			return bk, err
 		}
-		return applySplices(raw, sp), nil
+		bk.sp = &splice{at, at + len(body), with}
 	}
-	// Rebuild the content array from the blocks that stay.
+	return bk, nil
+}
+
+// trimBody moves a tool result's body into the spill file and returns the
+// pointer text that replaces it.
+func (p *plan) trimBody(id, body string) ([]byte, error) {
+	var file, head string
+	var from, to int
+	var err error
+	if strings.HasPrefix(body, "\"") {
+		file, from, to, err = p.spill.addJSON(id, body)
+		head = str(body[:rawPrefix(body, p.preview)] + "\"")
+	} else {
+		text, _ := plainText(body)
+		file, from, to, err = p.spill.add(id, text)
+		head = text
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trim: %w", err)
+	}
+	pointer := fmt.Sprintf("[trimmed on resume: %d chars moved to %s lines %d-%d — Read that file (offset %d, limit %d) for the full text]",
+		p.trim[id], file, from, to, from, to-from+1)
+	if p.preview > 0 {
+		pointer += "\n" + clipRunes(head, p.preview)
+	}
+	p.rep.Trimmed++
+	p.rep.TrimmedBytes += len(body)
+	return replaceText(body, pointer), nil
+}
+
+// rebuildContent is the splice that replaces line's content array with the
+// blocks that stay.
+func rebuildContent(line, content string, blocks []editBlock) splice {
 	arr := []byte{'['}
 	for _, b := range blocks {
 		if b.drop {
@@ -371,8 +402,7 @@ func (p *plan) edit(i int, raw []byte) ([]byte, error) {
 	}
 	arr = append(arr, ']')
 	at := offsetIn(line, content)
-	sp = append(sp, splice{at, at + len(content), arr})
-	return applySplices(raw, sp), nil
+	return splice{at, at + len(content), arr}
 }
 
 // rawPrefix is how much of the JSON string literal raw (without its closing
