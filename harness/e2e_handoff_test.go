@@ -165,7 +165,9 @@ func TestRun_Interrupt(t *testing.T) {
 					case inFlight <- struct{}{}:
 					default:
 					}
-					return scripted.Reply{Text: "TOO_SLOW", DelayMS: 20_000}
+					// Never within the run's deadline: a step that ends at all
+					// was cut by the interrupt.
+					return scripted.Reply{Text: "TOO_SLOW", DelayMS: 10 * 60_000}
 				}}}})
 			rt := newRuntime(t, b, nil)
 			interrupt := func() {
@@ -189,16 +191,12 @@ func TestRun_Interrupt(t *testing.T) {
 					}
 				}()
 			}
-			start := time.Now()
 			res, err := rt.Run(runCtx(t), harness.NewAgentSpec("plain", "x"), "pick a colour", harness.RunOptions{OnEvent: onEvent})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !res.OK || res.Text != "AFTER_INTERRUPT" || res.Attempts != 1 || len(res.Errors) != 1 || res.Errors[0] != harness.Interrupted {
 				t.Fatalf("result = %+v", res)
-			}
-			if d := time.Since(start); d > 15*time.Second {
-				t.Errorf("took %s: the interrupt did not cut the slow reply", d)
 			}
 			reqs := b.Model.Requests()
 			last := reqs[len(reqs)-1]

@@ -218,6 +218,18 @@ func TestMachine_Start(t *testing.T) {
 			t.Fatalf("outcome %v", err)
 		}
 	})
+	t.Run("dies as the timeout fires", func(t *testing.T) {
+		c := &clock{now: time.Unix(1e9, 0)}
+		s := &stream{timing: defaultTiming(time.Second)}
+		s.begin(c.now)
+		s.tick(c.step(time.Second))
+		if err := s.outcome(false, 3, "", "boom"); err.Error() != "harness: start: claude exited before system/init (exit 3): boom" {
+			t.Fatalf("a death of its own at the timeout: %v", err)
+		}
+		if err := s.outcome(false, -1, "terminated", ""); !strings.Contains(err.Error(), "no system/init from claude within 1s") {
+			t.Fatalf("control, stopped by us: %v", err)
+		}
+	})
 	t.Run("init in time", func(t *testing.T) {
 		c := &clock{now: time.Unix(1e9, 0)}
 		s := &stream{timing: defaultTiming(time.Second)}

@@ -34,6 +34,7 @@ type stream struct {
 	resultsAtInt  int   // results seen when the last interrupt was sent
 	stoppedForInt bool  // the CLI did not end the turn within the grace
 	forced        bool  // stdout closed by us after the leader died
+	startTimedOut bool  // the failure is the start timeout
 	exited        bool
 
 	// Deadlines; zero is none.
@@ -140,6 +141,7 @@ func (s *stream) tick(now time.Time) action {
 		return true
 	}
 	if passed(&s.startBy) && !s.sawInit {
+		s.startTimedOut = s.failure == nil
 		s.fail(&StartError{Reason: fmt.Sprintf("no system/init from claude within %s", s.timing.start)})
 		act |= s.stop(now)
 	}
@@ -190,6 +192,10 @@ func (s *stream) fail(err error) {
 func (s *stream) outcome(humanInt bool, code int, signal, stderr string) error {
 	var start *StartError
 	switch {
+	case errors.As(s.failure, &start) && s.startTimedOut && code >= 0:
+		// It exited by itself while the timeout fired: its death tells more.
+		ex := ExitError{Code: code}
+		return &StartError{Reason: fmt.Sprintf("claude exited before system/init (%s)", ex.how()), Stderr: stderr}
 	case errors.As(s.failure, &start):
 		if start.Stderr == "" {
 			start.Stderr = stderr
