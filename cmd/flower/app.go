@@ -97,6 +97,8 @@ func NewApp(e *cmdEnv) *cli.App {
 		Flags:     root.Flags,
 		Action:    root.Action,
 		UsageText: root.UsageText,
+		// The root's flags belong to the flow, not to every command.
+		CustomAppHelpTemplate: strings.ReplaceAll(cli.AppHelpTemplate, "GLOBAL OPTIONS:", `FLAGS of flower "what you want" (each command has its own: flower help COMMAND):`),
 		// Errors are mapped to exit codes in Main, so deferred cleanup always runs.
 		ExitErrHandler: func(*cli.Context, error) {},
 		HideVersion:    true, // -v/--version is the root command's own flag

@@ -189,7 +189,7 @@ func TestHelpAndVersionAnswerAtOnce(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"help"}, []string{"flower [flags] \"what you want\"", "step", "sessions", "--isolate"}},
+		{[]string{"help"}, []string{"flower [flags] \"what you want\"", "step", "sessions", "--isolate", "FLAGS of flower"}},
 		{[]string{"--help"}, []string{"flower [flags] \"what you want\""}},
 		{[]string{"help", "step"}, []string{"flower step", "--max-turns", "PROMPT|-"}},
 		{[]string{"step", "x", "--help"}, []string{"flower step", "--max-turns"}},
