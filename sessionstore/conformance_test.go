@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/flowerhq/flower/internal/pgtest"
 	"github.com/flowerhq/flower/sessionstore"
 	"github.com/flowerhq/flower/sessionstore/storetest"
 )
@@ -18,6 +19,22 @@ func openTemp(t *testing.T, opts ...sessionstore.Option) *sessionstore.Store {
 	return s
 }
 
+// openPG opens a store on a fresh PostgreSQL database of the test cluster.
+func openPG(t *testing.T, opts ...sessionstore.Option) *sessionstore.Store {
+	t.Helper()
+	s, err := sessionstore.OpenURL(t.Context(), pgtest.URL(t), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Store { return openTemp(t) })
+}
+
+// TestConformancePostgres: the same 14 contracts on a real PostgreSQL.
+func TestConformancePostgres(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Store { return openPG(t) })
 }

@@ -144,12 +144,12 @@ type metaSource struct {
 // row without usable facts is parsed from its entry.
 func (s *Store) factSource(ctx context.Context, key Key, upTo int64) metaSource {
 	var hint int
-	s.db.QueryRowContext(ctx, `SELECT count(*) FROM entries
-		WHERE project_key = ? AND session_id = ? AND subpath = ? AND seq <= ?`,
+	s.db.QueryRowContext(ctx, s.q(`SELECT count(*) FROM entries
+		WHERE project_key = ? AND session_id = ? AND subpath = ? AND seq <= ?`),
 		key.ProjectKey, key.SessionID, key.Subpath, upTo).Scan(&hint) // only a hint: an error just means no hint
 	return metaSource{hint: hint, each: func(each func(lineMeta) error) error {
-		rows, err := s.db.QueryContext(ctx, `SELECT seq, facts FROM entries
-			WHERE project_key = ? AND session_id = ? AND subpath = ? AND seq <= ? ORDER BY seq`,
+		rows, err := s.db.QueryContext(ctx, s.q(`SELECT seq, facts FROM entries
+			WHERE project_key = ? AND session_id = ? AND subpath = ? AND seq <= ? ORDER BY seq`),
 			key.ProjectKey, key.SessionID, key.Subpath, upTo)
 		if err != nil {
 			return err
@@ -164,7 +164,7 @@ func (s *Store) factSource(ctx context.Context, key Key, upTo int64) metaSource 
 			m, ok := decodeFacts(facts.String)
 			if !ok {
 				var entry []byte
-				if err := s.db.QueryRowContext(ctx, "SELECT entry FROM entries WHERE seq = ?", seq).Scan(&entry); err != nil {
+				if err := s.db.QueryRowContext(ctx, s.q("SELECT entry FROM entries WHERE seq = ?"), seq).Scan(&entry); err != nil {
 					return err
 				}
 				m = parseLine(entry)

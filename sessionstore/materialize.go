@@ -128,8 +128,8 @@ func (s *Store) materializeOne(file string, metas metaSource, src source) (TrimR
 // to it, so rows appended meanwhile do not shift the second pass.
 func (s *Store) lastSeq(ctx context.Context, key Key) (int64, error) {
 	var seq sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `SELECT max(seq) FROM entries
-		WHERE project_key = ? AND session_id = ? AND subpath = ?`, key.ProjectKey, key.SessionID, key.Subpath).Scan(&seq)
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT max(seq) FROM entries
+		WHERE project_key = ? AND session_id = ? AND subpath = ?`), key.ProjectKey, key.SessionID, key.Subpath).Scan(&seq)
 	if err != nil {
 		return 0, err
 	}
@@ -149,10 +149,10 @@ func (s *Store) rowSource(ctx context.Context, key Key, upTo int64) source {
 		return conn.Raw(func(dc any) error {
 			qc, ok := dc.(driver.QueryerContext)
 			if !ok {
-				return fmt.Errorf("sqlite driver cannot query")
+				return fmt.Errorf("database driver cannot query")
 			}
-			rows, err := qc.QueryContext(ctx, `SELECT entry FROM entries
-				WHERE project_key = ? AND session_id = ? AND subpath = ? AND seq <= ? ORDER BY seq`,
+			rows, err := qc.QueryContext(ctx, s.q(`SELECT entry FROM entries
+				WHERE project_key = ? AND session_id = ? AND subpath = ? AND seq <= ? ORDER BY seq`),
 				[]driver.NamedValue{{Ordinal: 1, Value: key.ProjectKey}, {Ordinal: 2, Value: key.SessionID},
 					{Ordinal: 3, Value: key.Subpath}, {Ordinal: 4, Value: upTo}})
 			if err != nil {

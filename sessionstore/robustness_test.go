@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowerhq/flower/internal/pgtest"
 	"github.com/flowerhq/flower/sessionstore"
 )
 
@@ -26,7 +27,7 @@ func TestMain(m *testing.M) {
 	if h := os.Getenv("SESSIONSTORE_HELPER"); h != "" {
 		os.Exit(helpers[h](os.Args[len(os.Args)-3:]))
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 var helperKey = sessionstore.Key{ProjectKey: "proj", SessionID: "shared"}
@@ -41,10 +42,10 @@ func helperBatch(tag string, i int) []json.RawMessage {
 }
 
 var helpers = map[string]func(args []string) int{
-	// append DB TAG N: N batches of 5 entries under helperKey.
+	// append URL TAG N: N batches of 5 entries under helperKey.
 	"append": func(args []string) int {
 		n, _ := strconv.Atoi(args[2])
-		s, err := sessionstore.Open(args[0])
+		s, err := sessionstore.OpenURL(context.Background(), args[0])
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2

@@ -84,11 +84,13 @@ type FoldFunc func(prev map[string]any, key Key, entries []json.RawMessage) map[
 // package prefix. By default they go to log.Printf as "sessionstore: …".
 type Logf func(format string, args ...any)
 
-// Store is a session store backed by one SQLite file. It is safe for
-// concurrent use, also by several processes on one file.
+// Store is a session store backed by one SQLite file or one PostgreSQL
+// database. It is safe for concurrent use, also by several processes on one
+// file or database.
 type Store struct {
 	db        *sql.DB
-	path      string
+	pg        bool   // PostgreSQL: $n placeholders, the database's clock
+	path      string // the file, or the URL with its password masked
 	workspace string
 	trim      TrimPolicy
 	ephemeral EphemeralPolicy
@@ -102,7 +104,7 @@ type Store struct {
 	report   TrimReport
 }
 
-// Option configures Open.
+// Option configures Open and OpenURL.
 type Option func(*Store)
 
 // WithWorkspace sets the workspace the trim stage spills into
@@ -126,19 +128,7 @@ func WithLogf(f Logf) Option { return func(s *Store) { s.logf = f } }
 
 // Open opens (creating if needed) the store at path and migrates it.
 func Open(path string, opts ...Option) (*Store, error) {
-	s := &Store{
-		path:      path,
-		workspace: ".",
-		trim:      DefaultTrimPolicy(),
-		ephemeral: DefaultEphemeralPolicy(),
-		prune:     DefaultPrunePolicy(),
-		fold:      FoldSummary,
-		logf:      func(format string, a ...any) { log.Printf("sessionstore: "+format, a...) },
-		now:       time.Now,
-	}
-	for _, o := range opts {
-		o(s)
-	}
+	s := newStore(path, opts)
 	q := url.Values{}
 	q.Set("_busy_timeout", "30000")
 	q.Set("_synchronous", "NORMAL")
@@ -158,6 +148,33 @@ func Open(path string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
+// newStore is a Store with the default policies and opts applied, not yet
+// connected.
+func newStore(path string, opts []Option) *Store {
+	s := &Store{
+		path:      path,
+		workspace: ".",
+		trim:      DefaultTrimPolicy(),
+		ephemeral: DefaultEphemeralPolicy(),
+		prune:     DefaultPrunePolicy(),
+		fold:      FoldSummary,
+		logf:      func(format string, a ...any) { log.Printf("sessionstore: "+format, a...) },
+		now:       time.Now,
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// q adapts a query written with ? placeholders to the backend.
+func (s *Store) q(query string) string {
+	if s.pg {
+		return rebind(query)
+	}
+	return query
+}
+
 // Close closes the database.
 func (s *Store) Close() error {
 	if err := s.db.Close(); err != nil {
@@ -166,24 +183,34 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Path is the database file.
+// Path is the database file, or the PostgreSQL URL with its password masked.
 func (s *Store) Path() string { return s.path }
 
 // nextMTime is the seed's _next_mtime: now in epoch ms, but always above every
 // mtime already in the database and every one this process issued, so
 // list_sessions and summaries share one strictly monotonic clock. It runs
-// inside the write transaction, which serializes it across processes.
+// inside the write transaction, which serializes it across processes. On
+// PostgreSQL "now" is the database's clock, not this machine's.
 func (s *Store) nextMTime(ctx context.Context, tx *sql.Tx) (int64, error) {
-	var dbMax sql.NullInt64
-	if err := tx.QueryRowContext(ctx, "SELECT max(mtime) FROM meta").Scan(&dbMax); err != nil {
-		return 0, err
+	var t int64
+	if s.pg {
+		pt, err := pgNextMTime(ctx, tx)
+		if err != nil {
+			return 0, err
+		}
+		t = pt
+	} else {
+		var dbMax sql.NullInt64
+		if err := tx.QueryRowContext(ctx, "SELECT max(mtime) FROM meta").Scan(&dbMax); err != nil {
+			return 0, err
+		}
+		t = s.now().UnixMilli()
+		if dbMax.Valid && t <= dbMax.Int64 {
+			t = dbMax.Int64 + 1
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.now().UnixMilli()
-	if dbMax.Valid && t <= dbMax.Int64 {
-		t = dbMax.Int64 + 1
-	}
 	if t <= s.lastTime {
 		t = s.lastTime + 1
 	}
@@ -225,8 +252,8 @@ func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) 
 	if err != nil {
 		return err
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO entries (project_key, session_id, subpath, uuid, mtime, facts, entry)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
+	stmt, err := tx.PrepareContext(ctx, s.q(`INSERT INTO entries (project_key, session_id, subpath, uuid, mtime, facts, entry)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`))
 	if err != nil {
 		return err
 	}
@@ -253,8 +280,8 @@ func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) 
 	if len(inserted) == 0 {
 		return tx.Commit() // all duplicates: nothing changed, the clock stays
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (project_key, session_id, subpath, mtime) VALUES (?, ?, ?, ?)
-		ON CONFLICT (project_key, session_id, subpath) DO UPDATE SET mtime = excluded.mtime`,
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO meta (project_key, session_id, subpath, mtime) VALUES (?, ?, ?, ?)
+		ON CONFLICT (project_key, session_id, subpath) DO UPDATE SET mtime = excluded.mtime`),
 		key.ProjectKey, key.SessionID, key.Subpath, mtime); err != nil {
 		return err
 	}
@@ -269,7 +296,7 @@ func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) 
 func (s *Store) foldSummary(ctx context.Context, tx *sql.Tx, key Key, entries []json.RawMessage, mtime int64) error {
 	var prev map[string]any
 	var raw string
-	switch err := tx.QueryRowContext(ctx, "SELECT data FROM summaries WHERE project_key = ? AND session_id = ?",
+	switch err := tx.QueryRowContext(ctx, s.q("SELECT data FROM summaries WHERE project_key = ? AND session_id = ?"),
 		key.ProjectKey, key.SessionID).Scan(&raw); {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
@@ -283,8 +310,8 @@ func (s *Store) foldSummary(ctx context.Context, tx *sql.Tx, key Key, entries []
 	if err != nil {
 		return fmt.Errorf("summary of %s: %w", key, err)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO summaries (project_key, session_id, mtime, data) VALUES (?, ?, ?, ?)
-		ON CONFLICT (project_key, session_id) DO UPDATE SET mtime = excluded.mtime, data = excluded.data`,
+	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO summaries (project_key, session_id, mtime, data) VALUES (?, ?, ?, ?)
+		ON CONFLICT (project_key, session_id) DO UPDATE SET mtime = excluded.mtime, data = excluded.data`),
 		key.ProjectKey, key.SessionID, mtime, string(data))
 	return err
 }
@@ -295,8 +322,8 @@ func (s *Store) Load(ctx context.Context, key Key) ([]json.RawMessage, error) {
 	if err := key.validate(); err != nil {
 		return nil, fmt.Errorf("sessionstore: load: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT entry FROM entries
-		WHERE project_key = ? AND session_id = ? AND subpath = ? ORDER BY seq`,
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT entry FROM entries
+		WHERE project_key = ? AND session_id = ? AND subpath = ? ORDER BY seq`),
 		key.ProjectKey, key.SessionID, key.Subpath)
 	if err != nil {
 		return nil, fmt.Errorf("sessionstore: load %s: %w", key, err)
@@ -319,8 +346,8 @@ func (s *Store) Load(ctx context.Context, key Key) ([]json.RawMessage, error) {
 // ListSessions lists the main sessions of projectKey (never subagent
 // transcripts), newest first.
 func (s *Store) ListSessions(ctx context.Context, projectKey string) ([]SessionInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, mtime FROM meta
-		WHERE project_key = ? AND subpath = '' ORDER BY mtime DESC`, projectKey)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT session_id, mtime FROM meta
+		WHERE project_key = ? AND subpath = '' ORDER BY mtime DESC`), projectKey)
 	if err != nil {
 		return nil, fmt.Errorf("sessionstore: list sessions: %w", err)
 	}
@@ -342,8 +369,8 @@ func (s *Store) ListSessions(ctx context.Context, projectKey string) ([]SessionI
 // ListSessionSummaries returns the summary of every main session of
 // projectKey, newest first.
 func (s *Store) ListSessionSummaries(ctx context.Context, projectKey string) ([]Summary, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, mtime, data FROM summaries
-		WHERE project_key = ? ORDER BY mtime DESC`, projectKey)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT session_id, mtime, data FROM summaries
+		WHERE project_key = ? ORDER BY mtime DESC`), projectKey)
 	if err != nil {
 		return nil, fmt.Errorf("sessionstore: list summaries: %w", err)
 	}
@@ -387,12 +414,12 @@ func (s *Store) delete(ctx context.Context, key Key) error {
 	where, args := "project_key = ? AND session_id = ? AND subpath = ?", []any{key.ProjectKey, key.SessionID, key.Subpath}
 	if key.Subpath == "" {
 		where, args = "project_key = ? AND session_id = ?", args[:2]
-		if _, err := tx.ExecContext(ctx, "DELETE FROM summaries WHERE "+where, args...); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q("DELETE FROM summaries WHERE "+where), args...); err != nil {
 			return err
 		}
 	}
 	for _, table := range []string{"entries", "meta"} {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE "+where, args...); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q("DELETE FROM "+table+" WHERE "+where), args...); err != nil {
 			return err
 		}
 	}
@@ -410,8 +437,8 @@ func (s *Store) ListSubkeys(ctx context.Context, key Key) ([]string, error) {
 }
 
 func (s *Store) subkeys(ctx context.Context, key Key) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT subpath FROM meta
-		WHERE project_key = ? AND session_id = ? AND subpath != '' ORDER BY subpath`, key.ProjectKey, key.SessionID)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT subpath FROM meta
+		WHERE project_key = ? AND session_id = ? AND subpath != '' ORDER BY subpath`), key.ProjectKey, key.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -438,10 +465,10 @@ type SessionRef struct {
 
 // Sessions lists every main session in the store, newest first.
 func (s *Store) Sessions(ctx context.Context) ([]SessionRef, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT m.project_key, m.session_id, m.mtime,
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT m.project_key, m.session_id, m.mtime,
 		(SELECT count(*) FROM entries e WHERE e.project_key = m.project_key AND e.session_id = m.session_id AND e.subpath = ''),
 		(SELECT count(*) FROM meta x WHERE x.project_key = m.project_key AND x.session_id = m.session_id AND x.subpath != '')
-		FROM meta m WHERE m.subpath = '' ORDER BY m.mtime DESC`)
+		FROM meta m WHERE m.subpath = '' ORDER BY m.mtime DESC`))
 	if err != nil {
 		return nil, fmt.Errorf("sessionstore: sessions: %w", err)
 	}
@@ -467,8 +494,8 @@ func (s *Store) Find(ctx context.Context, id string) (Key, error) {
 	if id == "" {
 		return Key{}, fmt.Errorf("sessionstore: find: empty session id: %w", ErrNotFound)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT project_key, session_id FROM meta
-		WHERE subpath = '' AND (session_id = ? OR substr(session_id, 1, ?) = ?) ORDER BY session_id = ? DESC, mtime DESC`,
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT project_key, session_id FROM meta
+		WHERE subpath = '' AND (session_id = ? OR substr(session_id, 1, ?) = ?) ORDER BY session_id = ? DESC, mtime DESC`),
 		id, len(id), id, id)
 	if err != nil {
 		return Key{}, fmt.Errorf("sessionstore: find %q: %w", id, err)

@@ -1,0 +1,264 @@
+// Package pgtest runs a throwaway PostgreSQL cluster for one test binary and
+// hands each test a fresh, empty database in it.
+//
+// Lifecycle: a package that uses it calls Main from its TestMain
+// (os.Exit(pgtest.Main(m))). The first test that calls URL starts the
+// cluster — initdb into a new temp folder (as the `postgres` user when the
+// tests run as root; the folder is chowned to it), then the postgres server
+// as a direct child of the test binary, on a Unix socket in that folder only
+// (listen_addresses=''). Every URL call creates a new database and returns
+// its postgres:// URL (?host=<socket dir>). Main stops the server and
+// removes the folder after the tests, also when they failed; the server runs
+// with a parent-death signal, so even a test binary that crashes or is
+// killed takes it down (no postgres outlives the tests). (The server is
+// started directly rather than through `pg_ctl start`, whose daemonized
+// server would survive a crashed test binary.)
+//
+// Without PostgreSQL (no initdb/postgres on PATH or under
+// /usr/lib/postgresql/<ver>/bin) a test that asks for a database is skipped
+// with a message naming scripts/setup.sh, and fails instead when
+// FLOWER_REQUIRE_POSTGRES=1 (set by .ci/run).
+package pgtest
+
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the database/sql driver "pgx"
+)
+
+// RequireEnv turns a missing PostgreSQL from a skip into a failure.
+const RequireEnv = "FLOWER_REQUIRE_POSTGRES"
+
+var (
+	managed bool // Main is in charge of stopping the cluster
+	once    sync.Once
+	shared  *cluster
+	initErr error
+	dbCount atomic.Int64
+)
+
+// Main runs the tests and then stops the cluster, if a test started one.
+func Main(m *testing.M) int {
+	managed = true
+	code := m.Run()
+	if shared != nil {
+		if err := shared.stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	return code
+}
+
+// URL creates a fresh database in the test binary's cluster and returns its
+// URL. It skips the test without PostgreSQL (fails under
+// FLOWER_REQUIRE_POSTGRES=1) and fails it when the cluster cannot start.
+func URL(t testing.TB) string {
+	t.Helper()
+	if !managed {
+		t.Fatal("pgtest: call pgtest.Main from this package's TestMain, so the cluster is stopped after the tests")
+	}
+	once.Do(func() { shared, initErr = start() })
+	var missing *missingError
+	switch {
+	case errors.As(initErr, &missing) && os.Getenv(RequireEnv) != "1":
+		t.Skipf("SKIPPING: %v (run scripts/setup.sh; %s=1 turns this skip into a failure)", initErr, RequireEnv)
+	case initErr != nil:
+		t.Fatalf("pgtest: %v", initErr)
+	}
+	name := fmt.Sprintf("t%d_%s", dbCount.Add(1), sanitize(t.Name()))
+	if _, err := shared.admin.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatalf("pgtest: create database %s: %v", name, err)
+	}
+	return shared.url(name)
+}
+
+// SocketDir is the cluster's socket folder ("" before a URL call started it).
+func SocketDir() string {
+	if shared == nil {
+		return ""
+	}
+	return shared.dir
+}
+
+type missingError struct{ what string }
+
+func (e *missingError) Error() string { return "PostgreSQL is not installed: " + e.what }
+
+type cluster struct {
+	dir   string // owns data/ and the socket
+	srv   *exec.Cmd
+	done  chan error
+	log   *bytes.Buffer
+	admin *sql.DB
+}
+
+func (c *cluster) url(db string) string {
+	return "postgres://postgres@/" + db + "?host=" + url.QueryEscape(c.dir) + "&sslmode=disable"
+}
+
+// binDir finds the folder holding initdb and postgres: PATH first, then the
+// newest /usr/lib/postgresql/<ver>/bin (where Debian puts them).
+func binDir() (string, error) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(p), "postgres")); err == nil {
+			return filepath.Dir(p), nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	return "", &missingError{"no initdb on PATH or in /usr/lib/postgresql/*/bin"}
+}
+
+func version(binDir string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return v
+}
+
+// credential runs the server as `postgres` when the tests run as root
+// (initdb and postgres refuse to run as root).
+func credential() (*syscall.Credential, int, int, error) {
+	if os.Geteuid() != 0 {
+		return nil, -1, -1, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, 0, 0, &missingError{"running as root and there is no `postgres` user to run the server as"}
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, uid, gid, nil
+}
+
+func start() (*cluster, error) {
+	bin, err := binDir()
+	if err != nil {
+		return nil, err
+	}
+	cred, uid, gid, err := credential()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "flower-pg-")
+	if err != nil {
+		return nil, err
+	}
+	if cred != nil {
+		if err := os.Chown(dir, uid, gid); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	c := &cluster{dir: dir, log: &bytes.Buffer{}, done: make(chan error, 1)}
+	data := filepath.Join(dir, "data")
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust",
+		"--no-sync", "--encoding=UTF8", "--locale=C")
+	initdb.Dir = dir
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
+	}
+	c.srv = exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-k", dir,
+		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
+		"-c", "full_page_writes=off", "-c", "max_connections=200")
+	c.srv.Dir = dir
+	c.srv.Stdout, c.srv.Stderr = c.log, c.log
+	// SIGQUIT: immediate shutdown of the server and its backends if the
+	// test binary dies without calling stop.
+	c.srv.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
+	if err := c.srv.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start postgres: %w", err)
+	}
+	go func() { c.done <- c.srv.Wait() }()
+	if err := c.waitReady(); err != nil {
+		c.stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *cluster) waitReady() error {
+	db, err := sql.Open("pgx", c.url("postgres"))
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case err := <-c.done:
+			c.done <- err
+			return fmt.Errorf("postgres exited: %v\n%s", err, c.log)
+		default:
+		}
+		if err = db.Ping(); err == nil {
+			c.admin = db
+			return nil
+		}
+		if time.Now().After(deadline) {
+			db.Close()
+			return fmt.Errorf("postgres did not accept connections within 60 s: %v\n%s", err, c.log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop shuts the server down fast (SIGINT), waits for it and removes the
+// folder.
+func (c *cluster) stop() error {
+	if c.admin != nil {
+		c.admin.Close()
+	}
+	var err error
+	c.srv.Process.Signal(syscall.SIGINT)
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		syscall.Kill(-c.srv.Process.Pid, syscall.SIGKILL)
+		<-c.done
+		err = fmt.Errorf("postgres did not stop within 30 s; killed")
+	}
+	if rmErr := os.RemoveAll(c.dir); rmErr != nil && err == nil {
+		err = rmErr
+	}
+	return err
+}
+
+// sanitize makes a test name usable in a database name.
+func sanitize(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	out := b.String()
+	return out[:min(len(out), 40)]
+}

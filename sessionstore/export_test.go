@@ -1,0 +1,7 @@
+package sessionstore
+
+import "time"
+
+// WithClock replaces the store's local clock (tests: a machine whose clock
+// is off).
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
