@@ -27,6 +27,31 @@ if ! command -v tmux >/dev/null 2>&1; then
   fi
 fi
 
+# PostgreSQL: the session store's second backend; its tests start a
+# throwaway cluster with initdb/postgres (Debian keeps them in
+# /usr/lib/postgresql/<ver>/bin, off PATH).
+pg_bin() {
+  if command -v initdb >/dev/null 2>&1 && command -v postgres >/dev/null 2>&1; then
+    dirname "$(command -v initdb)"; return 0
+  fi
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k4 -n -r); do
+    if [ -x "$d/initdb" ] && [ -x "$d/postgres" ] && [ -x "$d/pg_ctl" ]; then echo "$d"; return 0; fi
+  done
+  return 1
+}
+if ! pg_bin >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing postgresql (for the PostgreSQL session store tests)"
+    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null 2>&1 || \
+      { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null 2>&1; }) \
+      || die "could not install postgresql with apt-get (the session store tests need initdb and postgres; install them, or run as root with apt reachable)"
+  else
+    die "PostgreSQL is missing (no initdb/postgres on PATH or in /usr/lib/postgresql/*/bin): install it (apt-get install postgresql) — the session store tests need it"
+  fi
+  pg_bin >/dev/null || die "postgresql installed, but initdb/postgres are not in /usr/lib/postgresql/*/bin"
+fi
+pgdir=$(pg_bin)
+
 cli_dir="$root/.claude-cli"
 claude="$cli_dir/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 installed=""
@@ -80,6 +105,7 @@ fi
 cat <<MSG
 setup: done
   claude       $claude ($version)
+  postgresql   $pgdir (test clusters: internal/pgtest)
   flower       $root/bin/flower
 $( [ -x bin/flower-hook ] && echo "  flower-hook  $root/bin/flower-hook" )
 $( [ -x plugin/bin/flower-hook ] && echo "  plugin       $root/plugin   (claude --plugin-dir $root/plugin)" )
