@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"sync"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/wire"
 	"github.com/flowerhq/flower/sessionstore"
 )
 
@@ -25,18 +25,10 @@ func storeURL(c *cli.Context) string {
 	return filepath.Join(c.String(flagStepRunDir.Name), "sessions.db")
 }
 
-// openStore opens the store of c with the given resume policies; warnings
+// openStore opens the store at u with the given resume policies; warnings
 // go to the command's stderr.
 func openStore(ctx context.Context, c *cli.Context, u string, so harness.StoreOptions) (*sessionstore.Store, error) {
-	trim := sessionstore.DefaultTrimPolicy()
-	trim.Enabled = so.Trim
-	eph := sessionstore.DefaultEphemeralPolicy()
-	eph.Enabled = so.Ephemeral
-	prune := sessionstore.DefaultPrunePolicy()
-	prune.KeepDenials = so.KeepDenials
-	return sessionstore.OpenURL(ctx, u, sessionstore.WithWorkspace(so.Workspace), sessionstore.WithTrim(trim),
-		sessionstore.WithEphemeral(eph), sessionstore.WithPrune(prune),
-		sessionstore.WithLogf(func(f string, a ...any) { fmt.Fprintf(c.App.ErrWriter, "flower: "+f+"\n", a...) }))
+	return sessionstore.OpenURL(ctx, u, wire.StoreOptions(so, func(f string, a ...any) { fmt.Fprintf(c.App.ErrWriter, "flower: "+f+"\n", a...) })...)
 }
 
 // withStore hands the Runtime of o the store --store names, opened now,
@@ -57,27 +49,7 @@ func withStore(c *cli.Context, o *harness.Options) (release func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &storeAdapter{s: st}
+	a := wire.Adapt(st)
 	o.OpenStore = func(context.Context, string, harness.StoreOptions) (harness.SessionStore, error) { return a, nil }
 	return func() { a.Close() }, nil
-}
-
-// storeAdapter is a *sessionstore.Store as the Runtime's SessionStore;
-// closing twice is harmless.
-type storeAdapter struct {
-	s    *sessionstore.Store
-	once sync.Once
-	err  error
-}
-
-func (a *storeAdapter) Mirror(ctx context.Context, line []byte) error { return a.s.Mirror(ctx, line) }
-
-func (a *storeAdapter) Materialize(ctx context.Context, projectKey, sessionID, configDir string) error {
-	_, err := a.s.Materialize(ctx, sessionstore.Key{ProjectKey: projectKey, SessionID: sessionID}, configDir)
-	return err
-}
-
-func (a *storeAdapter) Close() error {
-	a.once.Do(func() { a.err = a.s.Close() })
-	return a.err
 }

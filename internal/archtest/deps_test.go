@@ -60,8 +60,8 @@ type rule struct {
 var rules = []rule{
 	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance}},
 	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance}},
-	{pkg: mod + "harness", forbid: []string{"github.com/mattn/go-sqlite3", mod + "sessionstore", mod + "scripted"}},
-	{pkg: mod + "flow", forbid: []string{"github.com/mattn/go-sqlite3", mod + "sessionstore", mod + "scripted"}, forbidDirect: []string{"os/exec"}},
+	{pkg: mod + "harness", forbid: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/stdlib", mod + "sessionstore", mod + "scripted"}},
+	{pkg: mod + "flow", forbid: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/stdlib", mod + "sessionstore", mod + "scripted"}, forbidDirect: []string{"os/exec"}},
 	{pkg: glance, noCgo: true, ours: []string{glance}},
 	{pkg: mod + "sessionstore", forbid: []string{mod + "harness", mod + "flow", mod + "scripted", mod + "hooks"}},
 }

@@ -6,7 +6,7 @@
 // cluster — initdb into a new temp folder (as the `postgres` user when the
 // tests run as root; the folder is chowned to it), then the postgres server
 // as a direct child of the test binary, on a Unix socket in that folder only
-// (listen_addresses=''). Every URL call creates a new database and returns
+// (listen_addresses empty). Every URL call creates a new database and returns
 // its postgres:// URL (?host=<socket dir>). Main stops the server and
 // removes the folder after the tests, also when they failed; the server runs
 // with a parent-death signal, so even a test binary that crashes or is

@@ -1,5 +1,6 @@
 // Package wire plugs what the libraries do not link into a harness.Runtime:
-// the seed's SQLite session store, the copy of the user's login into a
+// the seed's SQLite session store (or any store sessionstore.OpenURL opens,
+// through Adapt), the copy of the user's login into a
 // portable config dir, and the guard self-test against the scripted model.
 // harness and flow stay free of the SQLite driver and of package scripted;
 // the command (and the end-to-end tests) import this package instead.
@@ -13,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"sync"
 
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/sessionstore"
@@ -29,36 +31,47 @@ func Defaults(o *harness.Options) {
 	}
 }
 
-// sqliteStore adapts *sessionstore.Store to harness.SessionStore.
-type sqliteStore struct{ s *sessionstore.Store }
+// Adapt makes an open *sessionstore.Store (either backend) the Runtime's
+// SessionStore; closing it twice is harmless.
+func Adapt(s *sessionstore.Store) harness.SessionStore { return &storeAdapter{s: s} }
 
-func (a sqliteStore) Mirror(ctx context.Context, line []byte) error { return a.s.Mirror(ctx, line) }
+type storeAdapter struct {
+	s    *sessionstore.Store
+	once sync.Once
+	err  error
+}
 
-func (a sqliteStore) Materialize(ctx context.Context, projectKey, sessionID, configDir string) error {
+func (a *storeAdapter) Mirror(ctx context.Context, line []byte) error { return a.s.Mirror(ctx, line) }
+
+func (a *storeAdapter) Materialize(ctx context.Context, projectKey, sessionID, configDir string) error {
 	_, err := a.s.Materialize(ctx, sessionstore.Key{ProjectKey: projectKey, SessionID: sessionID}, configDir)
 	return err
 }
 
-func (a sqliteStore) Close() error { return a.s.Close() }
+func (a *storeAdapter) Close() error {
+	a.once.Do(func() { a.err = a.s.Close() })
+	return a.err
+}
 
-// OpenSQLiteStore is the seed's hard-wired pruning store at path with the
-// Runtime's trim, ephemeral and keep_denials policies.
-func OpenSQLiteStore(_ context.Context, path string, o harness.StoreOptions) (harness.SessionStore, error) {
+// StoreOptions are the sessionstore options of the Runtime's trim,
+// ephemeral and keep_denials policies; warnings go to logf.
+func StoreOptions(o harness.StoreOptions, logf sessionstore.Logf) []sessionstore.Option {
 	trim := sessionstore.DefaultTrimPolicy()
 	trim.Enabled = o.Trim
 	eph := sessionstore.DefaultEphemeralPolicy()
 	eph.Enabled = o.Ephemeral
 	prune := sessionstore.DefaultPrunePolicy()
 	prune.KeepDenials = o.KeepDenials
-	s, err := sessionstore.Open(path,
-		sessionstore.WithWorkspace(o.Workspace),
-		sessionstore.WithTrim(trim),
-		sessionstore.WithEphemeral(eph),
-		sessionstore.WithPrune(prune),
-		sessionstore.WithLogf(func(format string, a ...any) { log.Printf("sessionstore: "+format, a...) }),
-	)
+	return []sessionstore.Option{sessionstore.WithWorkspace(o.Workspace), sessionstore.WithTrim(trim),
+		sessionstore.WithEphemeral(eph), sessionstore.WithPrune(prune), sessionstore.WithLogf(logf)}
+}
+
+// OpenSQLiteStore is the seed's hard-wired pruning store at path with the
+// Runtime's trim, ephemeral and keep_denials policies.
+func OpenSQLiteStore(_ context.Context, path string, o harness.StoreOptions) (harness.SessionStore, error) {
+	s, err := sessionstore.Open(path, StoreOptions(o, func(format string, a ...any) { log.Printf("sessionstore: "+format, a...) })...)
 	if err != nil {
 		return nil, fmt.Errorf("wire: %w", err)
 	}
-	return sqliteStore{s}, nil
+	return Adapt(s), nil
 }
