@@ -1,5 +1,6 @@
-// Package sessionstore keeps Claude Code session transcripts in SQLite and
-// feeds them back, trimmed and repaired, when a session is resumed.
+// Package sessionstore keeps Claude Code session transcripts in SQLite or
+// PostgreSQL and feeds them back, trimmed and repaired, when a session is
+// resumed.
 //
 // It is the Go form of the seed's three-layer store (SqliteSessionStore ←
 // TrimmingSessionStore ← PruningSessionStore): one Store persists, and its
@@ -7,8 +8,12 @@
 //
 // Lifecycle:
 //
-//  1. Open a database file (WAL, busy timeout, embedded migrations). Several
-//     processes may open and append to the same file at once.
+//  1. Open a database file (WAL, busy timeout, embedded migrations), or
+//     OpenURL a path, sqlite://PATH or postgres://… URL (pgx; embedded
+//     migrations under migrations/postgres; the database's clock). Several
+//     processes — on several machines, for PostgreSQL — may open and append
+//     to the same store at once. Both backends are one Store: the same
+//     queries (placeholders rebound), the same pipeline.
 //  2. Write: Mirror each `transcript_mirror` stream-json line the CLI prints
 //     under --session-mirror (or Import an existing JSONL file or a whole
 //     projects folder; or Append entries directly). Rows are stored exactly as
@@ -21,6 +26,9 @@
 //     CLAUDE_CODE_PROJECT_DIR_NAME=<project key> claude --resume=<id>` replays
 //     exactly it; CopyCredentials puts the user's login beside it.
 //  4. Close.
+//
+// For `flower runs --store`: PutRun records a run's manifest row, Runs lists
+// them.
 //
 // For `flower sessions`: Sessions lists every stored session, Find resolves
 // an id (or a unique prefix), Export writes the raw JSONL, LoadForResume +

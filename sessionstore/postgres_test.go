@@ -271,3 +271,29 @@ func TestConcurrentFirstOpenOnPostgres(t *testing.T) {
 		t.Fatalf("Load = %d entries, %v; want the 5 (deduplicated on uuid)", len(got), err)
 	}
 }
+
+// TestRunsOnBothBackends: a run recorded twice keeps its last row; runs
+// list oldest first; rows come back verbatim.
+func TestRunsOnBothBackends(t *testing.T) {
+	for _, s := range []*sessionstore.Store{openTemp(t), openPG(t)} {
+		ctx := t.Context()
+		put := func(run string, at float64, row string) {
+			if err := s.PutRun(ctx, sessionstore.RunRecord{Run: run, StartedAt: at, Row: json.RawMessage(row)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		put("b", 2, `{"run":"b","steps":1}`)
+		put("a", 1, `{"run":"a"}`)
+		put("b", 2, `{"run":"b","steps":2, "ü":"x"}`)
+		got, err := s.Runs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got[0].Run != "a" || got[1].Run != "b" || string(got[1].Row) != `{"run":"b","steps":2, "ü":"x"}` {
+			t.Errorf("%s: runs = %+v", s.Path(), got)
+		}
+		if err := s.PutRun(ctx, sessionstore.RunRecord{Run: "c", Row: json.RawMessage("{")}); err == nil {
+			t.Errorf("%s: a row that is not JSON was stored", s.Path())
+		}
+	}
+}

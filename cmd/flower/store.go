@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 
@@ -34,22 +35,87 @@ func openStore(ctx context.Context, c *cli.Context, u string, so harness.StoreOp
 // withStore hands the Runtime of o the store --store names, opened now,
 // before anything is written, so a bad URL, an unreachable server or a
 // missing database fails with one line and leaves no run behind. Without
-// --store, o keeps the Runtime's default (<run-dir>/sessions.db). release
-// closes the store if the Runtime never took it over.
-func withStore(c *cli.Context, o *harness.Options) (release func(), err error) {
+// --store, o keeps the Runtime's default (<run-dir>/sessions.db) and st is
+// nil. release closes the store if the Runtime never took it over.
+func withStore(c *cli.Context, o *harness.Options) (st *sessionstore.Store, release func(), err error) {
 	u := c.String(flagStore.Name)
 	if u == "" || o.NoStore {
-		return func() {}, nil
+		return nil, func() {}, nil
 	}
 	ws, err := filepath.Abs(o.Workspace)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	st, err := openStore(c.Context, c, u, harness.StoreOptions{Workspace: ws, Trim: o.Trim, Ephemeral: o.Ephemeral, KeepDenials: o.KeepDenials})
+	st, err = openStore(c.Context, c, u, harness.StoreOptions{Workspace: ws, Trim: o.Trim, Ephemeral: o.Ephemeral, KeepDenials: o.KeepDenials})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a := wire.Adapt(st)
 	o.OpenStore = func(context.Context, string, harness.StoreOptions) (harness.SessionStore, error) { return a, nil }
-	return func() { a.Close() }, nil
+	return st, func() { a.Close() }, nil
+}
+
+// recordRun copies the run's manifest row into a shared store (st nil: no
+// --store, the run dir's manifest is the record), so `flower runs --store`
+// lists runs from every machine. Call it before the Runtime closes the
+// store; a failure is a warning, the run itself is done.
+func recordRun(c *cli.Context, st *sessionstore.Store, rt *harness.Runtime) {
+	if st == nil {
+		return
+	}
+	rows, err := harness.ReadManifest(filepath.Join(rt.RunDir(), "manifest.json"))
+	for _, r := range rows {
+		if r.Run != rt.RunID() || err != nil {
+			continue
+		}
+		row, mErr := json.Marshal(r)
+		if mErr == nil {
+			err = st.PutRun(context.WithoutCancel(c.Context), sessionstore.RunRecord{Run: r.Run, StartedAt: r.StartedAt, Row: row})
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "flower: warning: run %s not recorded in %s: %v\n", rt.RunID(), st.Path(), err)
+	}
+}
+
+// manifestRows are the runs `flower runs` and `flower ask` read: every run
+// recorded in --store, else the run dir's manifest; where names the source.
+func manifestRows(c *cli.Context) (rows []harness.ManifestRow, where string, err error) {
+	u := c.String(flagStore.Name)
+	if u == "" {
+		dir := c.String(flagStepRunDir.Name)
+		rows, err := harness.ReadManifest(filepath.Join(dir, "manifest.json"))
+		return rows, dir, err
+	}
+	st, err := sessionstore.OpenURL(c.Context, u)
+	if err != nil {
+		return nil, "", err
+	}
+	defer st.Close()
+	recs, err := st.Runs(c.Context)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, r := range recs {
+		var row harness.ManifestRow
+		if err := json.Unmarshal(r.Row, &row); err != nil {
+			return nil, "", fmt.Errorf("run %s in %s: %w", r.Run, st.Path(), err)
+		}
+		rows = append(rows, row)
+	}
+	return rows, st.Path(), nil
+}
+
+// newestRow is the row updated last (as harness.NewestRun picks it).
+func newestRow(rows []harness.ManifestRow) (harness.ManifestRow, bool) {
+	if len(rows) == 0 {
+		return harness.ManifestRow{}, false
+	}
+	newest := rows[0]
+	for _, r := range rows[1:] {
+		if r.UpdatedAt >= newest.UpdatedAt {
+			newest = r
+		}
+	}
+	return newest, true
 }

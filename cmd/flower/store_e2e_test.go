@@ -116,6 +116,21 @@ func TestE2E_ResumeOnAnotherMachine(t *testing.T) {
 		t.Errorf("on PostgreSQL the old listing was not expired on resume: %q", pgAfter)
 	}
 	t.Logf("resumed listing on B: %q", pgAfter)
+
+	// A third machine with an empty run dir sees both steps' runs (A's and
+	// B's) through the store; its own run dir knows none.
+	c := &machine{t: t, flower: testbed.BuildBinary(t, "./cmd/flower"), dir: t.TempDir(),
+		env: append(os.Environ(), "FLOWER_RUN_DIR="+filepath.Join(t.TempDir(), "runs"))}
+	out, stderr, code := c.run("runs", "--store", u)
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "RUN") {
+		t.Errorf("runs --store on a third machine: exit %d, want a header and 2 runs:\n%s%s", code, out, stderr)
+	}
+	if out, _, _ := c.run("runs"); !strings.Contains(out, "no runs") {
+		t.Errorf("control: the third machine's own run dir lists runs:\n%s", out)
+	}
+	if out, stderr, code := c.run("runs", "show", "--json", "--store", u); code != 0 || !strings.Contains(out, `"session_id"`) {
+		t.Errorf("runs show --store: exit %d\n%s%s", code, out, stderr)
+	}
 	if pgAfter != sqAfter {
 		t.Errorf("the resumed listing differs between PostgreSQL and SQLite:\n pg:     %q\n sqlite: %q", pgAfter, sqAfter)
 	}

@@ -1,0 +1,51 @@
+package sessionstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// RunRecord is one run as the command records it in a shared store: its id,
+// when it started (Unix seconds) and its manifest row, kept verbatim.
+type RunRecord struct {
+	Run       string          `json:"run"`
+	StartedAt float64         `json:"started_at"`
+	Row       json.RawMessage `json:"row"`
+}
+
+// PutRun stores r, replacing an earlier record of the same run.
+func (s *Store) PutRun(ctx context.Context, r RunRecord) error {
+	if r.Run == "" || !json.Valid(r.Row) {
+		return fmt.Errorf("sessionstore: put run %q: empty id or a row that is not JSON", r.Run)
+	}
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO runs (run, started_at, row) VALUES (?, ?, ?)
+		ON CONFLICT (run) DO UPDATE SET started_at = excluded.started_at, row = excluded.row`), r.Run, r.StartedAt, string(r.Row))
+	if err != nil {
+		return fmt.Errorf("sessionstore: put run %s: %w", r.Run, err)
+	}
+	return nil
+}
+
+// Runs lists every recorded run, oldest first.
+func (s *Store) Runs(ctx context.Context) ([]RunRecord, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT run, started_at, row FROM runs ORDER BY started_at, run")
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: runs: %w", err)
+	}
+	defer rows.Close()
+	out := []RunRecord{}
+	for rows.Next() {
+		var r RunRecord
+		var row string
+		if err := rows.Scan(&r.Run, &r.StartedAt, &row); err != nil {
+			return nil, fmt.Errorf("sessionstore: runs: %w", err)
+		}
+		r.Row = json.RawMessage(row)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sessionstore: runs: %w", err)
+	}
+	return out, nil
+}
