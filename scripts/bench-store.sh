@@ -3,8 +3,12 @@
 # ~50 MB transcript (load + expire + trim + prune + repair + materialize, in a
 # fresh process: wall time, CPU time, peak RSS), beside a plain Python
 # json.loads loop over the same JSONL. Targets: ≤ 0.5 s, peak RSS ≤ 2× the
-# file. See sessionstore/bench_test.go; `go test -bench Materialize
-# ./sessionstore/` gives the in-process figure.
+# file. Then the same transcript on both backends in one run: append (entry
+# by entry, and one Import) and resume load on SQLite and on PostgreSQL (a
+# throwaway cluster, see internal/pgtest), PostgreSQL as a ratio of SQLite
+# (target: resume load ≤ 2×). See sessionstore/bench_test.go and
+# bench_backends_test.go; `go test -bench Materialize ./sessionstore/` gives
+# the in-process figure.
 set -eu
 cd "$(dirname "$0")/.."
-FLOWER_BENCH=1 exec go test -count=1 -run '^TestStorePerformance$' -v ./sessionstore/
+FLOWER_BENCH=1 exec go test -count=1 -timeout 30m -run '^(TestStorePerformance|TestStoreBackendsPerformance)$' -v ./sessionstore/

@@ -200,7 +200,7 @@ func init() {
 			defer pprof.StopCPUProfile()
 		}
 		start := time.Now()
-		s, err := sessionstore.Open(args[0], benchPolicies(args[1])...)
+		s, err := sessionstore.OpenURL(context.Background(), args[0], benchPolicies(args[1])...)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
