@@ -16,6 +16,7 @@ import (
 // askOptions are the options of `flower ask`.
 type askOptions struct {
 	Workspace, RunDir, Claude, Hook, Model string
+	Store                                  string
 	JSON                                   bool
 	Question                               []string
 }
@@ -33,7 +34,7 @@ untouched — ask while it is still going.
 Examples:
    flower ask "where are we?"
    flower ask -C ~/src/app "did the judge accept round 2?"`,
-		Flags: []cli.Flag{workspaceFlag(&o.Workspace, wsUsageRuns), runDirFlag(&o.RunDir), claudeFlag(&o.Claude), hookFlag(&o.Hook), modelFlag(&o.Model),
+		Flags: []cli.Flag{workspaceFlag(&o.Workspace, wsUsageRuns), runDirFlag(&o.RunDir), storeFlag(&o.Store), claudeFlag(&o.Claude), hookFlag(&o.Hook), modelFlag(&o.Model),
 			jsonFlag(&o.JSON, "print the oracle's step_result as JSON")},
 		Action: func(c *cli.Context) error {
 			o.Question = c.Args().Slice()
@@ -64,12 +65,13 @@ func runAsk(ctx context.Context, e *cmdEnv, o *askOptions) error {
 		return err
 	}
 	runDir := pl.RunDir
-	row, ok, err := harness.NewestRun(runDir)
+	rows, where, err := manifestRows(ctx, o.Store, runDir)
 	if err != nil {
 		return err
 	}
+	row, ok := newestRow(rows)
 	if !ok {
-		return fmt.Errorf("no runs in %s to ask about (set -C, --run-dir or FLOWER_RUN_DIR)", runDir)
+		return fmt.Errorf("no runs in %s to ask about (set -C, --run-dir, FLOWER_RUN_DIR or --store)", where)
 	}
 	eventsPath := filepath.Join(runDir, row.Run, "events.jsonl")
 	events, _, err := harness.ReadEvents(eventsPath)

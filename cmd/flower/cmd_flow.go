@@ -14,12 +14,14 @@ import (
 
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/sessionstore"
 )
 
 // starterOptions are the options of `flower "ask"`: starter_flow's
 // parameters (design.md §3) and where it runs.
 type starterOptions struct {
 	Workspace, RunDir, Claude, Hook   string
+	Store                             string
 	New, Isolate, ClarifyOnly, NoGoal bool
 	Rounds, MaxAsks                   int
 	JudgeCanRun, NoSelfTest, JSON     bool
@@ -57,7 +59,7 @@ func newStarterCmd(e *cmdEnv) *cli.Command {
 	return &cli.Command{
 		UsageText: starterHelp,
 		Flags: []cli.Flag{
-			workspaceFlag(&o.Workspace, wsUsageFlow), runDirFlag(&o.RunDir),
+			workspaceFlag(&o.Workspace, wsUsageFlow), runDirFlag(&o.RunDir), storeFlag(&o.Store),
 			&cli.BoolFlag{Name: "new", Usage: "start over: ignore an existing brief, goal and earlier sessions", EnvVars: []string{"FLOWER_NEW"}, Destination: &o.New},
 			isolateFlag(&o.Isolate),
 			&cli.BoolFlag{Name: "clarify-only", Usage: "stop after the brief is frozen", EnvVars: []string{"FLOWER_CLARIFY_ONLY"}, Destination: &o.ClarifyOnly},
@@ -139,6 +141,11 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	}
 	ro := runtimeOptions(pl.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, o.Claude, o.Hook
+	st, release, err := withStore(ctx, e.Stderr, o.Store, &ro)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if !o.NoSelfTest {
 		// Before anything is written: a refused start leaves no trace.
 		if err := selfTestOnce(ctx, ro, e.Getenv); err != nil {
@@ -152,7 +159,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 		stampSelfTest(ro, e.Getenv)
 	}
 
-	out, err := runStarter(ctx, e, ask, so, ro, jsonOut)
+	out, err := runStarter(ctx, e, ask, so, ro, st, jsonOut)
 	if err != nil {
 		return err
 	}
@@ -160,9 +167,10 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 }
 
 // runStarter builds the starter flow and its Runtime and runs it with
-// progress on c's writer. The outcome says how it ended; the error is for
-// what kept it from starting.
-func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptions, ro harness.Options, jsonOut bool) (flowOutcome, error) {
+// progress on c's writer; with a --store store (st), the run is recorded
+// there. The outcome says how it ended; the error is for what kept it from
+// starting.
+func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptions, ro harness.Options, st *sessionstore.Store, jsonOut bool) (flowOutcome, error) {
 	wf, err := flow.StarterFlow(ask, so)
 	if err != nil {
 		if errors.Is(err, flow.ErrNoAsk) {
@@ -177,6 +185,7 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 		return flowOutcome{}, err
 	}
 	defer rt.Close()
+	defer recordRun(ctx, e.Stderr, st, rt)
 
 	prog := newProgress(e.Stdout, jsonOut, ro.Handoff.At(), chineseLocale(e.Getenv))
 	rctx, stopSignals := interruptible(ctx, rt, e.Stdin, e.Stderr, !jsonOut && e.IsTTY(e.Stdin))

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,15 +17,15 @@ import (
 
 // runsOptions are the options of `flower runs` and `flower runs show`.
 type runsOptions struct {
-	Workspace, RunDir string
-	JSON              bool
-	Args              []string
+	Workspace, RunDir, Store string
+	JSON                     bool
+	Args                     []string
 }
 
 func newRunsCmd(e *cmdEnv) *cli.Command {
 	lo, so := &runsOptions{}, &runsOptions{}
 	flags := func(o *runsOptions) []cli.Flag {
-		return []cli.Flag{workspaceFlag(&o.Workspace, wsUsageRuns), runDirFlag(&o.RunDir), jsonFlag(&o.JSON, "print JSON (one object or array)")}
+		return []cli.Flag{workspaceFlag(&o.Workspace, wsUsageRuns), runDirFlag(&o.RunDir), storeFlag(&o.Store), jsonFlag(&o.JSON, "print JSON (one object or array)")}
 	}
 	return &cli.Command{
 		Name:  "runs",
@@ -65,7 +68,7 @@ func runRunsList(e *cmdEnv, o *runsOptions) error {
 	if err != nil {
 		return err
 	}
-	rows, err := harness.ReadManifest(filepath.Join(pl.RunDir, "manifest.json"))
+	rows, where, err := manifestRows(context.Background(), o.Store, pl.RunDir)
 	if err != nil {
 		return err
 	}
@@ -78,7 +81,7 @@ func runRunsList(e *cmdEnv, o *runsOptions) error {
 		return writeJSON(e.Stdout, out)
 	}
 	if len(rows) == 0 {
-		fmt.Fprintf(e.Stdout, "no runs in %s\n", pl.RunDir)
+		fmt.Fprintf(e.Stdout, "no runs in %s\n", where)
 		return nil
 	}
 	var t table
@@ -90,28 +93,26 @@ func runRunsList(e *cmdEnv, o *runsOptions) error {
 	return t.write(e.Stdout)
 }
 
-// findRun is the run named id in dir, or the newest for "".
-func findRun(dir, id string) (harness.ManifestRow, error) {
-	if id == "" {
-		newest, ok, err := harness.NewestRun(dir)
-		if err != nil {
-			return harness.ManifestRow{}, err
-		}
-		if !ok {
-			return harness.ManifestRow{}, fmt.Errorf("no runs in %s", dir)
-		}
-		return newest, nil
-	}
-	rows, err := harness.ReadManifest(filepath.Join(dir, "manifest.json"))
+// findRun is the run named id among the runs of the store at u (u empty:
+// the run dir's manifest), or the newest for "".
+func findRun(u, dir, id string) (harness.ManifestRow, error) {
+	rows, where, err := manifestRows(context.Background(), u, dir)
 	if err != nil {
 		return harness.ManifestRow{}, err
+	}
+	if id == "" {
+		newest, ok := newestRow(rows)
+		if !ok {
+			return harness.ManifestRow{}, fmt.Errorf("no runs in %s", where)
+		}
+		return newest, nil
 	}
 	for _, r := range rows {
 		if r.Run == id {
 			return r, nil
 		}
 	}
-	return harness.ManifestRow{}, fmt.Errorf("no run %q in %s (flower runs lists them)", id, dir)
+	return harness.ManifestRow{}, fmt.Errorf("no run %q in %s (flower runs lists them)", id, where)
 }
 
 func runRunsShow(e *cmdEnv, o *runsOptions) error {
@@ -122,13 +123,13 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 	if err != nil {
 		return err
 	}
-	row, err := findRun(pl.RunDir, strings.Join(o.Args, ""))
+	row, err := findRun(o.Store, pl.RunDir, strings.Join(o.Args, ""))
 	if err != nil {
 		return err
 	}
 	eventsPath := filepath.Join(pl.RunDir, row.Run, "events.jsonl")
 	events, skipped, err := harness.ReadEvents(eventsPath)
-	if err != nil {
+	if err != nil && (o.Store == "" || !errors.Is(err, fs.ErrNotExist)) { // a stored run's events stay on the machine that ran it
 		fmt.Fprintf(e.Stderr, "flower: %s\n", userMessage(err))
 	}
 	tally := harness.Tally(events)

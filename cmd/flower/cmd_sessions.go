@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/sessionstore"
 )
 
@@ -18,7 +19,7 @@ import (
 // resume policies (Trim, NoEphemeral, KeepDenials) only matter to show and
 // report, the only ones that take them.
 type sessionsOptions struct {
-	Workspace, RunDir          string
+	Workspace, RunDir, Store   string
 	Trim, NoEphemeral, Trimmed bool
 	KeepDenials                int
 	JSON                       bool
@@ -28,7 +29,7 @@ type sessionsOptions struct {
 func newSessionsCmd(e *cmdEnv) *cli.Command {
 	sub := func(name, usage, argsUsage string, policies bool, run func(context.Context, *cmdEnv, *sessionsOptions) error, extra ...func(*sessionsOptions) cli.Flag) *cli.Command {
 		o := &sessionsOptions{KeepDenials: 1}
-		flags := []cli.Flag{workspaceFlag(&o.Workspace, "workspace `DIR` whose session store to use (its .flower/runs/sessions.db)"), runDirFlag(&o.RunDir)}
+		flags := []cli.Flag{workspaceFlag(&o.Workspace, "workspace `DIR` whose session store to use (its .flower/runs/sessions.db)"), runDirFlag(&o.RunDir), storeFlag(&o.Store)}
 		if policies {
 			flags = append(flags, resumePolicyFlags(&o.Trim, &o.NoEphemeral, &o.KeepDenials)...)
 		}
@@ -46,7 +47,7 @@ func newSessionsCmd(e *cmdEnv) *cli.Command {
 	js := func(o *sessionsOptions) cli.Flag { return jsonFlag(&o.JSON, "print JSON (one object or array)") }
 	return &cli.Command{
 		Name:  "sessions",
-		Usage: "inspect and move the session store (<run-dir>/sessions.db)",
+		Usage: "inspect and move the session store (--store, default <run-dir>/sessions.db)",
 		Description: `Examples:
    flower sessions list
    flower sessions show 3f2a --trimmed --trim   # what a resume with --trim would send
@@ -63,30 +64,26 @@ func newSessionsCmd(e *cmdEnv) *cli.Command {
 	}
 }
 
-// openSessionStore opens <run-dir>/sessions.db with o's resume policies.
-// Reading commands insist that the store exists.
-func openSessionStore(e *cmdEnv, o *sessionsOptions, create bool) (*sessionstore.Store, error) {
+// openSessionStore opens the store (--store, default <run-dir>/sessions.db)
+// with o's resume policies. Reading commands insist that a store file
+// exists.
+func openSessionStore(ctx context.Context, e *cmdEnv, o *sessionsOptions, create bool) (*sessionstore.Store, error) {
 	pl, err := resolvePlace(o.Workspace, o.RunDir)
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(pl.RunDir, "sessions.db")
-	if create {
-		if err := pl.prepare(); err != nil {
-			return nil, err
+	u := o.Store
+	if u == "" {
+		u = filepath.Join(pl.RunDir, "sessions.db")
+		if create {
+			if err := pl.prepare(); err != nil {
+				return nil, err
+			}
+		} else if _, err := os.Stat(u); err != nil {
+			return nil, fmt.Errorf("no session store at %s (set -C, --run-dir, FLOWER_RUN_DIR or --store)", u)
 		}
-	} else if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no session store at %s (set -C, --run-dir or FLOWER_RUN_DIR)", path)
 	}
-	trim := sessionstore.DefaultTrimPolicy()
-	trim.Enabled = o.Trim
-	eph := sessionstore.DefaultEphemeralPolicy()
-	eph.Enabled = !o.NoEphemeral
-	prune := sessionstore.DefaultPrunePolicy()
-	prune.KeepDenials = o.KeepDenials
-	return sessionstore.Open(path, sessionstore.WithWorkspace(pl.Workspace), sessionstore.WithTrim(trim),
-		sessionstore.WithEphemeral(eph), sessionstore.WithPrune(prune),
-		sessionstore.WithLogf(func(f string, a ...any) { fmt.Fprintf(e.Stderr, "flower: "+f+"\n", a...) }))
+	return openStore(ctx, e.Stderr, u, harness.StoreOptions{Workspace: pl.Workspace, Trim: o.Trim, Ephemeral: !o.NoEphemeral, KeepDenials: o.KeepDenials})
 }
 
 // oneArg returns the single positional argument or a usage error.
@@ -101,7 +98,7 @@ func runSessionsList(ctx context.Context, e *cmdEnv, o *sessionsOptions) error {
 	if len(o.Args) > 0 {
 		return usagef("sessions list takes no arguments")
 	}
-	st, err := openSessionStore(e, o, false)
+	st, err := openSessionStore(ctx, e, o, false)
 	if err != nil {
 		return err
 	}
@@ -132,7 +129,7 @@ func onSession(ctx context.Context, e *cmdEnv, o *sessionsOptions, f func(*sessi
 	if err != nil {
 		return err
 	}
-	st, err := openSessionStore(e, o, false)
+	st, err := openSessionStore(ctx, e, o, false)
 	if err != nil {
 		return err
 	}
@@ -219,7 +216,7 @@ func runSessionsImport(ctx context.Context, e *cmdEnv, o *sessionsOptions) error
 	if err != nil {
 		return err
 	}
-	st, err := openSessionStore(e, o, true)
+	st, err := openSessionStore(ctx, e, o, true)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 // stepOptions are the options of `flower step` (design.md §3).
 type stepOptions struct {
 	Workspace, RunDir, Claude, Hook, Model, Instructions string
-	Role, Name, Resume, ResumeAt                         string
+	Role, Name, Resume, ResumeAt, Store                  string
 	Fork, Trim, NoEphemeral, Workbench, NoHandoff, JSON  bool
 	MaxTurns, MaxAttempts, KeepDenials, Spill            int
 	MaxBudget                                            float64
@@ -48,6 +48,7 @@ func newStepCmd(e *cmdEnv) *cli.Command {
 		&cli.IntFlag{Name: "spill-threshold", Value: 4000, Usage: "spill tool output over `N` chars to the workbench (0: off)", EnvVars: []string{"FLOWER_SPILL_THRESHOLD"}, Destination: &o.Spill},
 		&cli.BoolFlag{Name: "no-handoff", Usage: "do not hand off to a fresh session when the context is full", EnvVars: []string{"FLOWER_NO_HANDOFF"}, Destination: &o.NoHandoff},
 		jsonFlag(&o.JSON, "print events as JSON lines, then the step_result"),
+		storeFlag(&o.Store),
 	)
 	return &cli.Command{
 		Name:      "step",
@@ -151,6 +152,11 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 		// delegate_only role skips the whitelist: no wall at all.
 		fmt.Fprintln(e.Stderr, "flower: warning: --role "+o.Role+" without --workbench runs with no delegate guard")
 	}
+	st, release, err := withStore(ctx, e.Stderr, o.Store, &ho)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := pl.prepare(); err != nil {
 		return err
 	}
@@ -159,6 +165,7 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 		return err
 	}
 	defer rt.Close()
+	defer recordRun(ctx, e.Stderr, st, rt)
 	// At a terminal the first Ctrl-C asks for words and resumes the step
 	// with them; elsewhere (or the second time) it cancels: exit 130.
 	rctx, stop := interruptible(ctx, rt, e.Stdin, e.Stderr, !o.JSON && e.IsTTY(e.Stdin))

@@ -130,7 +130,7 @@ func TestKubernetesJobTemplate(t *testing.T) {
 	if err := yaml.Unmarshal(data, &job); err != nil {
 		t.Fatal(err)
 	}
-	app := NewApp(strings.NewReader(""), io.Discard, io.Discard)
+	app := NewApp(osEnv(nil, strings.NewReader(""), io.Discard, io.Discard))
 	spec := job.Spec.Template.Spec
 	if job.Kind != "Job" || job.Spec.BackoffLimit == nil || job.Spec.ActiveDeadlineSeconds == nil {
 		t.Errorf("want a Job with backoffLimit and activeDeadlineSeconds: %+v", job.Spec)

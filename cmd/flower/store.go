@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -13,45 +14,38 @@ import (
 	"github.com/flowerhq/flower/sessionstore"
 )
 
-// flagStore names the session store every store-using command reads and
+// storeFlag names the session store every store-using command reads and
 // writes: one SQLite file per run dir by default, or a database shared by
 // many machines.
-var flagStore = &cli.StringFlag{Name: "store", Usage: "session store `URL`: a file path, sqlite://PATH or postgres://… (default <run-dir>/sessions.db)", EnvVars: []string{"FLOWER_STORE"}}
-
-// storeURL is --store, or the SQLite file in the run dir.
-func storeURL(c *cli.Context) string {
-	if u := c.String(flagStore.Name); u != "" {
-		return u
-	}
-	return filepath.Join(c.String(flagStepRunDir.Name), "sessions.db")
+func storeFlag(dst *string) cli.Flag {
+	return &cli.StringFlag{Name: "store", Usage: "session store `URL`: a file path, sqlite://PATH or postgres://… (default <run-dir>/sessions.db)", EnvVars: []string{"FLOWER_STORE"}, Destination: dst}
 }
 
 // openStore opens the store at u with the given resume policies; warnings
-// go to the command's stderr.
-func openStore(ctx context.Context, c *cli.Context, u string, so harness.StoreOptions) (*sessionstore.Store, error) {
-	return sessionstore.OpenURL(ctx, u, wire.StoreOptions(so, func(f string, a ...any) { fmt.Fprintf(c.App.ErrWriter, "flower: "+f+"\n", a...) })...)
+// go to stderr.
+func openStore(ctx context.Context, stderr io.Writer, u string, so harness.StoreOptions) (*sessionstore.Store, error) {
+	return sessionstore.OpenURL(ctx, u, wire.StoreOptions(so, func(f string, a ...any) { fmt.Fprintf(stderr, "flower: "+f+"\n", a...) })...)
 }
 
-// withStore hands the Runtime of o the store --store names, opened now,
+// withStore hands the Runtime of ho the store --store names, opened now,
 // before anything is written, so a bad URL, an unreachable server or a
 // missing database fails with one line and leaves no run behind. Without
-// --store, o keeps the Runtime's default (<run-dir>/sessions.db) and st is
+// --store (u empty), ho keeps the default (<run-dir>/sessions.db) and st is
 // nil. release closes the store if the Runtime never took it over.
-func withStore(c *cli.Context, o *harness.Options) (st *sessionstore.Store, release func(), err error) {
-	u := c.String(flagStore.Name)
-	if u == "" || o.NoStore {
+func withStore(ctx context.Context, stderr io.Writer, u string, ho *harness.Options) (st *sessionstore.Store, release func(), err error) {
+	if u == "" || ho.NoStore {
 		return nil, func() {}, nil
 	}
-	ws, err := filepath.Abs(o.Workspace)
+	ws, err := filepath.Abs(ho.Workspace)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err = openStore(c.Context, c, u, harness.StoreOptions{Workspace: ws, Trim: o.Trim, Ephemeral: o.Ephemeral, KeepDenials: o.KeepDenials})
+	st, err = openStore(ctx, stderr, u, harness.StoreOptions{Workspace: ws, Trim: ho.Trim, Ephemeral: ho.Ephemeral, KeepDenials: ho.KeepDenials})
 	if err != nil {
 		return nil, nil, err
 	}
 	a := wire.Adapt(st)
-	o.OpenStore = func(context.Context, string, harness.StoreOptions) (harness.SessionStore, error) { return a, nil }
+	ho.OpenStore = func(context.Context, string, harness.StoreOptions) (harness.SessionStore, error) { return a, nil }
 	return st, func() { a.Close() }, nil
 }
 
@@ -59,7 +53,7 @@ func withStore(c *cli.Context, o *harness.Options) (st *sessionstore.Store, rele
 // --store, the run dir's manifest is the record), so `flower runs --store`
 // lists runs from every machine. Call it before the Runtime closes the
 // store; a failure is a warning, the run itself is done.
-func recordRun(c *cli.Context, st *sessionstore.Store, rt *harness.Runtime) {
+func recordRun(ctx context.Context, stderr io.Writer, st *sessionstore.Store, rt *harness.Runtime) {
 	if st == nil {
 		return
 	}
@@ -70,29 +64,28 @@ func recordRun(c *cli.Context, st *sessionstore.Store, rt *harness.Runtime) {
 		}
 		row, mErr := json.Marshal(r)
 		if mErr == nil {
-			err = st.PutRun(context.WithoutCancel(c.Context), sessionstore.RunRecord{Run: r.Run, StartedAt: r.StartedAt, Row: row})
+			err = st.PutRun(context.WithoutCancel(ctx), sessionstore.RunRecord{Run: r.Run, StartedAt: r.StartedAt, Row: row})
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "flower: warning: run %s not recorded in %s: %v\n", rt.RunID(), st.Path(), err)
+		fmt.Fprintf(stderr, "flower: warning: run %s not recorded in %s: %v\n", rt.RunID(), st.Path(), err)
 	}
 }
 
 // manifestRows are the runs `flower runs` and `flower ask` read: every run
-// recorded in --store, else the run dir's manifest; where names the source.
-func manifestRows(c *cli.Context) (rows []harness.ManifestRow, where string, err error) {
-	u := c.String(flagStore.Name)
+// recorded in the store at u, else (u empty) the run dir's manifest; where
+// names the source.
+func manifestRows(ctx context.Context, u, runDir string) (rows []harness.ManifestRow, where string, err error) {
 	if u == "" {
-		dir := c.String(flagStepRunDir.Name)
-		rows, err := harness.ReadManifest(filepath.Join(dir, "manifest.json"))
-		return rows, dir, err
+		rows, err := harness.ReadManifest(filepath.Join(runDir, "manifest.json"))
+		return rows, runDir, err
 	}
-	st, err := sessionstore.OpenURL(c.Context, u)
+	st, err := sessionstore.OpenURL(ctx, u)
 	if err != nil {
 		return nil, "", err
 	}
 	defer st.Close()
-	recs, err := st.Runs(c.Context)
+	recs, err := st.Runs(ctx)
 	if err != nil {
 		return nil, "", err
 	}
