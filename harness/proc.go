@@ -37,7 +37,9 @@ type proc struct {
 }
 
 // newProc prepares claude as a contained child. The caller starts it with
-// start; supervise ends it on every path.
+// start; supervise ends it on every path. Its context is Background on
+// purpose: the stream machine answers cancellation itself (SIGTERM to the
+// group first, SIGKILL after the stop grace).
 func newProc(claude string, args, env []string, dir string) *proc {
 	cmd := child.Command(context.Background(), claude, args...)
 	cmd.Env = env
