@@ -1,8 +1,10 @@
 package scripted
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 )
@@ -18,6 +20,7 @@ var defaultFaultMessages = map[int]string{
 	500: "Internal server error",
 	502: "bad gateway",
 	503: "service unavailable",
+	504: "upstream request timeout",
 	529: "Overloaded",
 }
 
@@ -30,7 +33,12 @@ func (s *Server) answer(w http.ResponseWriter, hr *http.Request, req Request, re
 			return
 		}
 	}
-	if f := reply.Fault; f != nil && !f.Drop {
+	f := reply.Fault
+	if f != nil && f.Drop && f.DropAt == "headers" {
+		reset(w)
+		return
+	}
+	if f != nil && f.Status != 0 {
 		typ, msg := f.Type, f.Message
 		if typ == "" {
 			typ = faultStatuses[f.Status]
@@ -38,15 +46,35 @@ func (s *Server) answer(w http.ResponseWriter, hr *http.Request, req Request, re
 		if msg == "" {
 			msg = defaultFaultMessages[f.Status]
 		}
+		if f.RetryAfter != "" {
+			w.Header().Set("retry-after", f.RetryAfter)
+		}
 		writeError(w, f.Status, typ, msg)
 		return
 	}
 	msg := s.message(req, reply)
-	if !req.Stream() && (reply.Fault == nil || !reply.Fault.Drop) {
+	if !req.Stream() && f == nil {
 		writeJSON(w, http.StatusOK, msg)
 		return
 	}
-	s.stream(w, msg, reply.Fault != nil)
+	s.stream(hr.Context(), w, msg, f)
+}
+
+// reset closes the client's connection with a TCP reset before any
+// response byte.
+func reset(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	conn.Close()
 }
 
 // message builds the full assistant message for reply.
@@ -104,8 +132,8 @@ func usageOf(u *Usage) map[string]any {
 }
 
 // stream writes msg as Server-Sent Events the way the Messages API does.
-// With drop set, the connection is cut after the first content block starts.
-func (s *Server) stream(w http.ResponseWriter, msg map[string]any, drop bool) {
+// A fault f cuts it where f says (see Fault); nil streams it whole.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, msg map[string]any, f *Fault) {
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -118,6 +146,7 @@ func (s *Server) stream(w http.ResponseWriter, msg map[string]any, drop bool) {
 			flusher.Flush()
 		}
 	}
+	cutAt := func(point string) bool { return f != nil && f.Drop && f.DropAt == point }
 	start := map[string]any{}
 	for k, v := range msg {
 		start[k] = v
@@ -125,34 +154,42 @@ func (s *Server) stream(w http.ResponseWriter, msg map[string]any, drop bool) {
 	start["content"] = []any{}
 	start["stop_reason"] = nil
 	send("message_start", map[string]any{"type": "message_start", "message": start})
+	if cutAt("message_start") {
+		return // the body ends cleanly: an intermediary that gave up
+	}
 	send("ping", map[string]any{"type": "ping"})
+	if f != nil && f.Stall {
+		<-ctx.Done()
+		return
+	}
 	for i, b := range msg["content"].([]map[string]any) {
+		var body, delta, field string
 		switch b["type"] {
 		case "text":
 			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
 				"content_block": map[string]any{"type": "text", "text": ""}})
-			if drop {
-				panic(http.ErrAbortHandler)
-			}
-			for _, chunk := range chunks(b["text"].(string), 64) {
-				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
-					"delta": map[string]any{"type": "text_delta", "text": chunk}})
-			}
+			body, delta, field = b["text"].(string), "text_delta", "text"
 		case "tool_use":
 			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
 				"content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}})
-			if drop {
-				panic(http.ErrAbortHandler)
-			}
-			input := string(b["input"].(json.RawMessage))
-			for _, chunk := range chunks(input, 64) {
-				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
-					"delta": map[string]any{"type": "input_json_delta", "partial_json": chunk}})
-			}
+			body, delta, field = string(b["input"].(json.RawMessage)), "input_json_delta", "partial_json"
+		}
+		if cutAt("") {
+			panic(http.ErrAbortHandler)
+		}
+		if cutAt(b["type"].(string)) { // halfway through this block
+			body = chunks(body, max(len(body)/2, 1))[0]
+		}
+		for _, chunk := range chunks(body, 64) {
+			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+				"delta": map[string]any{"type": delta, field: chunk}})
+		}
+		if cutAt(b["type"].(string)) {
+			panic(http.ErrAbortHandler)
 		}
 		send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
 	}
-	if drop { // a drop on an empty reply still cuts the stream
+	if f != nil && f.Drop { // a drop on an empty reply still cuts the stream
 		panic(http.ErrAbortHandler)
 	}
 	send("message_delta", map[string]any{"type": "message_delta",

@@ -79,15 +79,30 @@ type Usage struct {
 	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
 }
 
-// Fault replaces a reply with a failure. Status is an HTTP status (400 with
-// a "prompt is too long" message, 401, 500, 529, …); Drop cuts the connection
-// after the stream has started.
+// Fault replaces a reply with a failure, or cuts it short.
+//
+//   - Status is an HTTP error answer (400 with a "prompt is too long"
+//     message, 401, 403, 404, 413, 429, 500, 502, 503, 504, 529), with
+//     RetryAfter as its retry-after header when set.
+//   - Drop cuts the connection. DropAt says where: "headers" resets it before
+//     any response byte, "message_start" ends the body cleanly right after
+//     message_start (claude then retries without streaming), "text"
+//     halfway through the reply's text, "tool_use" halfway through its
+//     tool_use input, "" once the first content block has started. A drop
+//     may carry the reply's content (the part sent before the cut).
+//   - Stall sends message_start and then nothing until the client hangs up.
 type Fault struct {
-	Status  int    `json:"status,omitempty"`
-	Type    string `json:"type,omitempty"`
-	Message string `json:"message,omitempty"`
-	Drop    bool   `json:"drop,omitempty"`
+	Status     int    `json:"status,omitempty"`
+	Type       string `json:"type,omitempty"`
+	Message    string `json:"message,omitempty"`
+	RetryAfter string `json:"retry_after,omitempty"`
+	Drop       bool   `json:"drop,omitempty"`
+	DropAt     string `json:"drop_at,omitempty"`
+	Stall      bool   `json:"stall,omitempty"`
 }
+
+// dropPoints are the places a Drop may cut.
+var dropPoints = map[string]bool{"": true, "headers": true, "message_start": true, "text": true, "tool_use": true}
 
 // Load reads a script file (JSON or YAML).
 func Load(path string) (*Script, error) {
@@ -132,7 +147,7 @@ func Parse(data []byte) (*Script, error) {
 var faultStatuses = map[int]string{
 	400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
 	404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
-	500: "api_error", 502: "api_error", 503: "api_error", 529: "overloaded_error",
+	500: "api_error", 502: "api_error", 503: "api_error", 504: "timeout_error", 529: "overloaded_error",
 }
 
 // Validate checks a script and names the first problem by its position.
@@ -167,15 +182,23 @@ func (r *Reply) validate() error {
 	if r.DelayMS < 0 {
 		return errors.New("delay_ms is negative")
 	}
-	if r.Fault != nil {
-		if r.Text != "" || r.ToolUse != nil || len(r.Blocks) > 0 {
+	if f := r.Fault; f != nil {
+		switch {
+		case f.Drop && f.Stall:
+			return errors.New("a fault either drops or stalls, not both")
+		case f.Drop && !dropPoints[f.DropAt]:
+			return fmt.Errorf("drop_at %q is not headers, message_start, text or tool_use", f.DropAt)
+		case !f.Drop && f.DropAt != "":
+			return errors.New("drop_at needs drop: true")
+		case (f.Drop || f.Stall) && f.Status != 0:
+			return errors.New("a drop or stall has no status")
+		case f.Drop || f.Stall:
+			return nil // content, if any, is what is sent before the cut
+		case r.Text != "" || r.ToolUse != nil || len(r.Blocks) > 0:
 			return errors.New("a fault cannot also carry content")
 		}
-		if r.Fault.Drop {
-			return nil
-		}
-		if _, ok := faultStatuses[r.Fault.Status]; !ok {
-			return fmt.Errorf("fault status %d is not one of 400, 401, 403, 404, 413, 429, 500, 502, 503, 529 (or use drop)", r.Fault.Status)
+		if _, ok := faultStatuses[f.Status]; !ok {
+			return fmt.Errorf("fault status %d is not one of 400, 401, 403, 404, 413, 429, 500, 502, 503, 504, 529 (or use drop or stall)", f.Status)
 		}
 		return nil
 	}

@@ -36,6 +36,10 @@ func TestParseErrors(t *testing.T) {
 		{"input not object", `{"conversations":[{"replies":[{"tool_use":{"name":"Bash","input":[1]}}]}]}`, "JSON object"},
 		{"bad status", `{"conversations":[{"replies":[{"fault":{"status":418}}]}]}`, "fault status 418"},
 		{"fault with text", `{"conversations":[{"replies":[{"text":"x","fault":{"status":500}}]}]}`, "cannot also carry"},
+		{"drop and stall", `{"conversations":[{"replies":[{"fault":{"drop":true,"stall":true}}]}]}`, "drops or stalls"},
+		{"bad drop point", `{"conversations":[{"replies":[{"fault":{"drop":true,"drop_at":"middle"}}]}]}`, `drop_at "middle"`},
+		{"drop_at without drop", `{"conversations":[{"replies":[{"fault":{"status":500,"drop_at":"text"}}]}]}`, "needs drop"},
+		{"drop with status", `{"conversations":[{"replies":[{"fault":{"drop":true,"status":500}}]}]}`, "no status"},
 		{"blocks and text", `{"conversations":[{"replies":[{"text":"x","blocks":[{"text":"y"}]}]}]}`, "either blocks"},
 		{"bad block type", `{"conversations":[{"replies":[{"blocks":[{"type":"image"}]}]}]}`, `"image"`},
 	} {

@@ -224,7 +224,7 @@ func logLine(r Request) string {
 }
 
 func statusOf(r Reply) int {
-	if r.Fault != nil && !r.Fault.Drop {
+	if r.Fault != nil && r.Fault.Status != 0 {
 		return r.Fault.Status
 	}
 	return http.StatusOK
