@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowerhq/flower/internal/atomicfile"
 	"github.com/flowerhq/flower/internal/docs"
+	"github.com/flowerhq/flower/internal/redact"
 )
 
 // Handoff is the document a session writes when its context is full (seed
@@ -198,15 +200,18 @@ func HandoffFileName(step string) string {
 
 // Write stores the handoff as <notes>/交接-<step>.md; an older handoff of the
 // same step moves to <notes>/archive/交接/<name>-<timestamp>.md first.
-func (h *Handoff) Write(notesDir string) error {
-	if err := os.MkdirAll(notesDir, 0o755); err != nil {
+func (h *Handoff) Write(notesDir string) error { return h.write(notesDir, nil) }
+
+// write is Write with secrets replaced by red; the note is 0600.
+func (h *Handoff) write(notesDir string, red *redact.Redactor) error {
+	if err := os.MkdirAll(notesDir, 0o700); err != nil {
 		return fmt.Errorf("harness: handoff: %w", err)
 	}
 	name := HandoffFileName(h.Step)
 	path := filepath.Join(notesDir, name)
 	if _, err := os.Stat(path); err == nil {
 		arch := filepath.Join(notesDir, "archive", "交接")
-		if err := os.MkdirAll(arch, 0o755); err != nil {
+		if err := os.MkdirAll(arch, 0o700); err != nil {
 			return fmt.Errorf("harness: handoff archive: %w", err)
 		}
 		stamp := time.Now().Format("20060102-150405.000000000")
@@ -215,7 +220,7 @@ func (h *Handoff) Write(notesDir string) error {
 			return fmt.Errorf("harness: handoff archive: %w", err)
 		}
 	}
-	if err := writeFileAtomic(path, []byte(h.ToMarkdown()), 0o644); err != nil {
+	if err := atomicfile.Write(path, []byte(red.String(h.ToMarkdown())), 0o600); err != nil {
 		return fmt.Errorf("harness: handoff: %w", err)
 	}
 	h.Path = path

@@ -8,18 +8,41 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/redact"
 )
 
-// ManifestRow is one run's row of <run_dir>/manifest.json.
+// ManifestRow is one run's row of <run_dir>/manifest.json. Running lists
+// the steps under way (with the pid of the flower running them); a row
+// whose flower died keeps them until the run dir is next opened, when
+// RecoverRunDir turns each into a failed result marked killed mid-step.
 type ManifestRow struct {
-	Run       string       `json:"run"`
-	Workspace string       `json:"workspace"`
-	StartedAt float64      `json:"started_at"`
-	UpdatedAt float64      `json:"updated_at"`
-	Results   []StepResult `json:"results"`
+	Run       string        `json:"run"`
+	Workspace string        `json:"workspace"`
+	StartedAt float64       `json:"started_at"`
+	UpdatedAt float64       `json:"updated_at"`
+	Results   []StepResult  `json:"results"`
+	Running   []RunningStep `json:"running,omitempty"`
 }
+
+// RunningStep is a step under way.
+type RunningStep struct {
+	Step      string  `json:"step"`
+	PID       int     `json:"pid"`
+	StartedAt float64 `json:"started_at"`
+}
+
+// KilledMidStep starts the Error of a step whose flower died while it ran.
+const KilledMidStep = "harness: killed mid-step"
+
+// ErrManifestDamaged is wrapped by ReadManifest's error when manifest.json
+// holds something that is not a JSON array of rows.
+var ErrManifestDamaged = errors.New("manifest does not parse")
 
 // ReadManifest returns the rows of manifest.json (a JSON array); a missing
 // file is no rows.
@@ -33,17 +56,81 @@ func ReadManifest(path string) ([]ManifestRow, error) {
 	}
 	var rows []ManifestRow
 	if err := json.Unmarshal(data, &rows); err != nil {
-		return nil, fmt.Errorf("harness: manifest %s: %w", path, err)
+		return nil, fmt.Errorf("harness: manifest %s: %w: %v", path, ErrManifestDamaged, err)
 	}
 	return rows, nil
 }
 
 // WriteManifestRow stores row in manifest.json with the seed's append
 // semantics: under an exclusive file lock, read the disk, replace the row
-// with the same run (keep every other), write a temp file and rename it. Safe
-// for several flower processes in one run dir.
+// with the same run (keep every other), write the file atomically (fsync'd
+// file and folder, 0600). Safe for several flower processes in one run dir.
+//
+// A manifest that does not parse never stops a step: it is moved aside to
+// manifest.json.corrupt-<time>, one warning goes to stderr, and a fresh
+// manifest starts with row.
 func WriteManifestRow(path string, row ManifestRow) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	return writeRow(path, row, nil)
+}
+
+func writeRow(path string, row ManifestRow, red *redact.Redactor) error {
+	return updateManifest(path, red, func(rows []ManifestRow) []ManifestRow {
+		for i := range rows {
+			if rows[i].Run == row.Run {
+				rows[i] = row
+				return rows
+			}
+		}
+		return append(rows, row)
+	})
+}
+
+// RecoverRunDir is run when a Runtime opens runDir: every step a dead
+// flower left Running becomes a failed result whose Error starts with
+// KilledMidStep, and report sockets of dead flowers are removed. It reports
+// how many steps it marked.
+func RecoverRunDir(runDir string) (int, error) {
+	removeDeadSockets()
+	path := filepath.Join(runDir, "manifest.json")
+	if _, err := os.Stat(path); err != nil {
+		return 0, nil
+	}
+	marked := 0
+	err := updateManifest(path, nil, func(rows []ManifestRow) []ManifestRow {
+		now := unixNow()
+		for i := range rows {
+			var live []RunningStep
+			for _, s := range rows[i].Running {
+				if processAlive(s.PID) {
+					live = append(live, s)
+					continue
+				}
+				marked++
+				msg := fmt.Sprintf("%s: flower (pid %d) ended while the step ran", KilledMidStep, s.PID)
+				rows[i].Results = append(rows[i].Results, StepResult{Step: s.Step, StartedAt: s.StartedAt, EndedAt: now,
+					Attempts: 1, Error: msg, Errors: []string{msg}, Retired: []string{}})
+				rows[i].UpdatedAt = now
+			}
+			rows[i].Running = live
+		}
+		return rows
+	})
+	return marked, err
+}
+
+// processAlive reports whether pid names a process (of any owner).
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// updateManifest applies change to the rows on disk under the manifest
+// lock and writes the result, redacted by red.
+func updateManifest(path string, red *redact.Redactor, change func([]ManifestRow) []ManifestRow) error {
+	if err := privateDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("harness: manifest: %w", err)
 	}
 	lk := flock.New(path + ".lock")
@@ -51,24 +138,25 @@ func WriteManifestRow(path string, row ManifestRow) error {
 		return fmt.Errorf("harness: manifest lock: %w", err)
 	}
 	defer lk.Unlock()
+	os.Chmod(path+".lock", 0o600) // flock creates it 0644; narrowing only
 	rows, err := ReadManifest(path)
+	if errors.Is(err, ErrManifestDamaged) {
+		aside := path + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+		if rerr := os.Rename(path, aside); rerr != nil {
+			return fmt.Errorf("harness: manifest: moving the damaged one aside: %w", rerr)
+		}
+		fmt.Fprintf(os.Stderr, "flower: warning: %s did not parse (%v); moved it to %s and started a fresh one\n",
+			path, errors.Unwrap(err), filepath.Base(aside))
+		rows, err = nil, nil
+	}
 	if err != nil {
 		return err
 	}
-	replaced := false
-	for i := range rows {
-		if rows[i].Run == row.Run {
-			rows[i], replaced = row, true
-		}
-	}
-	if !replaced {
-		rows = append(rows, row)
-	}
-	data, err := json.MarshalIndent(rows, "", "  ")
+	data, err := json.MarshalIndent(change(rows), "", "  ")
 	if err != nil {
 		return fmt.Errorf("harness: manifest: %w", err)
 	}
-	if err := writeFileAtomic(path, append(data, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(path, append(red.Bytes(data), '\n'), 0o600); err != nil {
 		return fmt.Errorf("harness: manifest: %w", err)
 	}
 	return nil
@@ -76,19 +164,21 @@ func WriteManifestRow(path string, row ManifestRow) error {
 
 // eventLog appends Events as JSON lines to <run_dir>/<run>/events.jsonl.
 type eventLog struct {
-	mu sync.Mutex
-	f  *os.File
+	mu  sync.Mutex
+	f   *os.File
+	red *redact.Redactor
 }
 
-func openEventLog(path string) (*eventLog, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+// openEventLog opens path for appending (0600); red keeps secrets out.
+func openEventLog(path string, red *redact.Redactor) (*eventLog, error) {
+	if err := privateDir(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("harness: events: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("harness: events: %w", err)
 	}
-	return &eventLog{f: f}, nil
+	return &eventLog{f: f, red: red}, nil
 }
 
 func (l *eventLog) write(ev Event) {
@@ -99,7 +189,7 @@ func (l *eventLog) write(ev Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f != nil {
-		l.f.Write(append(data, '\n'))
+		l.f.Write(append(l.red.Bytes(data), '\n'))
 	}
 }
 
@@ -113,3 +203,41 @@ func (l *eventLog) close() error {
 	l.f = nil
 	return err
 }
+
+// stepBegins lists step as running in this run's manifest row, so that a
+// flower killed mid-step leaves a trace RecoverRunDir can mark. A failure to
+// write is left to stepEnds to report.
+func (r *Runtime) stepBegins(step string, started float64) {
+	r.manifestMu.Lock()
+	defer r.manifestMu.Unlock()
+	r.mu.Lock()
+	r.running = append(r.running, RunningStep{Step: step, PID: os.Getpid(), StartedAt: started})
+	row := r.rowLocked()
+	r.mu.Unlock()
+	r.writeRow(row)
+}
+
+// stepEnds adds res to this run's row (and takes its step off Running).
+func (r *Runtime) stepEnds(res StepResult) error {
+	r.manifestMu.Lock()
+	defer r.manifestMu.Unlock()
+	r.mu.Lock()
+	r.results = append(r.results, res)
+	for i, s := range r.running {
+		if s.Step == res.Step {
+			r.running = append(r.running[:i:i], r.running[i+1:]...)
+			break
+		}
+	}
+	row := r.rowLocked()
+	r.mu.Unlock()
+	return r.writeRow(row)
+}
+
+// rowLocked is this run's manifest row; r.mu is held.
+func (r *Runtime) rowLocked() ManifestRow {
+	return ManifestRow{Run: r.run, Workspace: r.workspace, StartedAt: r.started, UpdatedAt: unixNow(),
+		Results: append([]StepResult(nil), r.results...), Running: append([]RunningStep(nil), r.running...)}
+}
+
+func (r *Runtime) writeRow(row ManifestRow) error { return writeRow(r.ManifestPath(), row, r.red) }

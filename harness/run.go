@@ -62,7 +62,7 @@ func (r *Runtime) childEnv(step string, extra map[string]string) []string {
 // attempt runs one claude process to its end.
 func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	dir := filepath.Join(r.runDir, r.run, stepDirName(a.step))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := privateDir(dir); err != nil {
 		return attemptOut{err: &StartError{Reason: "step dir: " + err.Error()}}
 	}
 	bo := BuildOptions{
@@ -108,6 +108,7 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 		emit = func(Event) {}
 	}
 	s := &stream{handoff: a.handoff, warned: a.warned, timing: defaultTiming(r.opts.StartTimeout)}
+	began := time.Now()
 	o := p.supervise(ctx, out, s, watchers{
 		onLine: emit,
 		onMirror: func(line []byte) {
@@ -131,6 +132,9 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 			}
 		},
 	})
+	if err := scrubTree(r.configDir, began.Add(-time.Second), r.red); err != nil {
+		emit(Event{Kind: "error", Data: map[string]any{"error": "redacting the config dir: " + err.Error()}})
+	}
 	if errors.Is(o.err, ErrInterrupted) {
 		_, words := p.interrupted()
 		o.text = words
@@ -144,17 +148,17 @@ func writeStepFiles(dir string, b Built) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, "settings.json"), js, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "settings.json"), js, 0o600); err != nil {
 			return err
 		}
 	}
 	if b.Agents != nil {
-		if err := os.WriteFile(filepath.Join(dir, "agents.json"), b.Agents, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "agents.json"), b.Agents, 0o600); err != nil {
 			return err
 		}
 	}
 	if b.MCP != nil {
-		if err := os.WriteFile(filepath.Join(dir, "mcp.json"), b.MCP, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "mcp.json"), b.MCP, 0o600); err != nil {
 			return err
 		}
 	}
@@ -193,7 +197,7 @@ func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, ses
 	}
 	h.Step = step
 	if wb := r.opts.Workbench; wb != nil {
-		if err := h.Write(wb.Notes()); err != nil {
+		if err := h.write(wb.Notes(), r.red); err != nil {
 			emit(Event{Kind: "error", Data: map[string]any{"error": err.Error()}})
 		}
 	}

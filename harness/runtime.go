@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/joho/godotenv"
+
+	"github.com/flowerhq/flower/internal/redact"
 )
 
 // Class constants of the seed's Runtime.
@@ -127,6 +129,10 @@ type Runtime struct {
 	events    *eventLog
 	sock      *reportServer
 	started   float64
+	red       *redact.Redactor // the credentials of env, kept out of every file
+
+	manifestMu sync.Mutex    // orders manifest writes of this Runtime
+	running    []RunningStep // steps under way, for the manifest row
 
 	mu       sync.Mutex
 	results  []StepResult
@@ -201,6 +207,8 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	if r.run == "" {
 		r.run = NewRunID()
 	}
+	r.red = redact.New(getenv)
+	privateUmask()
 	if err := r.prepareDirs(getenv); err != nil {
 		return nil, err
 	}
@@ -246,8 +254,14 @@ func withDefaults(o Options) Options {
 // prepareDirs makes the run's directory, the portable config dir (with the
 // user's login copied in) and the workbench.
 func (r *Runtime) prepareDirs(getenv func(string) string) error {
-	if err := os.MkdirAll(filepath.Join(r.runDir, r.run), 0o755); err != nil {
+	if err := privateDir(r.runDir); err != nil {
 		return fmt.Errorf("harness: run dir: %w", err)
+	}
+	if err := privateDir(filepath.Join(r.runDir, r.run)); err != nil {
+		return fmt.Errorf("harness: run dir: %w", err)
+	}
+	if _, err := RecoverRunDir(r.runDir); err != nil {
+		return err
 	}
 	if r.opts.Portable {
 		r.configDir = filepath.Join(r.runDir, "claude-config")
@@ -285,9 +299,12 @@ func (r *Runtime) open(ctx context.Context) error {
 			return fmt.Errorf("harness: session store: %w", err)
 		}
 		r.store = st
+		if r.red != nil {
+			r.store = redactedStore{st, r.red}
+		}
 	}
 	var err error
-	if r.events, err = openEventLog(r.EventsPath()); err != nil {
+	if r.events, err = openEventLog(r.EventsPath(), r.red); err != nil {
 		return err
 	}
 	r.sock, err = startReportServer(r.onReport)

@@ -68,6 +68,7 @@ func (r *Runtime) Run(ctx context.Context, spec AgentSpec, prompt string, o RunO
 	st := r.newStepRun(spec, prompt, o)
 	defer r.watchStep(st.res.Step, o.OnEvent)()
 	st.emit(Event{Kind: "step_start", Data: map[string]any{"resume": o.Resume, "fork": o.Fork}})
+	r.stepBegins(st.res.Step, st.res.StartedAt)
 	for {
 		st.attempt++
 		out := r.attempt(ctx, st.next)
@@ -232,12 +233,5 @@ func (r *Runtime) endStep(st *stepRun) (StepResult, error) {
 	res.Attempts = max(st.attempt, 1)
 	res.EndedAt = unixNow()
 	st.emit(Event{Kind: "step_end", Data: map[string]any{"ok": res.OK, "error": res.Error, "session_id": res.SessionID, "attempts": res.Attempts}})
-	r.mu.Lock()
-	r.results = append(r.results, res)
-	row := ManifestRow{Run: r.run, Workspace: r.workspace, StartedAt: r.started, UpdatedAt: unixNow(), Results: append([]StepResult(nil), r.results...)}
-	r.mu.Unlock()
-	if err := WriteManifestRow(r.ManifestPath(), row); err != nil {
-		return res, err
-	}
-	return res, nil
+	return res, r.stepEnds(res)
 }

@@ -63,7 +63,7 @@ func (w *Workbench) IndexPath() string { return filepath.Join(w.Root(), "INDEX.m
 // Ensure creates the directories and the index.
 func (w *Workbench) Ensure() error {
 	for _, d := range []string{w.Scripts(), w.Artifacts(), w.Notes()} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("harness: workbench: %w", err)
 		}
 	}
@@ -120,26 +120,4 @@ func cut(s string, n int) string {
 		return s
 	}
 	return string(r[:n])
-}
-
-// writeFileAtomic writes data to a temp file beside path and renames it.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), perm); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -109,7 +109,7 @@ func RefreshIndex(root string, maxEntries int) error {
 	if old, err := os.ReadFile(path); err == nil && string(old) == b.String() {
 		return nil
 	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	if err := os.MkdirAll(root, 0o700); err != nil {
 		return fmt.Errorf("hooks: refresh index: %w", err)
 	}
 	if err := writeFileAtomic(path, []byte(b.String())); err != nil {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/flowerhq/flower/internal/redact"
 )
 
 // SpillConfig configures the spill guard.
@@ -187,13 +189,16 @@ func SpillPointer(path, text string) string {
 
 // writeSpill stores text as dir/<sha256[:16]>.txt (content-addressed, so a
 // repeat is a no-op) and returns the path.
+// Credentials in it are replaced first (redact.Vars, from this process's
+// environment, which claude passed down): a spill file keeps no secret.
 func writeSpill(dir, text string) (string, error) {
+	text = redact.New(os.Getenv).String(text)
 	sum := sha256.Sum256([]byte(text))
 	path := filepath.Join(dir, hex.EncodeToString(sum[:])[:16]+".txt")
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("hooks: spill: %w", err)
 	}
 	if err := writeFileAtomic(path, []byte(text)); err != nil {
@@ -203,7 +208,7 @@ func writeSpill(dir, text string) (string, error) {
 }
 
 // writeFileAtomic writes data to a temp file beside path and renames it
-// into place, so a reader never sees half a file.
+// into place, so a reader never sees half a file. It is private (0600).
 func writeFileAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
@@ -217,7 +222,7 @@ func writeFileAtomic(path string, data []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
+	if err := os.Chmod(f.Name(), 0o600); err != nil {
 		return err
 	}
 	return os.Rename(f.Name(), path)

@@ -201,3 +201,32 @@ func sha16(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])[:16]
 }
+
+// A spill file keeps no credential from the environment (and is 0600); the
+// control: without the variable set, the same text is stored verbatim.
+func TestSpillRedactsCredentials(t *testing.T) {
+	re, _ := ToolMatcher(BulkyTools)
+	const key = "sk-ant-spill-SECRET-0123456789"
+	text := "key=" + key + " " + strings.Repeat("x", 4100)
+	in := Input{ToolName: "Bash", AgentID: "a", ToolResponse: json.RawMessage(`{"stdout":"` + text + `"}`)}
+	for _, set := range []bool{false, true} {
+		if set {
+			t.Setenv("ANTHROPIC_API_KEY", key)
+		}
+		d := Spill(in, SpillConfig{Dir: t.TempDir(), Tools: re})
+		if d.Verdict != Rewrite {
+			t.Fatalf("verdict %s", d.Verdict)
+		}
+		path := d.Detail["files"].([]string)[0]
+		data, _ := os.ReadFile(path)
+		if got := strings.Contains(string(data), key); got == set {
+			t.Errorf("key set=%v: the spill file holds the key=%v", set, got)
+		}
+		if set && !strings.Contains(string(data), "key=[redacted] ") {
+			t.Errorf("spill file %.40q", data)
+		}
+		if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+			t.Errorf("spill file mode %o", st.Mode().Perm())
+		}
+	}
+}

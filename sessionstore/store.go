@@ -129,6 +129,13 @@ func WithLogf(f Logf) Option { return func(s *Store) { s.logf = f } }
 // Open opens (creating if needed) the store at path and migrates it.
 func Open(path string, opts ...Option) (*Store, error) {
 	s := newStore(path, opts)
+	// SQLite gives the -wal and -shm files the database file's mode:
+	// creating it 0600 first keeps all three private.
+	if path != ":memory:" {
+		if f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600); err == nil {
+			f.Close()
+		}
+	}
 	q := url.Values{}
 	q.Set("_busy_timeout", "30000")
 	q.Set("_synchronous", "NORMAL")

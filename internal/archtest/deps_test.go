@@ -13,6 +13,10 @@ const mod = "github.com/flowerhq/flower/"
 // sessionstore share; it imports nothing of ours.
 const glance = mod + "glance"
 
+// redact is the leaf that keeps credentials out of files; flower-hook uses
+// it for spill files.
+const redact = mod + "internal/redact"
+
 // pkgInfo is one line of `go list -deps`: a package, whether it has cgo
 // files, and its direct imports.
 type pkgInfo struct {
@@ -58,8 +62,11 @@ type rule struct {
 }
 
 var rules = []rule{
-	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance}},
-	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance}},
+	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance, redact}},
+	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance, redact}},
+	// The small shared leaves import nothing of ours.
+	{pkg: redact, ours: []string{redact}},
+	{pkg: mod + "internal/atomicfile", ours: []string{mod + "internal/atomicfile"}},
 	{pkg: mod + "harness", forbid: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/stdlib", mod + "sessionstore", mod + "scripted"}},
 	{pkg: mod + "flow", forbid: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/stdlib", mod + "sessionstore", mod + "scripted"}, forbidDirect: []string{"os/exec"}},
 	{pkg: glance, noCgo: true, ours: []string{glance}},

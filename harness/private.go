@@ -1,0 +1,120 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/redact"
+)
+
+// Private by default: the run dir and everything flower writes in it are
+// 0700/0600, and secrets never reach the disk. flower narrows the modes it
+// finds on its own folders and never widens any.
+
+// privateDir makes dir (and missing parents) 0700 and takes group and other
+// bits off dir itself when it already existed with them.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if m := st.Mode().Perm(); m&0o077 != 0 {
+		return os.Chmod(dir, m&^0o077)
+	}
+	return nil
+}
+
+// privateUmask takes group and other bits off the process umask (never
+// adding any back), so that files claude and its tools create in the run dir
+// (the portable config dir, transcripts) are private too. The umask is
+// process-wide: a program embedding the Runtime gets it as well.
+func privateUmask() {
+	old := syscall.Umask(0o077)
+	syscall.Umask(old | 0o077)
+}
+
+// redactedStore keeps secrets out of the session store: every mirrored
+// line is redacted before it is stored.
+type redactedStore struct {
+	SessionStore
+	red *redact.Redactor
+}
+
+func (s redactedStore) Mirror(ctx context.Context, line []byte) error {
+	return s.SessionStore.Mirror(ctx, s.red.Bytes(line))
+}
+
+// scrubTree redacts, in place, every regular file under dir that holds a
+// secret: claude's own transcripts and tool-result files in the portable
+// config dir, which flower did not write but keeps in the run dir. The
+// credentials copy is left alone (claude needs it to log in).
+// Only files changed since since are read.
+func scrubTree(dir string, since time.Time, red *redact.Redactor) error {
+	if red == nil || dir == "" {
+		return nil
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || d.Name() == ".credentials.json" {
+			return nil
+		}
+		if info, err := d.Info(); err != nil || info.ModTime().Before(since) {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil || len(data) == 0 {
+			return nil
+		}
+		if clean := red.Bytes(data); &clean[0] != &data[0] {
+			return atomicfile.Write(p, clean, 0o600)
+		}
+		return nil
+	})
+}
+
+// removeDeadSockets removes the socket folders (flower-sock-*, flower-ch-*)
+// a killed flower left in the temp dir: those of this user whose sockets
+// all refuse connections.
+func removeDeadSockets() {
+	for _, pat := range []string{"flower-sock-*", "flower-ch-*"} {
+		dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), pat))
+		for _, d := range dirs {
+			if st, err := os.Lstat(d); err != nil || !st.IsDir() || !ownedByMe(st) || time.Since(st.ModTime()) < time.Minute {
+				continue // a young folder may be a flower starting now
+			}
+			socks, _ := filepath.Glob(filepath.Join(d, "*.sock"))
+			if len(socks) > 0 && allRefuse(socks) {
+				os.RemoveAll(d)
+			}
+		}
+	}
+}
+
+func ownedByMe(st fs.FileInfo) bool {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && int(sys.Uid) == os.Getuid()
+}
+
+func allRefuse(socks []string) bool {
+	for _, s := range socks {
+		c, err := net.DialTimeout("unix", s, time.Second)
+		if err == nil {
+			c.Close()
+			return false
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) && !strings.Contains(err.Error(), "connection refused") {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,169 @@
+package harness
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// captureStderr runs fn with os.Stderr redirected and returns what it wrote.
+func captureStderr(t *testing.T, fn func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stderr
+	os.Stderr = w
+	done := make(chan string)
+	go func() { b, _ := io.ReadAll(r); done <- string(b) }()
+	fn()
+	os.Stderr = old
+	w.Close()
+	return <-done
+}
+
+// A manifest that does not parse is moved aside with one warning, and the
+// write still lands: a fresh manifest with the new row. The control: the
+// same write over a good manifest keeps the other rows and warns nothing.
+func TestManifestDamageRecovered(t *testing.T) {
+	for _, tc := range []struct {
+		name, content string
+		damaged       bool
+	}{
+		{"truncated", `[{"run":"old","workspace":"/w","results":[{"step":"a","ok":tr`, true},
+		{"garbage", "\x00\x00\x00", true},
+		{"object not array", `{"run":"old"}`, true},
+		{"control: good", `[{"run":"old","workspace":"/w","results":[]}]`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "manifest.json")
+			os.WriteFile(path, []byte(tc.content), 0o600)
+			var err error
+			warn := captureStderr(t, func() {
+				err = WriteManifestRow(path, ManifestRow{Run: "new", Results: []StepResult{{Step: "s", OK: true}}})
+				if err == nil { // a second write finds a good file: no second warning
+					err = WriteManifestRow(path, ManifestRow{Run: "new", Results: []StepResult{{Step: "s", OK: true}, {Step: "t"}}})
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := ReadManifest(path)
+			if err != nil {
+				t.Fatalf("manifest after the write: %v", err)
+			}
+			aside, _ := filepath.Glob(path + ".corrupt-*")
+			if !tc.damaged {
+				if len(rows) != 2 || warn != "" || len(aside) != 0 {
+					t.Fatalf("good manifest: rows %d, warning %q, moved aside %v", len(rows), warn, aside)
+				}
+				return
+			}
+			if len(rows) != 1 || rows[0].Run != "new" || len(rows[0].Results) != 2 {
+				t.Fatalf("rows %+v, want the new row only", rows)
+			}
+			if len(aside) != 1 {
+				t.Fatalf("moved aside: %v", aside)
+			}
+			if b, _ := os.ReadFile(aside[0]); string(b) != tc.content {
+				t.Errorf("the damaged file changed on the way aside: %q", b)
+			}
+			if strings.Count(warn, "\n") != 1 || !strings.Contains(warn, "did not parse") || !strings.Contains(warn, filepath.Base(aside[0])) {
+				t.Errorf("warning %q, want one line naming %s", warn, filepath.Base(aside[0]))
+			}
+		})
+	}
+}
+
+// Steps a dead flower left running are marked killed mid-step; a live
+// one's (this process) is kept as running.
+func TestRecoverRunDirMarksKilledSteps(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "manifest.json")
+	rows := []ManifestRow{
+		{Run: "r1", Results: []StepResult{{Step: "done", OK: true}}, Running: []RunningStep{{Step: "cut", PID: dead.Process.Pid, StartedAt: 1}}},
+		{Run: "r2", Running: []RunningStep{{Step: "live", PID: os.Getpid(), StartedAt: 2}}},
+	}
+	data, _ := json.Marshal(rows)
+	os.WriteFile(path, data, 0o600)
+	n, err := RecoverRunDir(dir)
+	if err != nil || n != 1 {
+		t.Fatalf("marked %d, err %v; want 1", n, err)
+	}
+	got, _ := ReadManifest(path)
+	r1, r2 := got[0], got[1]
+	if len(r1.Running) != 0 || len(r1.Results) != 2 || r1.Results[1].Step != "cut" || r1.Results[1].OK ||
+		!strings.HasPrefix(r1.Results[1].Error, KilledMidStep) {
+		t.Errorf("killed row: %+v", r1)
+	}
+	if len(r2.Running) != 1 || len(r2.Results) != 0 {
+		t.Errorf("live row changed: %+v", r2)
+	}
+	if n, _ := RecoverRunDir(dir); n != 0 {
+		t.Errorf("a second open marked %d again", n)
+	}
+}
+
+// Socket folders of dead flowers go; a live socket's folder and a young one
+// stay.
+func TestRemoveDeadSockets(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	mk := func(name string, live bool, age time.Duration) string {
+		d := filepath.Join(tmp, name)
+		os.Mkdir(d, 0o700)
+		ln, err := net.Listen("unix", filepath.Join(d, "s.sock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if live {
+			t.Cleanup(func() { ln.Close() })
+		} else {
+			ln.(*net.UnixListener).SetUnlinkOnClose(false)
+			ln.Close()
+		}
+		old := time.Now().Add(-age)
+		os.Chtimes(d, old, old)
+		return d
+	}
+	dead := mk("flower-sock-dead", false, time.Hour)
+	deadCh := mk("flower-ch-dead", false, time.Hour)
+	live := mk("flower-sock-live", true, time.Hour)
+	young := mk("flower-sock-young", false, 0)
+	other := mk("not-flower-sock", false, time.Hour)
+	removeDeadSockets()
+	for d, want := range map[string]bool{dead: false, deadCh: false, live: true, young: true, other: true} {
+		if _, err := os.Stat(d); (err == nil) != want {
+			t.Errorf("%s exists=%v, want %v", filepath.Base(d), err == nil, want)
+		}
+	}
+}
+
+func TestPrivateDirNarrowsNeverWidens(t *testing.T) {
+	root := t.TempDir()
+	for _, tc := range []struct{ found, want os.FileMode }{{0, 0o700}, {0o755, 0o700}, {0o750, 0o700}, {0o500, 0o500}} {
+		d := filepath.Join(root, tc.found.String())
+		if tc.found != 0 {
+			os.Mkdir(d, tc.found)
+			os.Chmod(d, tc.found)
+		}
+		if err := privateDir(d); err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := os.Stat(d); st.Mode().Perm() != tc.want {
+			t.Errorf("found %o: got %o, want %o", tc.found, st.Mode().Perm(), tc.want)
+		}
+	}
+}

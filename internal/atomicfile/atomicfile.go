@@ -1,0 +1,66 @@
+// Package atomicfile writes a file so that a crash or a full disk leaves
+// either the old content or the new one, never a mix or a truncation.
+//
+// Lifecycle: none; Write is a plain function. It writes a temp file beside
+// the target, fsyncs it, renames it over the target and fsyncs the folder so
+// that the rename itself survives a power cut. The file gets perm, narrowed
+// by the mode of a file already at the path: a file a person made more
+// private stays so (flower never widens modes it finds).
+package atomicfile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Write replaces path with data atomically and durably (see the package doc).
+func Write(path string, data []byte, perm fs.FileMode) error {
+	if st, err := os.Stat(path); err == nil {
+		perm &= st.Mode().Perm()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		return fail(err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return SyncDir(dir)
+}
+
+// SyncDir fsyncs a folder, making the renames and creations in it durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, fs.ErrInvalid) {
+		return err
+	}
+	return nil
+}
