@@ -354,20 +354,3 @@ func TestStream_Recorded(t *testing.T) {
 		})
 	}
 }
-
-func TestWaitOnline(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := "http://" + ln.Addr().String()
-	r := Resilience{OnlineTimeout: 700 * time.Millisecond}
-	if err := r.WaitOnline(t.Context(), up); err != nil {
-		t.Errorf("reachable host: %v", err)
-	}
-	ln.Close()
-	start := time.Now()
-	if err := r.WaitOnline(t.Context(), up); err == nil || time.Since(start) < 600*time.Millisecond {
-		t.Errorf("unreachable host: err %v after %s", err, time.Since(start))
-	}
-}

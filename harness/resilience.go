@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"regexp"
@@ -20,7 +22,8 @@ type Resilience struct {
 	// ResumePrompt is sent when a failed attempt is resumed in the same
 	// session.
 	ResumePrompt string
-	// OnlineTimeout bounds WaitOnline; 0 means 5 minutes.
+	// OnlineTimeout bounds WaitOnline for unattended use; 0 waits until
+	// the API answers or the context ends.
 	OnlineTimeout time.Duration
 }
 
@@ -47,9 +50,50 @@ func (r Resilience) DelayFor(attempt int) time.Duration {
 	return d
 }
 
-// WaitOnline blocks until a TCP connection to the API host succeeds, the
-// timeout passes or ctx ends. baseURL empty means api.anthropic.com.
-func (r Resilience) WaitOnline(ctx context.Context, baseURL string) error {
+// WaitOnline blocks until a TCP connection to the API host succeeds or ctx
+// ends (the seed's wait_online has no give-up); OnlineTimeout > 0 bounds the
+// wait for unattended use. baseURL empty means api.anthropic.com. After each
+// failed probe, offline (when not nil) is told the probe's error and when
+// the next one comes; probes back off from 200ms to 10s.
+func (r Resilience) WaitOnline(ctx context.Context, baseURL string, offline func(err error, next time.Time)) error {
+	host := apiHost(baseURL)
+	if r.OnlineTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.OnlineTimeout)
+		defer cancel()
+	}
+	var d net.Dialer
+	wait := 200 * time.Millisecond
+	for {
+		c, err := d.DialContext(ctx, "tcp", host)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if ctx.Err() != nil {
+			return r.offlineError(ctx, host, err)
+		}
+		if offline != nil {
+			offline(err, time.Now().Add(wait))
+		}
+		select {
+		case <-ctx.Done():
+			return r.offlineError(ctx, host, err)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 10*time.Second)
+	}
+}
+
+func (r Resilience) offlineError(ctx context.Context, host string, last error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && r.OnlineTimeout > 0 {
+		return fmt.Errorf("harness: %s stayed unreachable for %s (the online timeout; 0 waits forever): %w", host, r.OnlineTimeout, last)
+	}
+	return ctx.Err()
+}
+
+// apiHost is the host:port WaitOnline probes for baseURL.
+func apiHost(baseURL string) string {
 	host := "api.anthropic.com:443"
 	if u, err := url.Parse(baseURL); err == nil && u.Host != "" {
 		host = u.Host
@@ -61,27 +105,29 @@ func (r Resilience) WaitOnline(ctx context.Context, baseURL string) error {
 			}
 		}
 	}
-	timeout := r.OnlineTimeout
-	if timeout <= 0 {
-		timeout = 5 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var d net.Dialer
-	wait := 200 * time.Millisecond
-	for {
-		c, err := d.DialContext(ctx, "tcp", host)
-		if err == nil {
-			c.Close()
-			return nil
+	return host
+}
+
+// waitOnline is the Runtime's WaitOnline between attempts: while the API is
+// unreachable each probe emits an "offline" event (error, next_probe), and
+// an "online" event follows when it answers again.
+func (r *Runtime) waitOnline(ctx context.Context, emit func(Event)) error {
+	base := envGetter(r.env)("ANTHROPIC_BASE_URL")
+	since := time.Time{}
+	err := r.opts.Resilience.WaitOnline(ctx, base, func(err error, next time.Time) {
+		if since.IsZero() {
+			since = time.Now()
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 10*time.Second)
+		emit(Event{Kind: "offline", Data: map[string]any{"host": apiHost(base), "error": err.Error(),
+			"next_probe": next.UTC().Format(time.RFC3339Nano), "waited_s": time.Since(since).Seconds()}})
+	})
+	switch {
+	case err != nil:
+		emit(Event{Kind: "offline", Data: map[string]any{"host": apiHost(base), "error": err.Error(), "gave_up": true}})
+	case !since.IsZero():
+		emit(Event{Kind: "online", Data: map[string]any{"host": apiHost(base), "waited_s": time.Since(since).Seconds()}})
 	}
+	return err
 }
 
 // Classification of a failed attempt.
@@ -99,23 +145,30 @@ const (
 var statusRe = regexp.MustCompile(`(?i)\b(?:api error|status|error):?\s*(\d{3})\b`)
 
 // Classify names the kind of a failed attempt from what claude reported
-// and whether the Runtime retries it (seed classify): network, 5xx, 529,
-// 429 and timeouts retry; auth, bad requests, budget/turn limits and start
-// failures do not. It is pure: f comes from FailureOf(err).
+// and whether the Runtime retries it (seed classify). It is pure: f comes
+// from FailureOf(err). The rules follow what the pinned claude prints for
+// each fault (testdata/faults, recorded by scripts/record-faults.sh):
+//
+//   - a turn or budget limit (subtype error_max_*, terminal_reason max_turns
+//     or budget_exhausted) is final: KindLimit;
+//   - a full context (terminal_reason prompt_too_long, or an overflow text
+//     without another status) is KindOverflow, for a handoff;
+//   - an HTTP status decides when there is one: 401/403 KindAuth; 408, 409,
+//     429, 5xx and 529 retry; any other 4xx (400, 404, 413) KindBadReq;
+//   - an API error without a status means no usable answer arrived
+//     (connection refused, reset, dropped mid-stream, timed out, an empty or
+//     malformed response): it retries;
+//   - without a result line (claude died), the text decides: an exit or a
+//     signal retries, a start failure does not.
 func Classify(f Failure) (kind string, retry bool) {
 	e := strings.ToLower(f.Text)
 	switch {
-	case f.Start:
+	case f.Start || strings.HasPrefix(e, "harness: start"):
 		return KindStart, false
-	case e == "" && f.Status == 0 && f.Subtype == "":
-		return KindUnknown, false
-	case IsOverflow(f.Text, f.TerminalReason):
-		return KindOverflow, false
-	case strings.HasPrefix(f.Subtype, "error_max") || strings.Contains(e, "max_turns") ||
-		strings.Contains(e, "maximum number of turns") || strings.Contains(e, "budget") || strings.Contains(e, "error_max"):
+	case strings.HasPrefix(f.Subtype, "error_max") || f.TerminalReason == "max_turns" || f.TerminalReason == "budget_exhausted":
 		return KindLimit, false
-	case strings.HasPrefix(e, "harness: start"):
-		return KindStart, false
+	case f.TerminalReason == "prompt_too_long" || (f.Status == 0 || f.Status == 400) && IsOverflow(f.Text):
+		return KindOverflow, false
 	}
 	status := f.Status
 	if m := statusRe.FindStringSubmatch(e); status == 0 && m != nil {
@@ -128,15 +181,30 @@ func Classify(f Failure) (kind string, retry bool) {
 		return KindRetry, true
 	case status >= 400 && status < 500:
 		return KindBadReq, false
+	case f.IsError && f.TerminalReason == "api_error":
+		return KindRetry, true
 	}
-	for _, w := range []string{"authentication", "invalid api key", "invalid x-api-key", "oauth", "unauthorized", "forbidden"} {
+	return classifyText(e)
+}
+
+// classifyText is Classify's last resort for failures that carry no result
+// fields (claude ended without a result line, or an error from elsewhere).
+func classifyText(e string) (kind string, retry bool) {
+	switch {
+	case e == "":
+		return KindUnknown, false
+	case strings.Contains(e, "maximum number of turns") || strings.Contains(e, "maximum budget"):
+		return KindLimit, false
+	}
+	for _, w := range []string{"authentication", "invalid api key", "invalid x-api-key", "unauthorized", "forbidden"} {
 		if strings.Contains(e, w) {
 			return KindAuth, false
 		}
 	}
-	for _, w := range []string{"overloaded", "connection", "econnreset", "econnrefused", "etimedout", "socket hang up",
-		"timed out", "timeout", "network", "fetch failed", "internal server error", "service unavailable",
-		"bad gateway", "rate limit", "terminated", "stream ended", "exited without a result", "killed by signal"} {
+	for _, w := range []string{"exited without a result", "killed by signal", "overloaded", "connection", "econnreset",
+		"econnrefused", "etimedout", "socket hang up", "timed out", "timeout", "network", "fetch failed",
+		"internal server error", "service unavailable", "bad gateway", "rate limit", "terminated", "stream ended",
+		"empty or malformed response"} {
 		if strings.Contains(e, w) {
 			return KindRetry, true
 		}

@@ -205,9 +205,8 @@ func (r *Runtime) backOff(ctx context.Context, st *stepRun, kind string, failure
 	rs := r.opts.Resilience
 	delay := rs.DelayFor(st.attempt)
 	st.emit(Event{Kind: "retry", Data: map[string]any{"attempt": st.attempt, "kind": kind, "error": failure.Error(), "delay_s": delay.Seconds()}})
-	if err := rs.WaitOnline(ctx, envGetter(r.env)("ANTHROPIC_BASE_URL")); err != nil {
+	if err := r.waitOnline(ctx, st.emit); err != nil {
 		st.res.Error = fmt.Sprintf("%s (the API stayed unreachable: %v)", failure.Error(), err)
-		st.emit(Event{Kind: "offline", Data: map[string]any{"error": err.Error()}})
 		return false
 	}
 	select {

@@ -25,7 +25,7 @@ type starterOptions struct {
 	New, Isolate, ClarifyOnly, NoGoal bool
 	Rounds, MaxAsks                   int
 	JudgeCanRun, NoSelfTest, JSON     bool
-	Timeout                           time.Duration
+	Timeout, OnlineTimeout            time.Duration
 	Answers, Instructions, Model      string
 	Version                           bool
 	Ask                               []string // the words of the ask; "-" reads stdin
@@ -73,6 +73,7 @@ func newStarterCmd(e *cmdEnv) *cli.Command {
 			jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last (the default when stdout is not a terminal)"),
 			claudeFlag(&o.Claude), hookFlag(&o.Hook),
 			&cli.BoolFlag{Name: "no-self-test", Usage: "start even if the guard self-test fails", EnvVars: []string{"FLOWER_NO_SELF_TEST"}, Destination: &o.NoSelfTest},
+			onlineTimeoutFlag(&o.OnlineTimeout),
 			// No FLOWER_VERSION: a variable left set would turn every run into a version print.
 			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version and exit", Destination: &o.Version},
 		},
@@ -141,6 +142,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	}
 	ro := runtimeOptions(pl.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, o.Claude, o.Hook
+	ro.Resilience.OnlineTimeout = o.OnlineTimeout
 	st, release, err := withStore(ctx, e.Stderr, o.Store, &ro)
 	if err != nil {
 		return err

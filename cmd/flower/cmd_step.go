@@ -22,7 +22,7 @@ type stepOptions struct {
 	Fork, Trim, NoEphemeral, Workbench, NoHandoff, JSON  bool
 	MaxTurns, MaxAttempts, KeepDenials, Spill            int
 	MaxBudget                                            float64
-	RetryDelay                                           time.Duration
+	RetryDelay, OnlineTimeout                            time.Duration
 	Prompt                                               []string
 }
 
@@ -49,6 +49,7 @@ func newStepCmd(e *cmdEnv) *cli.Command {
 		&cli.BoolFlag{Name: "no-handoff", Usage: "do not hand off to a fresh session when the context is full", EnvVars: []string{"FLOWER_NO_HANDOFF"}, Destination: &o.NoHandoff},
 		jsonFlag(&o.JSON, "print events as JSON lines, then the step_result"),
 		storeFlag(&o.Store),
+		onlineTimeoutFlag(&o.OnlineTimeout),
 	)
 	return &cli.Command{
 		Name:      "step",
@@ -143,6 +144,7 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 	ho.Trim, ho.Ephemeral, ho.KeepDenials = o.Trim, !o.NoEphemeral, o.KeepDenials
 	ho.SpillThreshold = o.Spill
 	ho.Resilience.MaxAttempts, ho.Resilience.BaseDelay = o.MaxAttempts, o.RetryDelay
+	ho.Resilience.OnlineTimeout = o.OnlineTimeout
 	ho.Handoff.Enabled = !o.NoHandoff
 	if o.Workbench {
 		ho.Workbench = harness.RunDirWorkbench(ho.Workspace, ho.RunDir)
@@ -180,6 +182,8 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 			defer mu.Unlock()
 			enc.Encode(eventOut(ev))
 		}
+	} else {
+		ro.OnEvent = offlineStatus(e.Stderr, e.IsTTY(e.Stderr))
 	}
 	res, err := rt.Run(rctx, spec, prompt, ro)
 	if err != nil {

@@ -44,6 +44,7 @@ type progress struct {
 	denials   int
 	spills    int
 	handoffs  int
+	offline   string // while the API is unreachable: what and the next probe
 	lastPaint time.Time
 }
 
@@ -67,6 +68,7 @@ func (p *progress) event(e harness.Event) {
 		p.step, p.started, p.lastText = e.Step, time.Now(), ""
 		p.turns, p.cost, p.context = map[string]bool{}, 0, 0
 		p.retries, p.denials, p.spills, p.handoffs = 0, 0, 0, 0
+		p.offline = ""
 	case "step_end":
 		mark := "✓"
 		if ok, _ := e.Data["ok"].(bool); !ok {
@@ -105,6 +107,13 @@ func (p *progress) event(e harness.Event) {
 		if e.Data["phase"] == "done" {
 			p.handoffs++
 		}
+	case "offline", "online":
+		p.offline = ""
+		if e.Kind == "offline" {
+			p.offline = offlineLine(e)
+		}
+		p.paint()
+		return
 	default:
 		return
 	}
@@ -132,6 +141,9 @@ func (p *progress) line() string {
 		if x.n > 0 {
 			s += " · " + plural(x.n, x.what)
 		}
+	}
+	if p.offline != "" {
+		s += " · " + p.offline
 	}
 	return s
 }
