@@ -87,8 +87,10 @@ func writeRow(path string, row ManifestRow, red *redact.Redactor) error {
 
 // RecoverRunDir is run when a Runtime opens runDir: every step a dead
 // flower left Running becomes a failed result whose Error starts with
-// KilledMidStep, and report sockets of dead flowers are removed. It reports
-// how many steps it marked.
+// KilledMidStep; temp files of a manifest write cut short and report sockets
+// of dead flowers are removed. (The flock lock file stays: the kernel drops
+// a dead holder's lock, and deleting the file under a waiter would split the
+// lock.) It reports how many steps it marked.
 func RecoverRunDir(runDir string) (int, error) {
 	removeDeadSockets()
 	path := filepath.Join(runDir, "manifest.json")
@@ -97,6 +99,12 @@ func RecoverRunDir(runDir string) (int, error) {
 	}
 	marked := 0
 	err := updateManifest(path, nil, func(rows []ManifestRow) []ManifestRow {
+		// Under the lock no write is under way: a temp file of the atomic
+		// writer is what a process killed mid-write left.
+		tmps, _ := filepath.Glob(filepath.Join(runDir, ".manifest.json.tmp*"))
+		for _, t := range tmps {
+			os.Remove(t)
+		}
 		now := unixNow()
 		for i := range rows {
 			var live []RunningStep

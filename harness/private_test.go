@@ -98,7 +98,12 @@ func TestRecoverRunDirMarksKilledSteps(t *testing.T) {
 	}
 	data, _ := json.Marshal(rows)
 	os.WriteFile(path, data, 0o600)
+	leftover := filepath.Join(dir, ".manifest.json.tmp123")
+	os.WriteFile(leftover, []byte("[half"), 0o600)
 	n, err := RecoverRunDir(dir)
+	if _, err := os.Stat(leftover); err == nil {
+		t.Error("the temp file of a cut-short write is still there")
+	}
 	if err != nil || n != 1 {
 		t.Fatalf("marked %d, err %v; want 1", n, err)
 	}
