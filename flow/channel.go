@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -77,8 +78,9 @@ type HumanChannel struct {
 	AmendPath string
 	// MaxAsks caps the questions (0 = no cap, the seed's None).
 	MaxAsks int
-	// Timeout is how long an ask waits: 0 never waits (unattended: an ask
-	// returns a timeout answer at once), < 0 waits forever. Default 30 min.
+	// Timeout is how long an ask waits. 0 means the seed's default
+	// (DefaultTimeout, 30 min); NoWait (the seed's timeout_s=0, unattended)
+	// answers "timeout" at once; WaitForever (the seed's None) never gives up.
 	Timeout time.Duration
 	// Answerer is asked; nil: nobody is there (every ask times out).
 	Answerer Answerer
@@ -96,9 +98,21 @@ type HumanChannel struct {
 	wg    sync.WaitGroup
 }
 
+// Ask timeouts (HumanChannel.Timeout, StarterOptions.Timeout).
+const (
+	// DefaultTimeout is the seed's timeout_s=1800.0; a zero Timeout means it.
+	DefaultTimeout = 1800 * time.Second
+	// NoWait is the seed's timeout_s=0: unattended, an ask answers "timeout"
+	// at once (recorded answers from a file are still read). Any negative
+	// Timeout other than WaitForever means the same.
+	NoWait time.Duration = -1
+	// WaitForever is the seed's timeout_s=None: an ask waits until answered.
+	WaitForever time.Duration = math.MinInt64
+)
+
 // NewHumanChannel returns a channel with the seed's defaults (timeout 1800 s).
 func NewHumanChannel(logPath, amendPath string, answerer Answerer) *HumanChannel {
-	return &HumanChannel{LogPath: logPath, AmendPath: amendPath, Answerer: answerer, Timeout: 1800 * time.Second}
+	return &HumanChannel{LogPath: logPath, AmendPath: amendPath, Answerer: answerer, Timeout: DefaultTimeout}
 }
 
 func (h *HumanChannel) server() string {
@@ -257,12 +271,16 @@ func (h *HumanChannel) wait(ctx context.Context, q Question) Answer {
 	if h.Answerer == nil {
 		return Answer{State: Timeout, Text: unattendedText}
 	}
-	if in, ok := h.Answerer.(instant); h.Timeout == 0 && !(ok && in.Instant()) {
+	timeout := h.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	if in, ok := h.Answerer.(instant); timeout < 0 && timeout != WaitForever && !(ok && in.Instant()) {
 		return Answer{State: Timeout, Text: unattendedText}
 	}
-	if h.Timeout > 0 {
+	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, h.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	text, ok, err := h.Answerer.Answer(ctx, q)

@@ -39,10 +39,11 @@ func TestHumanChannelAsk(t *testing.T) {
 		want     []string // states
 		maxWait  time.Duration
 	}{
-		{"unattended timeout 0: at once, no hang", blockingAnswerer{}, 0, 0, 2, []string{Timeout, Timeout}, 200 * time.Millisecond},
+		{"unattended NoWait (timeout_s=0): at once, no hang", blockingAnswerer{}, NoWait, 0, 2, []string{Timeout, Timeout}, 200 * time.Millisecond},
+		{"any negative but WaitForever is unattended", blockingAnswerer{}, -time.Second, 0, 1, []string{Timeout}, 200 * time.Millisecond},
 		{"nobody there", nil, time.Hour, 0, 1, []string{Timeout}, 200 * time.Millisecond},
 		{"waits up to the timeout", blockingAnswerer{}, 50 * time.Millisecond, 0, 1, []string{Timeout}, 2 * time.Second},
-		{"file answers even when unattended", answers(t, "用 Go", "不要"), 0, 0, 3, []string{Answered, Answered, Timeout}, 200 * time.Millisecond},
+		{"file answers even when unattended", answers(t, "用 Go", "不要"), NoWait, 0, 3, []string{Answered, Answered, Timeout}, 200 * time.Millisecond},
 		{"max_asks spent → refused", answers(t, "a", "b"), time.Hour, 1, 2, []string{Answered, Refused}, 200 * time.Millisecond},
 		{"empty answer → refused", &FileAnswers{answers: []string{" "}}, time.Hour, 0, 1, []string{Refused}, 200 * time.Millisecond},
 	}
@@ -113,7 +114,7 @@ func TestHumanChannelAmendAndInbox(t *testing.T) {
 // The MCP server relays ask and inbox over the socket to the channel.
 func TestMCPChannelRelay(t *testing.T) {
 	h := NewHumanChannel(filepath.Join(t.TempDir(), "log.md"), "", answers(t, "2"))
-	h.Timeout = 0
+	h.Timeout = NoWait
 	h.Command = []string{"/bin/flower", "mcp-channel"}
 	defer h.Close()
 	cfg := h.MCPServers()["flower"].(map[string]any)

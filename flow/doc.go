@@ -76,8 +76,8 @@
 // line over a private Unix socket (FLOWER_CHANNEL_SOCKET) to the process
 // holding the channel, which asks its Answerer (terminal, or a file of
 // answers in pipelines). Answer states: "answered"; "timeout" (nobody
-// answered within Timeout, Timeout 0 = unattended: at once, no hang, unless
-// the answers come from a file); "refused" (an empty answer, or MaxAsks
+// answered within Timeout; NoWait = unattended: at once, no hang, unless
+// the answers come from a file; a zero Timeout is the seed's 1800 s); "refused" (an empty answer, or MaxAsks
 // spent). Every exchange is appended to LogPath (问答记录.md); Amend writes
 // the person's words into AmendPath (the brief's 目标 section, labelled),
 // never twice.
@@ -96,7 +96,17 @@
 //     starts with a section word is not cut. A closed fence tagged md/markdown
 //     (or untagged) is unwrapped; other closed fences are body text.
 //   - Verdict step 3 searches the 结论 section only when headings exist; a
-//     reply with headings but no 结论 is unrecognized (not achieved).
+//     reply with headings but no 结论 is unrecognized (not achieved). Its
+//     status words are matched case-insensitively (ASCII); among words of
+//     equal length the cautious state wins (unreachable, then not_yet). The
+//     seed's list was lost; English hedges ("cannot be verified") are added
+//     so the seed's own pitfall reads unreachable in either language.
+//   - Every options struct's zero value means the seed's default: Timeout 0
+//     is 1800 s (NoWait is the seed's 0, WaitForever its None), Rounds 0 is
+//     3, MaxAsks 0 is None (no cap).
+//   - starter_flow's instructions go to clarify_step, goal_step and
+//     with_goal; the coordinator is built with "" as the seed's wiring shows
+//     and meets the instructions through the brief.
 //   - Handoff section names follow harness (在做什么 / 已定结论 / 走不通的路 /
 //     下一步 / 现场), which writes the handoffs.
 //   - The rule texts were lost; they are written from what the seed says each

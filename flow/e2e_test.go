@@ -258,7 +258,7 @@ func TestE2EUnattendedAsk(t *testing.T) {
 	bed.Model = srv
 	runDir := filepath.Join(filepath.Dir(bed.Workspace), "runs")
 	wf, err := flow.StarterFlow("帮我写个 hello.txt", flow.StarterOptions{Workspace: bed.Workspace, RunDir: runDir, ClarifyOnly: true,
-		Timeout: 0, ChannelCommand: []string{testbed.BuildBinary(t, "./cmd/flower"), "mcp-channel"}})
+		Timeout: flow.NoWait, ChannelCommand: []string{testbed.BuildBinary(t, "./cmd/flower"), "mcp-channel"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 // call is one Run the fake runner saw.
 type call struct {
 	Spec     string
+	Instr    string // the spec's instructions (rules + caller's)
 	Prompt   string
 	Opts     harness.RunOptions
 	Watching bool // a session callback was installed during this Run
@@ -41,7 +42,7 @@ func (f *fakeRunner) queue(label string, rs ...harness.StepResult) *fakeRunner {
 func (f *fakeRunner) Run(ctx context.Context, spec harness.AgentSpec, prompt string, opts harness.RunOptions) (harness.StepResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, call{Spec: spec.Name, Prompt: prompt, Opts: opts, Watching: f.onSession != nil})
+	f.calls = append(f.calls, call{Spec: spec.Name, Instr: spec.Instructions, Prompt: prompt, Opts: opts, Watching: f.onSession != nil})
 	if f.err != nil {
 		return harness.StepResult{}, f.err
 	}

@@ -23,7 +23,18 @@ var goalSections = []docs.Section{
 	{Key: "checks", Name: GoalChecks, Aliases: []string{"验收清单", "判定清单", "检查项", "验收标准", "Checks", "Checklist"}},
 }
 
-var unverifiableRe = regexp.MustCompile(`^[\[［]此环境无法验证[:：]`)
+// unverifiableRe finds the mark anywhere in a check ("- 在 macOS 上运行
+// [此环境无法验证:没有 macOS]" is as unverifiable as a check that opens with
+// it); half- and full-width brackets and colons are the same mark.
+var unverifiableRe = regexp.MustCompile(`[\[［]此环境无法验证[:：]`)
+
+// goalTitle heads a goal file. It must not start with a section name: a
+// heading with its body glued on ("# 目标与检查清单") reads as that section.
+// legacyGoalTitle is the title older files carry; ParseGoal drops it.
+const (
+	goalTitle       = "# 任务目标与检查清单"
+	legacyGoalTitle = "# 目标与检查清单\n"
+)
 
 // Goal is the goal guard's target: one statement plus a checklist the judge
 // verifies after every round.
@@ -37,6 +48,7 @@ type Goal struct {
 // ParseGoal parses the goal-setting judge's reply: a 目标 section and a
 // 检查清单 list (one check per list item or line).
 func ParseGoal(text string) Goal {
+	text = strings.Replace(text, legacyGoalTitle, "", 1)
 	s, _ := docs.Parse(text, goalSections)
 	return Goal{Statement: s["statement"], Checks: docs.ListItems(s["checks"])}
 }
@@ -67,11 +79,12 @@ func (g Goal) Missing() []string {
 // Complete reports whether the goal has a statement and at least one check.
 func (g Goal) Complete() bool { return len(g.Missing()) == 0 }
 
-// Unverifiable returns the checks marked "[此环境无法验证:…]".
+// Unverifiable returns the checks carrying the mark "[此环境无法验证:…]"
+// anywhere in their text.
 func (g Goal) Unverifiable() []string {
 	var out []string
 	for _, c := range g.Checks {
-		if unverifiableRe.MatchString(strings.TrimSpace(c)) {
+		if unverifiableRe.MatchString(c) {
 			out = append(out, c)
 		}
 	}
@@ -98,7 +111,7 @@ func (g Goal) Amend(said string) Goal {
 // ToMarkdown renders the goal for people (and is what Write stores).
 func (g Goal) ToMarkdown() string {
 	var sb strings.Builder
-	sb.WriteString("# 目标与检查清单\n\n## " + GoalStatement + "\n\n" + docs.OrPlaceholder(g.Statement) + "\n\n## " + GoalChecks + "\n\n")
+	sb.WriteString(goalTitle + "\n\n## " + GoalStatement + "\n\n" + docs.OrPlaceholder(g.Statement) + "\n\n## " + GoalChecks + "\n\n")
 	if len(g.Checks) == 0 {
 		sb.WriteString(docs.Placeholder + "\n")
 	}

@@ -69,16 +69,18 @@ func channelTools(spec *harness.AgentSpec, ch Channel, inbox bool) {
 }
 
 // Coordinator builds the main-thread coordinator: decompose, delegate, read
-// reports, decide, never do the work by hand. Fixed: DelegateOnly true,
+// reports, decide, never do the work by hand. Its allowed tools are the
+// seed's COORDINATOR_TOOLS (Agent, TodoWrite, Read; Read only with can_read),
+// the workers' web tools and the channel's two tools — nothing else. Fixed: DelegateOnly true,
 // Agents = workers, Workbench true. Web tools of the workers are merged into
 // its allowed tools (allowed_tools is session-wide: a subagent's tool missing
 // from it is "user-rejected" in unattended runs); Write/Edit/Bash never are.
 // With a channel both its tools come (ask and inbox).
 func Coordinator(name string, instructions string, workers map[string]harness.AgentDefinition, ch Channel, o RoleOptions) harness.AgentSpec {
 	spec := harness.NewAgentSpec(name, rules(CoordinatorRules, instructions+"\n"+o.Instructions))
-	tools := []string{"Agent", "TodoWrite"}
-	if !o.NoRead {
-		tools = append(slices.Clone(coordinatorTools), "Glob", "Grep")
+	tools := slices.Clone(coordinatorTools)
+	if o.NoRead {
+		tools = slices.DeleteFunc(tools, func(t string) bool { return t == "Read" })
 	}
 	for _, w := range sortedKeys(workers) {
 		for _, t := range workers[w].Tools {

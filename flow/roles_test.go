@@ -22,10 +22,6 @@ func TestCoordinator(t *testing.T) {
 	if !reflect.DeepEqual(s.Agents, workers) || !s.Agents["coder"].Isolate {
 		t.Errorf("agents = %+v (the isolation mark must survive)", s.Agents)
 	}
-	want := []string{"Agent", "TodoWrite", "Read", "Glob", "Grep", "WebFetch", "WebSearch", "mcp__fake__ask", "mcp__fake__inbox"}
-	if !reflect.DeepEqual(s.AllowedTools, want) {
-		t.Errorf("allowed = %v, want %v", s.AllowedTools, want)
-	}
 	for _, h := range handsOn {
 		if slices.Contains(s.AllowedTools, h) {
 			t.Errorf("%s merged into the coordinator's allowed tools", h)
@@ -38,8 +34,41 @@ func TestCoordinator(t *testing.T) {
 		t.Error("channel MCP server not wired")
 	}
 	bare := Coordinator("c", "", nil, nil, RoleOptions{NoRead: true, NoGlance: true, PermissionMode: "default", Model: "m", MaxTurns: 7})
-	if !reflect.DeepEqual(bare.AllowedTools, []string{"Agent", "TodoWrite"}) || bare.Glance || bare.PermissionMode != "default" || bare.Model != "m" || bare.MaxTurns != 7 {
+	if bare.Glance || bare.PermissionMode != "default" || bare.Model != "m" || bare.MaxTurns != 7 {
 		t.Errorf("bare coordinator = %+v", bare)
+	}
+}
+
+// The coordinator's tool set is exactly the seed's: COORDINATOR_TOOLS, the
+// workers' web tools merged in, the channel's two tools; never Glob/Grep or a
+// hands-on tool.
+func TestCoordinatorTools(t *testing.T) {
+	ch := &fakeChannel{}
+	coder := Worker("codes", "p", WorkerOptions{})
+	reader := Worker("reads", "p", WorkerOptions{Tools: []string{"Read", "WebSearch"}})
+	bash := Worker("runs", "p", WorkerOptions{Tools: []string{"Bash", "Write"}})
+	tests := []struct {
+		name    string
+		workers map[string]harness.AgentDefinition
+		ch      Channel
+		o       RoleOptions
+		want    []string
+	}{
+		{"bare: COORDINATOR_TOOLS", nil, nil, RoleOptions{}, []string{"Agent", "TodoWrite", "Read"}},
+		{"can_read=False drops Read", nil, nil, RoleOptions{NoRead: true}, []string{"Agent", "TodoWrite"}},
+		{"channel adds ask and inbox", nil, ch, RoleOptions{}, []string{"Agent", "TodoWrite", "Read", "mcp__fake__ask", "mcp__fake__inbox"}},
+		{"a full worker's web tools are merged", map[string]harness.AgentDefinition{"coder": coder}, nil, RoleOptions{}, []string{"Agent", "TodoWrite", "Read", "WebFetch", "WebSearch"}},
+		{"only the web tools a worker has", map[string]harness.AgentDefinition{"reader": reader}, nil, RoleOptions{}, []string{"Agent", "TodoWrite", "Read", "WebSearch"}},
+		{"hands-on tools never merged", map[string]harness.AgentDefinition{"bash": bash}, nil, RoleOptions{}, []string{"Agent", "TodoWrite", "Read"}},
+		{"starter wiring", map[string]harness.AgentDefinition{"coder": coder}, ch, RoleOptions{}, []string{"Agent", "TodoWrite", "Read", "WebFetch", "WebSearch", "mcp__fake__ask", "mcp__fake__inbox"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Coordinator("c", "", tt.workers, tt.ch, tt.o).AllowedTools
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("allowed = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -32,9 +32,8 @@ var ErrNoAsk = errors.New("要给一句诉求,例如 flower '帮我做一个 X'"
 // before anything is spent.
 var ErrNotGit = errors.New("isolate 需要工作区是 git 仓库")
 
-// StarterOptions are starter_flow's keyword arguments. Zero values take the
-// seed's defaults except Timeout, where 0 means unattended; start from
-// DefaultStarterOptions for the seed's 1800 s.
+// StarterOptions are starter_flow's keyword arguments. Every zero value
+// means the seed's default (Timeout 0 is 1800 s: unattended is NoWait).
 type StarterOptions struct {
 	Workspace   string // default "."
 	RunDir      string // default "runs"
@@ -45,8 +44,11 @@ type StarterOptions struct {
 	Rounds      int  // default 3
 	JudgeCanRun bool
 	MaxAsks     int           // 0 = no cap
-	Timeout     time.Duration // 0 = never wait, < 0 = wait forever
-	// Instructions go to the coordinator (and the clarifier and judge).
+	Timeout     time.Duration // 0 = DefaultTimeout; NoWait = unattended (timeout_s=0); WaitForever = None
+	// Instructions go where the seed's starter_flow wiring puts them: into
+	// clarify_step, goal_step and with_goal (the clarifier, the goal-setting
+	// judge and the round judge). The coordinator is built with "" as the
+	// seed wires it; it meets the instructions through the brief.
 	Instructions string
 	WorkerPrompt string // default DefaultWorkerText
 	BriefName    string
@@ -63,7 +65,7 @@ type StarterOptions struct {
 
 // DefaultStarterOptions returns the seed's defaults.
 func DefaultStarterOptions() StarterOptions {
-	return StarterOptions{Workspace: ".", RunDir: "runs", Rounds: 3, Timeout: 1800 * time.Second,
+	return StarterOptions{Workspace: ".", RunDir: "runs", Rounds: 3, Timeout: DefaultTimeout,
 		WorkerPrompt: DefaultWorkerText, BriefName: DefaultBriefName, GoalName: DefaultGoalName, LogName: DefaultLogName}
 }
 
@@ -77,6 +79,9 @@ func (o *StarterOptions) fill() {
 	}
 	if o.Rounds == 0 {
 		o.Rounds = d.Rounds
+	}
+	if o.Timeout == 0 {
+		o.Timeout = d.Timeout
 	}
 	if o.WorkerPrompt == "" {
 		o.WorkerPrompt = d.WorkerPrompt
@@ -123,7 +128,10 @@ func isGitRepo(dir string) bool {
 //
 //	Workflow(name="starter", channel=ch, workbench=wb, steps=[…])
 //	ch = HumanChannel(log_path=<notes>/问答记录.md, amend_path=<brief_path>, max_asks, timeout)
-//	协调者 = Coordinator("协调者", instructions, {"coder": Worker(…, isolate)}, ch)
+//	协调者 = Coordinator("协调者", "", {"coder": Worker(…, isolate)}, ch)
+//
+// Instructions go to ClarifyStep, GoalStep and WithGoal, never to the
+// coordinator's rules.
 //
 // isolate without a git workspace fails here (ErrNotGit), before any spend.
 // A complete brief on disk means wake; no wake and no ask is ErrNoAsk. On
@@ -168,21 +176,22 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 			return nil, fmt.Errorf("flow: starter: %w", err)
 		}
 	}
-	role := RoleOptions{Instructions: o.Instructions, Model: o.Model}
+	role := RoleOptions{Model: o.Model}
 	clarify := ClarifyStep(ch, ClarifyStepOptions{
-		BriefPath: briefPath, AlwaysAsk: o.New, Role: role,
+		BriefPath: briefPath, AlwaysAsk: o.New, Role: role, Instructions: o.Instructions,
 		Prompt: Text("诉求: " + ask + "\n\n先把需求问清楚(用 ask 工具问人),然后只输出四节:目标、验收标准、边界、未知与假设。"),
 	})
 	steps := []Step{clarify}
 	if !o.ClarifyOnly {
 		goalRole := role
 		goalRole.CanRun = o.JudgeCanRun
-		goal := GoalStep(ch, GoalStepOptions{GoalPath: goalPath, BriefKey: clarify.Name, AlwaysSet: o.New || said != "", Role: goalRole})
+		goal := GoalStep(ch, GoalStepOptions{GoalPath: goalPath, BriefKey: clarify.Name, AlwaysSet: o.New || said != "",
+			Role: goalRole, Instructions: o.Instructions})
 		workers := map[string]harness.AgentDefinition{
 			"coder": Worker("写代码、改文件、跑命令的执行者。派活时写清目标、验收标准和结果放哪。", o.WorkerPrompt,
 				WorkerOptions{Isolate: o.Isolate, Model: o.Model}),
 		}
-		coord := Coordinator(CoordinatorName, o.Instructions, workers, ch, RoleOptions{Model: o.Model})
+		coord := Coordinator(CoordinatorName, "", workers, ch, RoleOptions{Model: o.Model})
 		work := Step{Name: WorkStepName, Spec: coord, Prompt: workPrompt(clarify.Name, goal.Name, said, wb, o.NoGoal)}
 		if o.NoGoal {
 			steps = append(steps, work)

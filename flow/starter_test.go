@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowerhq/flower/harness"
 )
@@ -24,6 +26,45 @@ func starterFake(judge ...string) *fakeRunner {
 		f.queue(WorkStepName+"-评审#"+itoa(i+1), ok(v, "judge"))
 	}
 	return f
+}
+
+// starter_flow(instructions=…) goes where the seed wires it: clarify_step,
+// goal_step and with_goal; the coordinator is built with "".
+func TestStarterInstructionsPlacement(t *testing.T) {
+	const instr = "只用标准库"
+	o := StarterOptions{Workspace: t.TempDir(), RunDir: filepath.Join(t.TempDir(), "runs"), Instructions: instr,
+		Answerer: answers(t, "用 Go"), ChannelCommand: []string{"/x/flower", "mcp-channel"}}
+	wf, err := StarterFlow("帮我做计算器", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wf.Close()
+	f := starterFake(vAchieved)
+	f.runDir = o.RunDir
+	if c, _ := run(t, wf, f); c.Outcome() != nil {
+		t.Fatal(c.Outcome())
+	}
+	tests := []struct {
+		label string
+		want  bool
+	}{
+		{ClarifyStepName, true},
+		{GoalStepName, true},
+		{WorkStepName + "-评审#1", true},
+		{WorkStepName, false},
+	}
+	for _, tt := range tests {
+		calls := f.callsFor(tt.label)
+		if len(calls) == 0 {
+			t.Fatalf("%s never ran", tt.label)
+		}
+		if got := strings.Contains(calls[0].Instr, instr); got != tt.want {
+			t.Errorf("%s instructions carry %q: %v, want %v\n%s", tt.label, instr, got, tt.want, calls[0].Instr)
+		}
+	}
+	if coord := wf.Steps[2].Spec.Instructions; coord != CoordinatorRules {
+		t.Errorf("coordinator instructions = %q, want the bare rule text", coord)
+	}
 }
 
 func TestStarterFlowFullAndWake(t *testing.T) {
@@ -242,3 +283,51 @@ func TestWakeStateWritesNothing(t *testing.T) {
 }
 
 var _ = harness.Event{}
+
+// Every options struct's zero value means the seed's default.
+func TestZeroValuesMeanSeedDefaults(t *testing.T) {
+	var o StarterOptions
+	o.fill()
+	if d := DefaultStarterOptions(); o.Timeout != DefaultTimeout || o.Rounds != 3 || o.Workspace != d.Workspace || o.RunDir != d.RunDir ||
+		o.WorkerPrompt != DefaultWorkerText || o.BriefName != DefaultBriefName || o.GoalName != DefaultGoalName || o.LogName != DefaultLogName {
+		t.Errorf("zero StarterOptions filled = %+v", o)
+	}
+	if DefaultTimeout != 1800*time.Second {
+		t.Errorf("DefaultTimeout = %v, the seed's timeout_s is 1800.0", DefaultTimeout)
+	}
+	kept := StarterOptions{Timeout: NoWait, Rounds: 1}
+	kept.fill()
+	if kept.Timeout != NoWait || kept.Rounds != 1 {
+		t.Errorf("explicit values lost: %+v", kept)
+	}
+	for _, tt := range []struct {
+		rounds, retries int
+	}{{0, 2}, {3, 2}, {1, 0}, {5, 4}, {-1, 0}} {
+		if got := WithGoal(Step{Name: "w"}, nil, WithGoalOptions{Rounds: tt.rounds}).Retries; got != tt.retries {
+			t.Errorf("WithGoal Rounds %d: Retries = %d, want %d", tt.rounds, got, tt.retries)
+		}
+	}
+	// A zero Timeout waits (the seed's 1800 s); NoWait is the control that answers at once.
+	for _, tt := range []struct {
+		name    string
+		timeout time.Duration
+		want    string
+	}{{"zero waits for the person", 0, Answered}, {"NoWait does not", NoWait, Timeout}, {"WaitForever waits", WaitForever, Answered}} {
+		h := &HumanChannel{Answerer: slowAnswerer{50 * time.Millisecond}, Timeout: tt.timeout}
+		if a, err := h.Ask(t.Context(), Question{Text: "q"}); err != nil || a.State != tt.want {
+			t.Errorf("%s: %+v, %v; want %s", tt.name, a, err, tt.want)
+		}
+	}
+}
+
+// slowAnswerer answers "好" after a delay, like a person.
+type slowAnswerer struct{ d time.Duration }
+
+func (s slowAnswerer) Answer(ctx context.Context, q Question) (string, bool, error) {
+	select {
+	case <-time.After(s.d):
+		return "好", true, nil
+	case <-ctx.Done():
+		return "", false, ctx.Err()
+	}
+}

@@ -2,8 +2,10 @@ package flow
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/flowerhq/flower/internal/docs"
 )
@@ -28,47 +30,65 @@ var verdictSections = []docs.Section{
 	{Key: "failed", Name: VerdictFailed, Aliases: []string{"未通过项", "未通过的检查", "Failed"}},
 }
 
-// statusWords maps the judge's words to a state. They are matched leftmost,
-// longer words first at the same position, so "未达成" never reads as "达成"
-// and "not achieved" never as "achieved". Every way of saying "cannot be
-// verified here" is unreachable: a judge that cannot check must stop and ask,
-// not pass on reading the source.
-var statusWords = map[string]string{
-	"已达成": Achieved, "达成": Achieved, "已完成": Achieved, "通过": Achieved, "已满足": Achieved,
-	"achieved": Achieved, "passed": Achieved, "pass": Achieved, "done": Achieved,
+// statusWords are the judge's words for each state, in declaration order.
+// ParseVerdict tries them longest first (in characters, as the seed's
+// Python measures them), each anywhere in the conclusion; the first word of
+// that order that occurs decides — not the leftmost hit in the text. So a
+// hedged pass, "通过,但 macOS 上无法验证" or "passed, but cannot be verified
+// on macOS here", is unreachable: "无法验证" and "cannot be verified" are
+// longer than "通过" and "passed". Every way of saying "cannot be verified
+// here" is unreachable: a judge that cannot check must stop and ask, not pass
+// on reading the source. Among words of equal length the earlier
+// declaration wins, so the cautious states come first.
+var statusWords = []struct{ word, state string }{
+	{"不可达成", Unreachable}, {"无法达成", Unreachable}, {"达成不了", Unreachable}, {"达不到", Unreachable}, {"不可能", Unreachable},
+	{"暂时无法验证", Unreachable}, {"还没法验证", Unreachable},
+	{"无法验证", Unreachable}, {"没法验证", Unreachable}, {"验证不了", Unreachable}, {"无法判定", Unreachable},
+	{"不能验证", Unreachable}, {"无从验证", Unreachable},
+	{"unverifiable", Unreachable}, {"unreachable", Unreachable}, {"impossible", Unreachable},
+	{"cannot be verified", Unreachable}, {"can't be verified", Unreachable}, {"could not be verified", Unreachable},
+	{"couldn't be verified", Unreachable}, {"not verifiable", Unreachable}, {"unable to verify", Unreachable},
+	{"cannot verify", Unreachable}, {"can't verify", Unreachable},
 
-	"未达成": NotYet, "没达成": NotYet, "尚未达成": NotYet, "还没达成": NotYet, "未完成": NotYet,
-	"未通过": NotYet, "不通过": NotYet, "没通过": NotYet, "未满足": NotYet, "不满足": NotYet, "尚未": NotYet, "还没": NotYet,
-	"not yet": NotYet, "not_yet": NotYet, "not achieved": NotYet, "failed": NotYet, "fail": NotYet,
+	{"尚未达成", NotYet}, {"还没达成", NotYet}, {"未达成", NotYet}, {"没达成", NotYet}, {"未完成", NotYet},
+	{"未通过", NotYet}, {"不通过", NotYet}, {"没通过", NotYet}, {"通过不了", NotYet}, {"未满足", NotYet}, {"不满足", NotYet},
+	{"尚未", NotYet}, {"还没", NotYet},
+	{"not achieved", NotYet}, {"not yet", NotYet}, {"not_yet", NotYet}, {"not done", NotYet}, {"not passed", NotYet},
+	{"failed", NotYet}, {"fail", NotYet},
 
-	"不可达成": Unreachable, "无法达成": Unreachable, "达不到": Unreachable, "不可能": Unreachable,
-	"无法验证": Unreachable, "没法验证": Unreachable, "验证不了": Unreachable, "无法判定": Unreachable,
-	"还没法验证": Unreachable, "暂时无法验证": Unreachable, "通过不了": NotYet, "达成不了": Unreachable,
-	"unverifiable": Unreachable, "unreachable": Unreachable, "impossible": Unreachable,
+	{"已达成", Achieved}, {"已完成", Achieved}, {"已满足", Achieved}, {"达成", Achieved}, {"通过", Achieved},
+	{"achieved", Achieved}, {"passed", Achieved}, {"pass", Achieved}, {"done", Achieved},
 }
 
+// statusOrder is statusWords longest first (stable: ties keep declaration order).
+var statusOrder = func() []struct{ word, state string } {
+	out := slices.Clone(statusWords)
+	sort.SliceStable(out, func(i, j int) bool {
+		return utf8.RuneCountInString(out[i].word) > utf8.RuneCountInString(out[j].word)
+	})
+	return out
+}()
+
 var (
-	statusRe = func() *regexp.Regexp {
-		words := make([]string, 0, len(statusWords))
-		for w := range statusWords {
-			words = append(words, w)
-		}
-		sort.Slice(words, func(i, j int) bool {
-			if len(words[i]) != len(words[j]) {
-				return len(words[i]) > len(words[j])
-			}
-			return words[i] < words[j]
-		})
-		for i, w := range words {
-			words[i] = regexp.QuoteMeta(w)
-		}
-		return regexp.MustCompile(`(?i)` + strings.Join(words, "|"))
-	}()
-	trueRe  = regexp.MustCompile(`(?i)^(?:1|true)$`)
-	falseRe = regexp.MustCompile(`(?i)^(?:0|false)$`)
+	// Step 2 is Python's fullmatch(r"1|true") / fullmatch(r"0|false") on the
+	// stripped text: exact and case-sensitive.
+	trueRe  = regexp.MustCompile(`^(?:1|true)$`)
+	falseRe = regexp.MustCompile(`^(?:0|false)$`)
 	oneRe   = regexp.MustCompile(`\b1\b`)
 	zeroRe  = regexp.MustCompile(`\b0\b`)
 )
+
+// statusOf is step 3: the first word of statusOrder found anywhere in
+// text (ASCII words case-insensitively), or "".
+func statusOf(text string) string {
+	lower := strings.ToLower(text)
+	for _, w := range statusOrder {
+		if strings.Contains(lower, w.word) {
+			return w.state
+		}
+	}
+	return ""
+}
 
 // Verdict is one judge round's result: exactly three sections, 结论 / 理由 /
 // 未通过. State is "achieved", "not_yet", "unreachable", or "" when nothing
@@ -83,8 +103,9 @@ type Verdict struct {
 //  1. the 结论 (or 判定) heading section;
 //  2. no heading sections at all: the whole stripped text fullmatching
 //     1|true → achieved, 0|false → not_yet;
-//  3. otherwise the first status word in the conclusion text (the whole text
-//     when there are no headings), longer words first;
+//  3. otherwise the status words longest first, each searched anywhere in
+//     the conclusion text (the whole text when there are no headings): the
+//     first word of that order that occurs decides;
 //  4. otherwise an isolated \b1\b → achieved, \b0\b → not_yet;
 //  5. otherwise State "" (OK false), which callers treat as not achieved.
 func ParseVerdict(text string) Verdict {
@@ -106,8 +127,8 @@ func ParseVerdict(text string) Verdict {
 			v.Reason = whole
 		}
 	}
-	if w := statusRe.FindString(concl); w != "" {
-		v.State = statusWords[strings.ToLower(w)]
+	if st := statusOf(concl); st != "" {
+		v.State = st
 		return v
 	}
 	switch {

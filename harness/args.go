@@ -114,7 +114,7 @@ func WorkbenchHooks(hookPath string, wb *Workbench, delegateOnly bool, spillThre
 	if len(marked) > 0 {
 		out["PreToolUse"] = append(out["PreToolUse"], IsolateGuard(hookPath, marked))
 	}
-	out["PostToolUse"] = append(out["PostToolUse"], IndexGuard(hookPath, wb.Root()))
+	out["PostToolUse"] = append(out["PostToolUse"], IndexGuard(hookPath, wb))
 	if spillThreshold > 0 {
 		out["PostToolUse"] = append(out["PostToolUse"], SpillGuard(hookPath, wb.Root(), spillThreshold))
 	}
@@ -141,9 +141,16 @@ func IsolateGuard(hookPath string, roles []string) HookMatcher {
 }
 
 // IndexGuard is the PostToolUse matcher that refreshes the workbench's
-// INDEX.md after a Write or Edit inside dir (seed index_guard).
-func IndexGuard(hookPath, dir string) HookMatcher {
-	return HookMatcher{Matcher: hooks.IndexTools, Hooks: []HookCommand{hookCmd(hookPath, hooks.GuardIndex, "--dir", dir)}}
+// INDEX.md after a Write or Edit inside it (seed index_guard(workbench)):
+// the hook gets the workbench's root and its max_index_entries, so the index
+// it writes is the one Workbench.Refresh writes.
+func IndexGuard(hookPath string, wb *Workbench) HookMatcher {
+	n := wb.MaxIndexEntries
+	if n <= 0 {
+		n = hooks.DefaultMaxIndexEntries
+	}
+	return HookMatcher{Matcher: hooks.IndexTools, Hooks: []HookCommand{hookCmd(hookPath, hooks.GuardIndex,
+		"--dir", wb.Root(), "--max-entries", strconv.Itoa(n))}}
 }
 
 // SpillGuard is the PostToolUse matcher that moves tool output over

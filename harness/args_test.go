@@ -61,7 +61,7 @@ func TestBuildArgs_Roles(t *testing.T) {
 					"Agent => /bin/flower-hook isolate --roles isolated",
 				},
 				"PostToolUse": {
-					"Write|Edit => /bin/flower-hook index --dir /runs/workbench",
+					"Write|Edit => /bin/flower-hook index --dir /runs/workbench --max-entries 40",
 					"Bash|Read|Grep|Glob|WebFetch|WebSearch => /bin/flower-hook spill --dir /runs/workbench --threshold 4000",
 				},
 			},
@@ -83,7 +83,7 @@ func TestBuildArgs_Roles(t *testing.T) {
 			name:      "worker with all hands-on tools: nothing to whitelist; workbench hooks only",
 			spec:      worker,
 			opts:      BuildOptions{HookPath: hook, Workbench: wb},
-			wantHooks: map[string][]string{"PostToolUse": {"Write|Edit => /bin/flower-hook index --dir /runs/workbench"}},
+			wantHooks: map[string][]string{"PostToolUse": {"Write|Edit => /bin/flower-hook index --dir /runs/workbench --max-entries 40"}},
 		},
 		{
 			name: "every remaining field",
@@ -186,6 +186,33 @@ func TestPolicies(t *testing.T) {
 	small := HandoffPolicy{Window: 30_000, Headroom: 50_000}
 	if small.At() != 10_000 || small.WarnAt() != 1_000 {
 		t.Errorf("floors: at/warn_at = %d/%d", small.At(), small.WarnAt())
+	}
+	t.Setenv("ANTHROPIC_MODEL", "claude-opus-5-5")
+	t.Setenv("ANTHROPIC_DEFAULT_OPUS_MODEL", "")
+	for _, tt := range []struct {
+		name string
+		p    HandoffPolicy
+		at   int
+	}{
+		{"zero headroom means the seed's 50_000", HandoffPolicy{Enabled: true, Window: 200_000}, 150_000},
+		{"zero window means DefaultWindow()", HandoffPolicy{Enabled: true, Headroom: 50_000}, 150_000},
+		{"zero value: every seed default", HandoffPolicy{}, 150_000},
+		{"explicit values win", HandoffPolicy{Window: 100_000, Headroom: 20_000}, 80_000},
+	} {
+		if got := tt.p.At(); got != tt.at {
+			t.Errorf("%s: At() = %d, want %d", tt.name, got, tt.at)
+		}
+	}
+	for _, tt := range []struct {
+		wb   *Workbench
+		want string
+	}{
+		{&Workbench{Workspace: "/w", MaxIndexEntries: 7}, "/bin/flower-hook index --dir /w/.flower --max-entries 7"},
+		{&Workbench{Workspace: "/w"}, "/bin/flower-hook index --dir /w/.flower --max-entries 40"},
+	} {
+		if got := IndexGuard("/bin/flower-hook", tt.wb).Hooks[0].Command; got != tt.want {
+			t.Errorf("IndexGuard = %q, want %q", got, tt.want)
+		}
 	}
 	for model, want := range map[string]int{"claude-opus-5-5": 200_000, "claude-sonnet-5-5[1m]": 1_000_000, "": 200_000} {
 		if got := windowFor(model); got != want {

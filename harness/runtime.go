@@ -229,6 +229,9 @@ func withDefaults(o Options) Options {
 		if o.Handoff.Window <= 0 {
 			o.Handoff.Window = DefaultWindow()
 		}
+		if o.Handoff.Headroom <= 0 {
+			o.Handoff.Headroom = DefaultHeadroom
+		}
 		if o.Handoff.MaxGenerations <= 0 {
 			o.Handoff.MaxGenerations = 8
 		}

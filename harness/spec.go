@@ -145,12 +145,25 @@ type HandoffPolicy struct {
 // NewHandoffPolicy returns the seed's defaults: enabled, DefaultWindow(),
 // headroom 50_000, 8 generations.
 func NewHandoffPolicy() HandoffPolicy {
-	return HandoffPolicy{Enabled: true, Window: DefaultWindow(), Headroom: 50_000, MaxGenerations: 8}
+	return HandoffPolicy{Enabled: true, Window: DefaultWindow(), Headroom: DefaultHeadroom, MaxGenerations: 8}
 }
 
+// DefaultHeadroom is the seed's HandoffPolicy.headroom.
+const DefaultHeadroom = 50_000
+
 // At is the context level that ends an attempt with HandoffDue:
-// max(10_000, window - headroom).
-func (p HandoffPolicy) At() int { return max(10_000, p.Window-p.Headroom) }
+// max(10_000, window - headroom). A zero Window or Headroom means the seed's
+// default (DefaultWindow(), DefaultHeadroom), never "hand off at 10k".
+func (p HandoffPolicy) At() int {
+	window, headroom := p.Window, p.Headroom
+	if window <= 0 {
+		window = DefaultWindow()
+	}
+	if headroom <= 0 {
+		headroom = DefaultHeadroom
+	}
+	return max(10_000, window-headroom)
+}
 
 // WarnAt is the level of the handoff "near" event: max(1_000, at - 20_000).
 func (p HandoffPolicy) WarnAt() int { return max(1_000, p.At()-20_000) }

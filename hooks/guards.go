@@ -152,6 +152,9 @@ func Whitelist(in Input, allowed []string, role string) Decision {
 // Isolate is the isolate guard (PreToolUse on Agent): an Agent call whose
 // subagent_type is one of roles and whose input has neither isolation nor
 // cwd is allowed with the whole original input plus "isolation":"worktree"
+// (an explicit null or empty string counts as absent: the seed measured a
+// model passing isolation None, and the subagent must still land in a
+// worktree; only a real value the model chose is kept)
 // (the CLI replaces the input wholesale and validates it, so a partial
 // input would fail). Anything else passes untouched; so does input that is
 // not an object (fail open).
@@ -168,11 +171,11 @@ func Isolate(in Input, roles []string) Decision {
 	if role == "" || !contains(roles, role) {
 		return Decision{Verdict: Pass, Detail: map[string]any{"role": role}}
 	}
-	if _, ok := fields["isolation"]; ok {
-		return Decision{Verdict: Pass, Detail: map[string]any{"role": role, "respected": "isolation"}}
-	}
-	if _, ok := fields["cwd"]; ok {
-		return Decision{Verdict: Pass, Detail: map[string]any{"role": role, "respected": "cwd"}}
+	for _, k := range []string{"isolation", "cwd"} {
+		if chosen(fields[k]) {
+			return Decision{Verdict: Pass, Detail: map[string]any{"role": role, "respected": k}}
+		}
+		delete(fields, k) // null or "": the model chose nothing
 	}
 	fields["isolation"] = json.RawMessage(`"worktree"`)
 	updated, err := json.Marshal(fields)
@@ -189,4 +192,17 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// chosen reports whether raw is a value the model really chose: present,
+// not null, not an empty (or blank) string.
+func chosen(raw json.RawMessage) bool {
+	if len(raw) == 0 || string(raw) == "null" {
+		return false
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil && strings.TrimSpace(str) == "" {
+		return false
+	}
+	return true
 }

@@ -99,6 +99,15 @@ func readAsk(e *cmdEnv, words []string) (string, error) {
 	return strings.TrimSpace(strings.Join(words, " ")), nil
 }
 
+// askTimeout maps --timeout to flow's: 0 is the seed's timeout_s=0
+// (unattended, flow.NoWait); flow reads a zero Duration as the 1800 s default.
+func askTimeout(d time.Duration) time.Duration {
+	if d <= 0 {
+		return flow.NoWait
+	}
+	return d
+}
+
 // flowExit is the outcome of a flow run as an exit code.
 type flowExit struct {
 	code int
@@ -123,7 +132,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	so := flow.DefaultStarterOptions()
 	so.Workspace, so.RunDir = pl.Workspace, pl.RunDir
 	so.New, so.Isolate, so.ClarifyOnly, so.NoGoal = o.New, o.Isolate, o.ClarifyOnly, o.NoGoal
-	so.Rounds, so.JudgeCanRun, so.MaxAsks, so.Timeout = o.Rounds, o.JudgeCanRun, o.MaxAsks, o.Timeout
+	so.Rounds, so.JudgeCanRun, so.MaxAsks, so.Timeout = o.Rounds, o.JudgeCanRun, o.MaxAsks, askTimeout(o.Timeout)
 	so.Instructions, so.Model = o.Instructions, o.Model
 	switch {
 	case o.Answers != "":

@@ -115,10 +115,12 @@ func fenceMarker(t string) string {
 // matchHeading reports whether line is a heading of one of the aliases and
 // returns the section key and any body text that follows on the same line.
 // Accepted forms: "## 目标", "**目标**", "目标:" / "目标：", "3. 边界", with
-// optional 「」/【】 around the name, and body text right after the heading
-// ("目标: 做 X", "**目标** 做 X"). A bare name is a heading only when it is
-// alone on its line, so body text that merely starts with a section word
-// ("目标文件是 …") is not mistaken for one.
+// optional 「」/【】 around the name, and body text right after the heading,
+// glued on or spaced ("## 目标做 X", "**目标**做 X", "【目标】做 X",
+// "目标:做 X"), as the seed's heading regex reads it. A bare name is a
+// heading only when it is alone on its line, and a list number takes body
+// text only after a colon, so body text that merely starts with a section
+// word ("目标文件是 …", a check "1. 目标文件存在") is not mistaken for one.
 func matchHeading(line string, aliases []alias) (key, rest string, ok bool) {
 	s := strings.TrimSpace(line)
 	hashes := false
@@ -138,6 +140,7 @@ func matchHeading(line string, aliases []alias) (key, rest string, ok bool) {
 			break
 		}
 	}
+	opened := strings.HasPrefix(s, "「") || strings.HasPrefix(s, "【")
 	s = strings.TrimPrefix(strings.TrimPrefix(s, "「"), "【")
 	for _, a := range aliases {
 		if !hasPrefixFold(s, a.text) {
@@ -149,8 +152,10 @@ func matchHeading(line string, aliases []alias) (key, rest string, ok bool) {
 				continue // "Goals" is not the heading "Goal"
 			}
 		}
-		r = strings.TrimPrefix(strings.TrimPrefix(r, "」"), "】")
 		closed := false
+		if opened && (strings.HasPrefix(r, "」") || strings.HasPrefix(r, "】")) {
+			r, closed = r[len("」"):], true
+		}
 		if bold {
 			r0 := strings.TrimSpace(r)
 			for _, b := range []string{"**", "__"} {
@@ -169,7 +174,6 @@ func matchHeading(line string, aliases []alias) (key, rest string, ok bool) {
 				}
 			}
 		}
-		spaced := r == "" || unicode.IsSpace([]rune(r)[0])
 		r = strings.TrimSpace(r)
 		colon := false
 		for _, c := range []string{":", "："} {
@@ -181,7 +185,7 @@ func matchHeading(line string, aliases []alias) (key, rest string, ok bool) {
 		switch {
 		case r == "" && (hashes || numbered || closed || colon || !bold):
 			return a.key, "", true
-		case closed || colon || (hashes && spaced):
+		case closed || colon || hashes:
 			return a.key, r, true
 		}
 		return "", "", false
