@@ -17,36 +17,54 @@ const LineageFile = "lineage.json"
 // Lineage maps step names to session ids across processes, so that a later
 // process can resume_from (or continue) a step of an earlier run. Only
 // original step names are remembered, never retry labels (name#round2) or
-// judge rounds. The file holds, per workflow, each step's sessions oldest
-// first; it is rewritten under a file lock (read disk, change own entry,
-// keep the rest), so parallel processes in one run_dir do not lose entries.
+// judge rounds. The file holds, per workspace and workflow, each step's
+// sessions oldest first: two workspaces that share a run dir never see (and
+// so never wake or resume) each other's sessions. It is rewritten under a
+// file lock (read disk, change own entry, keep the rest), so parallel
+// processes in one run_dir do not lose entries.
 type Lineage struct {
-	Path     string
-	Workflow string
+	Path string
+	// Workspace keys the entries (an absolute path; "" is its own key).
+	Workspace string
+	Workflow  string
 }
 
-// lineageDoc is the file's shape: workflow → step → session ids.
-type lineageDoc map[string]map[string][]string
+// lineageDoc is the file's shape: {"workspaces": workspace → workflow →
+// step → session ids}. Entries of the older shape (workflow at the top,
+// without a workspace) cannot be attributed to a workspace: they are never
+// read, and dropped on the next write.
+type lineageDoc struct {
+	Workspaces map[string]map[string]map[string][]string `json:"workspaces"`
+}
 
-// NewLineage returns the lineage of workflow kept in <runDir>/lineage.json.
-func NewLineage(runDir, workflow string) *Lineage {
-	return &Lineage{Path: filepath.Join(runDir, LineageFile), Workflow: workflow}
+// NewLineage returns the lineage of workflow in workspace, kept in
+// <runDir>/lineage.json.
+func NewLineage(runDir, workspace, workflow string) *Lineage {
+	if workspace != "" {
+		if abs, err := filepath.Abs(workspace); err == nil {
+			workspace = abs
+		}
+	}
+	return &Lineage{Path: filepath.Join(runDir, LineageFile), Workspace: workspace, Workflow: workflow}
 }
 
 func (l *Lineage) read() (lineageDoc, error) {
-	doc := lineageDoc{}
+	doc := lineageDoc{Workspaces: map[string]map[string]map[string][]string{}}
 	b, err := os.ReadFile(l.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return doc, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("flow: lineage: %w", err)
+		return doc, fmt.Errorf("flow: lineage: %w", err)
 	}
 	if len(b) == 0 {
 		return doc, nil
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("flow: lineage %s: %w", l.Path, err)
+		return doc, fmt.Errorf("flow: lineage %s: %w", l.Path, err)
+	}
+	if doc.Workspaces == nil {
+		doc.Workspaces = map[string]map[string]map[string][]string{}
 	}
 	return doc, nil
 }
@@ -57,7 +75,7 @@ func (l *Lineage) Remember(step, sessionID string) error {
 	if l == nil || step == "" || sessionID == "" {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(l.Path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(l.Path), 0o700); err != nil {
 		return fmt.Errorf("flow: lineage: %w", err)
 	}
 	lk := flock.New(l.Path + ".lock")
@@ -69,10 +87,15 @@ func (l *Lineage) Remember(step, sessionID string) error {
 	if err != nil {
 		return err
 	}
-	wf := doc[l.Workflow]
+	ws := doc.Workspaces[l.Workspace]
+	if ws == nil {
+		ws = map[string]map[string][]string{}
+		doc.Workspaces[l.Workspace] = ws
+	}
+	wf := ws[l.Workflow]
 	if wf == nil {
 		wf = map[string][]string{}
-		doc[l.Workflow] = wf
+		ws[l.Workflow] = wf
 	}
 	ids := wf[step]
 	if len(ids) > 0 && ids[len(ids)-1] == sessionID {
@@ -84,7 +107,7 @@ func (l *Lineage) Remember(step, sessionID string) error {
 		return fmt.Errorf("flow: lineage: %w", err)
 	}
 	tmp := l.Path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("flow: lineage: %w", err)
 	}
 	if err := os.Rename(tmp, l.Path); err != nil {
@@ -111,5 +134,5 @@ func (l *Lineage) History(step string) []string {
 	if err != nil {
 		return nil
 	}
-	return append([]string(nil), doc[l.Workflow][step]...)
+	return append([]string(nil), doc.Workspaces[l.Workspace][l.Workflow][step]...)
 }

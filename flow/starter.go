@@ -208,7 +208,7 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 	}
 	wf := &Workflow{
 		Name: StarterName, Steps: steps, Channel: ch, Workbench: wb, Continuous: !o.New,
-		Lineage: NewLineage(runDir, StarterName),
+		Lineage: NewLineage(runDir, ws, StarterName),
 		Context: Ctx{KeyWoke: boolInt(wake), "_ask": ask},
 	}
 	return wf, nil
@@ -307,10 +307,14 @@ func WakeState(workspace string, o WakeStateOptions) (Wake, error) {
 	if g, err := LoadGoal(w.GoalPath); err == nil {
 		w.HasGoal, w.GoalComplete, w.Checks, w.Unverifiable = true, g.Complete(), len(g.Checks), len(g.Unverifiable())
 	}
-	if rows, err := harness.ReadManifest(filepath.Join(o.RunDir, "manifest.json")); err == nil && len(rows) > 0 {
-		w.Runs, w.LastRun = len(rows), rows[len(rows)-1].Run
+	if rows, err := harness.ReadManifest(filepath.Join(o.RunDir, "manifest.json")); err == nil {
+		for _, r := range rows {
+			if r.Workspace == "" || r.Workspace == ws { // only this workspace's runs
+				w.Runs, w.LastRun = w.Runs+1, r.Run
+			}
+		}
 	}
-	lin := NewLineage(o.RunDir, StarterName)
+	lin := NewLineage(o.RunDir, ws, StarterName)
 	for _, s := range []string{ClarifyStepName, GoalStepName, WorkStepName} {
 		if sid := lin.Latest(s); sid != "" {
 			if w.Sessions == nil {

@@ -244,9 +244,10 @@ func TestWakeStateWritesNothing(t *testing.T) {
 	notes := filepath.Join(ws, ".flower", "notes")
 	ParseBrief(fullBrief).Write(filepath.Join(notes, "需求.md"))
 	ParseGoal(goalText + "\n- [此环境无法验证:无 mac] mac").Write(filepath.Join(notes, "目标.md"))
-	NewLineage(runDir, StarterName).Remember(WorkStepName, "s-1")
+	NewLineage(runDir, ws, StarterName).Remember(WorkStepName, "s-1")
+	NewLineage(runDir, filepath.Join(root, "other-ws"), StarterName).Remember(ClarifyStepName, "other-1")
 	os.Remove(filepath.Join(runDir, LineageFile+".lock"))
-	os.WriteFile(filepath.Join(runDir, "manifest.json"), []byte(`[{"run":"r1"},{"run":"r2"}]`), 0o644)
+	os.WriteFile(filepath.Join(runDir, "manifest.json"), []byte(`[{"run":"r1"},{"run":"r2","workspace":"`+ws+`"},{"run":"r3","workspace":"/elsewhere"}]`), 0o644)
 	before := treeHash(t, root)
 	tests := []struct {
 		name string
@@ -277,8 +278,8 @@ func TestWakeStateWritesNothing(t *testing.T) {
 		})
 	}
 	w, _ := WakeState(ws, WakeStateOptions{RunDir: runDir})
-	if w.Sessions[WorkStepName] != "s-1" {
-		t.Errorf("sessions = %v", w.Sessions)
+	if w.Sessions[WorkStepName] != "s-1" || w.Sessions[ClarifyStepName] != "" {
+		t.Errorf("sessions = %v (another workspace's session leaked in)", w.Sessions)
 	}
 }
 

@@ -157,6 +157,15 @@ type RunDirer interface {
 	RunDir() string
 }
 
+// Workspacer is implemented by runners that know their workspace
+// (harness.Runtime): the Lineage is keyed by it, so two workspaces sharing a
+// run dir never wake or resume each other's sessions.
+type Workspacer interface {
+	Workspace() string
+}
+
+var _ Workspacer = (*harness.Runtime)(nil)
+
 // label is the step name of attempt n: the name itself, then name#roundN
 // (with OnReject: N = attempt+1) or name#retryN.
 func (s *Step) label(attempt int) string {

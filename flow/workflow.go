@@ -25,7 +25,8 @@ type Workflow struct {
 	// ResumePrompt instead of Prompt when it has one.
 	Continuous bool
 	// Lineage overrides where sessions are remembered across processes;
-	// nil: <run_dir>/lineage.json when the runner is a RunDirer, else none.
+	// nil: <run_dir>/lineage.json when the runner is a RunDirer (keyed by
+	// its Workspace when it is a Workspacer), else none.
 	Lineage *Lineage
 }
 
@@ -84,7 +85,11 @@ func (w *Workflow) Run(ctx context.Context, rt Runner, onEvent func(harness.Even
 	lin := w.Lineage
 	if lin == nil {
 		if rd, ok := rt.(RunDirer); ok && rd.RunDir() != "" {
-			lin = NewLineage(rd.RunDir(), name)
+			ws := ""
+			if w, ok := rt.(Workspacer); ok {
+				ws = w.Workspace()
+			}
+			lin = NewLineage(rd.RunDir(), ws, name)
 		}
 	}
 	for i := range w.Steps {

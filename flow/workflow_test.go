@@ -3,6 +3,8 @@ package flow
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -294,7 +296,7 @@ func TestOnSessionWrapsOnlyRun(t *testing.T) {
 			_, err := rt.Run(ctx, spec("judge"), "judge it", harness.RunOptions{StepName: "w-评审#1"})
 			return true, err
 		}}})
-	w.Lineage = NewLineage(t.TempDir(), "wf")
+	w.Lineage = NewLineage(t.TempDir(), "", "wf")
 	c, _ := run(t, w, f)
 	if !f.calls[0].Watching || f.calls[1].Watching || watchingInGate {
 		t.Errorf("watching: run %v, judge %v, gate %v", f.calls[0].Watching, f.calls[1].Watching, watchingInGate)
@@ -315,7 +317,7 @@ func TestLineageAcrossProcesses(t *testing.T) {
 		OnReject: func(harness.StepResult, Ctx) string { return "again" }}})
 	w1.Name = "wf"
 	_, evs := run(t, w1, f1)
-	lin := NewLineage(dir, "wf")
+	lin := NewLineage(dir, "", "wf")
 	if got := lin.History("w"); !reflect.DeepEqual(got, []string{"s-first", "sid-w#round2"}) {
 		t.Errorf("lineage = %v (labels must not be keys)", got)
 	}
@@ -383,7 +385,7 @@ func TestStepEventPayload(t *testing.T) {
 
 func TestLineageRemember(t *testing.T) {
 	dir := t.TempDir()
-	l := NewLineage(dir, "wf")
+	l := NewLineage(dir, "", "wf")
 	if err := l.Remember("", "s0"); err != nil || len(l.History("")) != 0 {
 		t.Error("an empty step name was remembered")
 	}
@@ -392,12 +394,12 @@ func TestLineageRemember(t *testing.T) {
 	if h := l.History("a"); !reflect.DeepEqual(h, []string{"s1"}) {
 		t.Errorf("repeating the latest id = %v", h)
 	}
-	other := NewLineage(dir, "other")
+	other := NewLineage(dir, "", "other")
 	other.Remember("a", "o1")
 	done := make(chan struct{})
 	for i := 0; i < 8; i++ {
 		go func(i int) {
-			NewLineage(dir, "wf").Remember("p", "id"+string(rune('a'+i)))
+			NewLineage(dir, "", "wf").Remember("p", "id"+string(rune('a'+i)))
 			done <- struct{}{}
 		}(i)
 	}
@@ -409,6 +411,25 @@ func TestLineageRemember(t *testing.T) {
 	}
 	if l.Latest("a") != "s1" || other.Latest("a") != "o1" {
 		t.Error("workflows share entries")
+	}
+	// Workspaces sharing a run dir never see each other's sessions.
+	wsA, wsB := NewLineage(dir, "/ws/a", "wf"), NewLineage(dir, "/ws/b", "wf")
+	wsA.Remember("确认需求", "a-1")
+	if wsB.Latest("确认需求") != "" || l.Latest("确认需求") != "" || wsA.Latest("确认需求") != "a-1" {
+		t.Errorf("workspaces share entries: b=%q none=%q a=%q", wsB.Latest("确认需求"), l.Latest("确认需求"), wsA.Latest("确认需求"))
+	}
+	if rel := NewLineage(dir, ".", "wf"); !filepath.IsAbs(rel.Workspace) {
+		t.Errorf("workspace not made absolute: %q", rel.Workspace)
+	}
+	// The older shape (no workspace) is never read, and a write replaces it.
+	legacy := t.TempDir()
+	os.WriteFile(filepath.Join(legacy, LineageFile), []byte(`{"starter":{"确认需求":["old"]}}`), 0o600)
+	ll := NewLineage(legacy, "/ws/a", "starter")
+	if ll.Latest("确认需求") != "" {
+		t.Error("a legacy entry without a workspace was read")
+	}
+	if err := ll.Remember("确认需求", "new"); err != nil || ll.Latest("确认需求") != "new" {
+		t.Errorf("remember over a legacy file: %v, %q", err, ll.Latest("确认需求"))
 	}
 	var nilL *Lineage
 	if nilL.Latest("a") != "" || nilL.Remember("a", "b") != nil {
