@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -142,3 +143,34 @@ func TestGoalStep(t *testing.T) {
 }
 
 type contextT = context.Context
+
+// The workflow's own events ("step", and the goal step's "task" warning)
+// go into the runner's record; the callback still sees them.
+func TestFlowEventsRecorded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "目标.md")
+	f := newFake().queue(GoalStepName, ok(goalText+"\n- [此环境无法验证:无 mac] mac 上能跑", "g1"))
+	w := NewWorkflow([]Step{GoalStep(&fakeChannel{}, GoalStepOptions{GoalPath: path})})
+	w.Context = Ctx{ClarifyStepName: "<需求>B</需求>"}
+	_, evs := run(t, w, f)
+	kinds := func(es []harness.Event) (out []string) {
+		for _, e := range es {
+			if e.Kind == "step" || e.Kind == "task" {
+				out = append(out, e.Kind+":"+e.Step)
+			}
+		}
+		return out
+	}
+	want := []string{"step:" + GoalStepName, "task:" + GoalStepName}
+	if got := kinds(f.recorded); !slices.Equal(got, want) {
+		t.Errorf("recorded = %v, want %v", got, want)
+	}
+	if got := kinds(evs); !slices.Equal(got, want) {
+		t.Errorf("callback saw %v, want %v", got, want)
+	}
+	if len(f.recorded) != 2 {
+		t.Errorf("recorded %d events; only the workflow's own belong there", len(f.recorded))
+	}
+	if l := FlowEventLine(f.recorded[1]); !strings.Contains(l, "1 of 3 checks") || !strings.Contains(l, path) {
+		t.Errorf("task line = %q", l)
+	}
+}

@@ -29,6 +29,7 @@ type fakeRunner struct {
 	onSession func(string)
 	runDir    string
 	err       error
+	recorded  []harness.Event // Record: the run's record
 }
 
 func newFake() *fakeRunner { return &fakeRunner{replies: map[string][]harness.StepResult{}} }
@@ -75,6 +76,12 @@ func (f *fakeRunner) OnSession(fn func(string)) func() {
 }
 
 func (f *fakeRunner) RunDir() string { return f.runDir }
+
+func (f *fakeRunner) Record(ev harness.Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.recorded = append(f.recorded, ev)
+}
 
 func (f *fakeRunner) labels() []string {
 	var out []string

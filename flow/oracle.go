@@ -62,8 +62,47 @@ func digestLine(e harness.Event) string {
 		if d := str("decision"); d == "deny" || d == "rewrite" {
 			return fmt.Sprintf("%s %s guard %s %s %s", at, e.Step, str("guard"), d, str("tool"))
 		}
-	case "retry", "handoff", "interrupt", "error", "task":
+	case "step", "task":
+		return fmt.Sprintf("%s %s", at, FlowEventLine(e))
+	case "retry", "handoff", "interrupt", "error":
 		return fmt.Sprintf("%s %s %s %v", at, e.Step, e.Kind, e.Data)
+	}
+	return ""
+}
+
+// FlowEventLine describes a workflow event ("step" or "task") in one line,
+// for `flower runs show` and the oracle; "" for any other kind. It reads
+// events fresh from Workflow.Run and events read back from events.jsonl.
+func FlowEventLine(e harness.Event) string {
+	num := func(k string) int {
+		switch v := e.Data[k].(type) {
+		case int:
+			return v
+		case float64:
+			return int(v)
+		}
+		return 0
+	}
+	switch e.Kind {
+	case "step":
+		line := fmt.Sprintf("step %d/%d %s", num("index")+1, num("total"), e.Step)
+		if r, _ := e.Data["resumed"].(bool); r {
+			line += " (continues its earlier session)"
+		}
+		if w := num("woke"); w > 0 {
+			line += fmt.Sprintf(" (woke: %d earlier sessions)", w)
+		}
+		return line
+	case "task":
+		n := 0
+		switch u := e.Data["unverifiable"].(type) {
+		case []string:
+			n = len(u)
+		case []any:
+			n = len(u)
+		}
+		path, _ := e.Data["path"].(string)
+		return fmt.Sprintf("task %s: %d of %d checks cannot be verified in this environment [此环境无法验证] (%s)", e.Step, n, num("total"), path)
 	}
 	return ""
 }

@@ -166,6 +166,15 @@ type Workspacer interface {
 
 var _ Workspacer = (*harness.Runtime)(nil)
 
+// Recorder is implemented by runners that keep a record of the run
+// (harness.Runtime appends to events.jsonl): the workflow's own "step" and
+// "task" events go into it, so `flower runs show` and `flower ask` see them.
+type Recorder interface {
+	Record(ev harness.Event)
+}
+
+var _ Recorder = (*harness.Runtime)(nil)
+
 // label is the step name of attempt n: the name itself, then name#roundN
 // (with OnReject: N = attempt+1) or name#retryN.
 func (s *Step) label(attempt int) string {

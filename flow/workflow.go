@@ -64,9 +64,7 @@ func (w *Workflow) Run(ctx context.Context, rt Runner, onEvent func(harness.Even
 	if name == "" {
 		name = "workflow"
 	}
-	if onEvent == nil {
-		onEvent = func(harness.Event) {}
-	}
+	onEvent = recording(rt, onEvent)
 	c := Ctx{}
 	for k, v := range w.Context {
 		c[k] = v
@@ -203,4 +201,24 @@ func runOnce(ctx context.Context, rt Runner, spec harness.AgentSpec, prompt stri
 		defer restore()
 	}
 	return rt.Run(ctx, spec, prompt, opts)
+}
+
+// recording returns the workflow's event callback: onEvent (nil: none), and
+// when rt is a Recorder, the workflow's own events ("step", "task") are
+// written to the run's record first. Events of the runs themselves are
+// recorded by the runner already and are not written twice.
+func recording(rt Runner, onEvent func(harness.Event)) func(harness.Event) {
+	if onEvent == nil {
+		onEvent = func(harness.Event) {}
+	}
+	rec, ok := rt.(Recorder)
+	if !ok {
+		return onEvent
+	}
+	return func(e harness.Event) {
+		if e.Kind == "step" || e.Kind == "task" {
+			rec.Record(e)
+		}
+		onEvent(e)
+	}
 }

@@ -380,6 +380,18 @@ func (r *Runtime) ManifestPath() string { return filepath.Join(r.runDir, "manife
 // EventsPath is <run_dir>/<run>/events.jsonl.
 func (r *Runtime) EventsPath() string { return filepath.Join(r.runDir, r.run, "events.jsonl") }
 
+// Record appends an event the caller produced (the workflow's "step" and
+// "task" events) to the run's events.jsonl, so the run's record holds it
+// beside the events of the runs themselves. A zero Time is set to now.
+func (r *Runtime) Record(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	if r.events != nil {
+		r.events.write(ev)
+	}
+}
+
 // Interrupt stops every running step with the human's words: the CLI gets
 // an interrupt control request on stdin, and the step resumes the same
 // session with words + InterruptNote. It reports how many steps it reached.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 )
 
@@ -137,14 +138,20 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 	if o.JSON {
 		return writeJSON(e.Stdout, runDetailJSON{Kind: "run_detail", Run: row.Run, Workspace: row.Workspace,
 			StartedAt: rfc3339(row.StartedAt), UpdatedAt: rfc3339(row.UpdatedAt), Events: eventsPath, EventCount: len(events),
-			SkippedEvents: skipped, Tally: tally, CostUSD: total, Steps: stepResultsOut(row.Results)})
+			SkippedEvents: skipped, Tally: tally, CostUSD: total, Steps: stepResultsOut(row.Results), FlowEvents: flowEvents(events)})
 	}
 	zh := chineseLocale(e.Getenv)
 	w := e.Stdout
 	fmt.Fprintf(w, "run        %s\nworkspace  %s\nstarted    %s\nupdated    %s\n", row.Run, row.Workspace, unixTime(row.StartedAt), unixTime(row.UpdatedAt))
 	fmt.Fprintf(w, "guards     %s, %s\nresilience %s, %s\n", plural(tally.Denials, "denial"), plural(tally.Spills, "spill"),
 		plural(tally.Retries, "retry|retries"), plural(tally.Handoffs, "handoff"))
-	fmt.Fprintf(w, "events     %s\n\n", eventsPath)
+	fmt.Fprintf(w, "events     %s\n", eventsPath)
+	for _, ev := range events {
+		if l := flow.FlowEventLine(ev); l != "" {
+			fmt.Fprintf(w, "flow       %s\n", l)
+		}
+	}
+	fmt.Fprintln(w)
 	var t table
 	t.row("STEP", "OK", "ATTEMPTS", "TURNS", "COST", "SECONDS", "SESSION", "ERROR")
 	for _, s := range row.Results {
@@ -157,4 +164,15 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 	t.write(w)
 	fmt.Fprintf(w, "\ntotal cost $%.4f\n", total)
 	return nil
+}
+
+// flowEvents are the workflow's own events ("step", "task") of a run.
+func flowEvents(events []harness.Event) []harness.Event {
+	out := []harness.Event{}
+	for _, ev := range events {
+		if ev.Kind == "step" || ev.Kind == "task" {
+			out = append(out, ev)
+		}
+	}
+	return out
 }

@@ -171,6 +171,7 @@ type runDetailJSON struct {
 	Tally         harness.RunTally `json:"tally"`
 	CostUSD       float64          `json:"cost_usd"`
 	Steps         []stepResultJSON `json:"steps"`
+	FlowEvents    []harness.Event  `json:"flow_events"` // the workflow's step and task events
 }
 
 type sessionJSON struct {

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flowerhq/flower/internal/testbed"
+	"github.com/flowerhq/flower/scripted"
+)
+
+// unverifiableCheck is a check the goal-setting judge cannot verify here.
+const unverifiableCheck = "- 在 macOS 上也能打开 hello.txt [此环境无法验证:这里没有 macOS]"
+
+// recordScript is the demo's model with a goal that carries one unverifiable
+// check and an oracle that answers `flower ask`.
+func recordScript(ws string) *scripted.Script {
+	s := demoScript(ws)
+	for i := range s.Conversations {
+		if s.Conversations[i].Name == "goal" {
+			s.Conversations[i].Replies = nil
+			s.Conversations[i].Func = func(scripted.Request) scripted.Reply {
+				return scripted.Reply{Text: demoGoal + "\n" + unverifiableCheck}
+			}
+		}
+	}
+	s.Conversations = append([]scripted.Conversation{{Name: "oracle", Match: scripted.Match{System: "你是旁路问答"},
+		Replies: []scripted.Reply{{Text: "ORACLE: three steps ran"}}}}, s.Conversations...)
+	return s
+}
+
+// starterRun runs `flower --json --timeout 0 --answers … --run-dir R -C ws ask`
+// against bed's model and returns the last JSON line.
+func starterRun(t *testing.T, bed *testbed.Bed, runDir, ask string) string {
+	t.Helper()
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	answers := filepath.Join(t.TempDir(), "answers.txt")
+	os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o600)
+	cmd := exec.Command(flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "-C", bed.Workspace, ask)
+	cmd.Env = append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	cmd.Dir = t.TempDir()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("flower in %s: %v\n%s\n%s", bed.Workspace, err, stderr.String(), tailOf(out))
+	}
+	lines := jsonLines(t, out)
+	return lines[len(lines)-1].Raw
+}
+
+// TestE2E_FlowRecordAndWorkspaces: the workflow's step and task events land
+// in the run's events.jsonl, where `flower runs show` and `flower ask` find
+// them (issue 13 item 5); a second workspace sharing the run dir runs its
+// own sessions — it succeeds and none of its requests carries the first
+// workspace's conversation (item 6).
+func TestE2E_FlowRecordAndWorkspaces(t *testing.T) {
+	runDir := filepath.Join(t.TempDir(), "shared-runs")
+	bed1 := testbed.NewFor(t, recordScript)
+	const ask1, ask2 = "ASK-ONE 写个 hello.txt", "ASK-TWO 写个 hello.txt"
+	if last := starterRun(t, bed1, runDir, ask1); !strings.Contains(last, `"ok":true`) {
+		t.Fatalf("first flow: %s", last)
+	}
+
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(flower, args...)
+		cmd.Env = append(bed1.Env(), "FLOWER_CLAUDE="+bed1.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"), "FLOWER_RUN_DIR="+runDir)
+		cmd.Dir = bed1.Workspace
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("flower %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	show := run("runs", "show")
+	for _, want := range []string{"flow       step 1/3 确认需求", "flow       step 2/3 设定目标", "flow       step 3/3 执行",
+		"flow       task 设定目标: 1 of 3 checks cannot be verified"} {
+		if !strings.Contains(show, want) {
+			t.Errorf("runs show lacks %q:\n%s", want, show)
+		}
+	}
+	if js := run("runs", "show", "--json"); !strings.Contains(js, `"kind":"task"`) || !strings.Contains(js, "这里没有 macOS") {
+		t.Errorf("runs show --json lacks the task event: %.2000s", js)
+	}
+	if out := run("ask", "where are we?"); !strings.Contains(out, "ORACLE") {
+		t.Fatalf("ask: %s", out)
+	}
+	oracle := bed1.Model.RequestsFor("oracle")
+	if len(oracle) != 1 {
+		t.Fatalf("oracle requests = %d", len(oracle))
+	}
+	for _, want := range []string{"step 3/3 执行", "task 设定目标: 1 of 3 checks cannot be verified"} {
+		if !strings.Contains(oracle[0].Text(), want) {
+			t.Errorf("the oracle was not shown %q", want)
+		}
+	}
+
+	// A second workspace, the same explicit run dir.
+	bed2 := testbed.NewFor(t, recordScript)
+	if last := starterRun(t, bed2, runDir, ask2); !strings.Contains(last, `"ok":true`) || !strings.Contains(last, `"verdict":"achieved"`) {
+		t.Fatalf("second flow: %s", last)
+	}
+	reqs := bed2.Model.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the second flow sent no requests")
+	}
+	for _, r := range reqs {
+		if strings.Contains(r.Text(), "ASK-ONE") {
+			t.Fatalf("a request of the second workspace carries the first one's conversation:\n%.1500s", r.Text())
+		}
+	}
+	if cl := bed2.Model.RequestsFor("clarify"); len(cl) == 0 || !strings.Contains(cl[0].Text(), "ASK-TWO") {
+		t.Errorf("the second workspace's clarifier did not start from its own ask")
+	}
+	// Control: the first workspace's requests do carry ASK-ONE, so the
+	// search above can find it.
+	found := false
+	for _, r := range bed1.Model.Requests() {
+		found = found || strings.Contains(r.Text(), "ASK-ONE")
+	}
+	if !found {
+		t.Error("control: ASK-ONE not found in the first workspace's requests")
+	}
+}
