@@ -89,13 +89,20 @@ type HumanChannel struct {
 	// Server is the MCP server name (default "flower").
 	Server string
 
-	mu    sync.Mutex
-	asks  int
-	inbox []string
-	ln    net.Listener
-	dir   string
-	err   error
-	wg    sync.WaitGroup
+	// OnInbox, when set, is told how many messages wait in the inbox each
+	// time that changes (a message told, the inbox read): the terminal's
+	// status line shows it.
+	OnInbox func(waiting int)
+
+	mu      sync.Mutex
+	asks    int
+	inbox   []string
+	step    string // the workflow step running now (SetStep)
+	pointer string // the published run pointer file (Publish)
+	ln      net.Listener
+	dir     string
+	err     error
+	wg      sync.WaitGroup
 }
 
 // Ask timeouts (HumanChannel.Timeout, StarterOptions.Timeout).
@@ -181,7 +188,12 @@ func (h *HumanChannel) Close() error {
 	h.mu.Lock()
 	ln, dir := h.ln, h.dir
 	h.ln, h.dir = nil, ""
+	pointer := h.pointer
+	h.pointer = ""
 	h.mu.Unlock()
+	if pointer != "" {
+		os.Remove(pointer)
+	}
 	if ln == nil {
 		return nil
 	}
@@ -200,6 +212,7 @@ type relayRequest struct {
 // relayResponse is the one line sent back.
 type relayResponse struct {
 	Answer
+	Step     string   `json:"step,omitempty"` // tell: the step that received it
 	Messages []string `json:"messages,omitempty"`
 	Error    string   `json:"error,omitempty"`
 }
@@ -234,6 +247,12 @@ func (h *HumanChannel) handle(conn net.Conn) {
 		}
 	case req.Op == "inbox":
 		resp.Messages = h.TakeInbox()
+	case req.Op == "tell":
+		step, lerr := h.Tell(req.Text)
+		resp.Step, resp.State = step, Answered
+		if lerr != nil {
+			resp.Error = lerr.Error()
+		}
 	default:
 		resp.Error = "unknown op " + req.Op
 	}
@@ -297,30 +316,35 @@ func (h *HumanChannel) wait(ctx context.Context, q Question) Answer {
 
 // log appends one exchange to LogPath.
 func (h *HumanChannel) log(q Question, a Answer) error {
+	var sb strings.Builder
+	sb.WriteString(strings.TrimSpace(q.Text) + "\n")
+	for i, o := range q.Options {
+		sb.WriteString(fmt.Sprintf("%d. %s\n", i+1, o))
+	}
+	sb.WriteString("\n**答** [" + a.State + "]: " + a.Text)
+	from := ""
+	if q.From != "" {
+		from = " (" + q.From + ")"
+	}
+	return h.logLine("## 问 "+time.Now().Format("2006-01-02 15:04:05")+from, sb.String())
+}
+
+// logLine appends one entry (a heading and its body) to LogPath.
+func (h *HumanChannel) logLine(heading, body string) error {
 	if h.LogPath == "" {
 		return nil
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if err := os.MkdirAll(filepath.Dir(h.LogPath), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(h.LogPath), 0o700); err != nil {
 		return fmt.Errorf("flow: channel log: %w", err)
 	}
-	f, err := os.OpenFile(h.LogPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(h.LogPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("flow: channel log: %w", err)
 	}
 	defer f.Close()
-	var sb strings.Builder
-	sb.WriteString("## 问 " + time.Now().Format("2006-01-02 15:04:05"))
-	if q.From != "" {
-		sb.WriteString(" (" + q.From + ")")
-	}
-	sb.WriteString("\n\n" + strings.TrimSpace(q.Text) + "\n")
-	for i, o := range q.Options {
-		sb.WriteString(fmt.Sprintf("%d. %s\n", i+1, o))
-	}
-	sb.WriteString("\n**答** [" + a.State + "]: " + a.Text + "\n\n")
-	if _, err := f.WriteString(sb.String()); err != nil {
+	if _, err := f.WriteString(heading + "\n\n" + body + "\n\n"); err != nil {
 		return fmt.Errorf("flow: channel log: %w", err)
 	}
 	return nil
@@ -329,17 +353,55 @@ func (h *HumanChannel) log(q Question, a Answer) error {
 // Post queues a message from the person for the inbox tool.
 func (h *HumanChannel) Post(msg string) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.inbox = append(h.inbox, msg)
+	n, cb := len(h.inbox), h.OnInbox
+	h.mu.Unlock()
+	if cb != nil {
+		cb(n)
+	}
+}
+
+// Tell is a message the person sends while the flow runs (`flower tell`):
+// it is queued for the coordinator's next inbox call and recorded in the
+// Q&A log with its time. It returns the step running when it arrived.
+func (h *HumanChannel) Tell(msg string) (step string, err error) {
+	msg = strings.TrimSpace(msg)
+	h.mu.Lock()
+	step = h.step
+	h.mu.Unlock()
+	if msg == "" {
+		return step, errors.New("empty message")
+	}
+	h.Post(msg)
+	return step, h.logLine("## 留言 "+time.Now().Format("2006-01-02 15:04:05")+stepNote(step), msg+"\n\n**状态**: 等协调者下次查看 inbox 时取走")
+}
+
+func stepNote(step string) string {
+	if step == "" {
+		return ""
+	}
+	return " (" + step + ")"
 }
 
 // TakeInbox returns and clears the queued messages.
 func (h *HumanChannel) TakeInbox() []string {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	out := h.inbox
 	h.inbox = nil
+	cb := h.OnInbox
+	h.mu.Unlock()
+	if cb != nil && len(out) > 0 {
+		cb(0)
+	}
 	return out
+}
+
+// SetStep tells the channel which workflow step runs now (Workflow.Run
+// calls it), so a told message can say where it landed.
+func (h *HumanChannel) SetStep(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.step = name
 }
 
 // Asks returns how many questions were put to the person.

@@ -2,9 +2,13 @@ package flow
 
 import (
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,3 +206,53 @@ func TestTerminalAnswers(t *testing.T) {
 type blockingReader struct{}
 
 func (blockingReader) Read([]byte) (int, error) { select {} }
+
+// `flower tell`'s path: a published run is found by workspace, the message
+// waits in the inbox (the status line is told), the Q&A log records it with
+// its time, the inbox call takes it; no running flow is ErrNoFlow.
+func TestTell(t *testing.T) {
+	runDir, ws := t.TempDir(), t.TempDir()
+	log := filepath.Join(t.TempDir(), "问答记录.md")
+	if _, err := Tell(t.Context(), runDir, ws, "hi"); !errors.Is(err, ErrNoFlow) {
+		t.Fatalf("no flow yet: %v", err)
+	}
+	h := NewHumanChannel(log, "", nil)
+	var waiting []int
+	h.OnInbox = func(n int) { waiting = append(waiting, n) }
+	if err := h.Publish(runDir, "run-1", ws); err != nil {
+		t.Fatal(err)
+	}
+	h.SetStep("执行")
+	if st, err := os.Stat(filepath.Join(runDir, "run-1", PointerFile)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("pointer: %v %v", st, err)
+	}
+	if _, err := Tell(t.Context(), runDir, t.TempDir(), "hi"); !errors.Is(err, ErrNoFlow) {
+		t.Errorf("another workspace found this flow: %v", err)
+	}
+	r, err := Tell(t.Context(), runDir, ws, "  TELL-MSG 也要支持乘法 ")
+	if err != nil || r.Run != "run-1" || r.Step != "执行" {
+		t.Fatalf("Tell = %+v, %v", r, err)
+	}
+	if _, err := Tell(t.Context(), runDir, ws, " "); err == nil {
+		t.Error("an empty message was delivered")
+	}
+	b, _ := os.ReadFile(log)
+	if !regexp.MustCompile(`## 留言 \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(执行\)\n\nTELL-MSG 也要支持乘法\n`).Match(b) {
+		t.Errorf("Q&A log:\n%s", b)
+	}
+	if got := h.TakeInbox(); !slices.Equal(got, []string{"TELL-MSG 也要支持乘法"}) {
+		t.Errorf("inbox = %q", got)
+	}
+	if !slices.Equal(waiting, []int{1, 0}) {
+		t.Errorf("status line told %v, want [1 0]", waiting)
+	}
+	h.Close()
+	if _, err := os.Stat(filepath.Join(runDir, "run-1", PointerFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Error("Close left the pointer")
+	}
+	// A pointer whose flow died without cleaning up is no running flow.
+	os.WriteFile(filepath.Join(runDir, "run-1", PointerFile), []byte(`{"run":"run-1","workspace":"`+ws+`","socket":"/nonexistent/ch.sock"}`), 0o600)
+	if _, err := Tell(t.Context(), runDir, ws, "hi"); !errors.Is(err, ErrNoFlow) {
+		t.Errorf("stale pointer: %v", err)
+	}
+}

@@ -95,6 +95,9 @@ func (w *Workflow) Run(ctx context.Context, rt Runner, onEvent func(harness.Even
 		if s.When != nil && !s.When(c) {
 			continue
 		}
+		if ss, ok := w.Channel.(interface{ SetStep(string) }); ok {
+			ss.SetStep(s.Name)
+		}
 		res, passed, err := w.runStep(ctx, rt, lin, c, &s, i, onEvent)
 		if err != nil {
 			return c, err

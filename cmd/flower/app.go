@@ -91,7 +91,7 @@ func NewApp(e *cmdEnv) *cli.App {
 		ErrWriter: e.Stderr,
 		Commands: []*cli.Command{
 			newStepCmd(e), newRunsCmd(e), newSessionsCmd(e), newAskCmd(e), newWakeStateCmd(e),
-			newDoctorCmd(e), newDemoCmd(e), newModelCmd(e), newClaudeCmd(e), newMCPChannelCmd(e),
+			newTellCmd(e), newDoctorCmd(e), newDemoCmd(e), newModelCmd(e), newClaudeCmd(e), newMCPChannelCmd(e),
 			newVersionCmd(e),
 		},
 		Flags:     root.Flags,

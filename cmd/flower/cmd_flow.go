@@ -199,6 +199,12 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	defer recordRun(ctx, e.Stderr, st, rt)
 
 	prog := newProgress(e.Stdout, jsonOut, ro.Handoff.At(), chineseLocale(e.Getenv))
+	if hc, ok := wf.Channel.(*flow.HumanChannel); ok {
+		hc.OnInbox = prog.inboxWaiting
+		if err := hc.Publish(rt.RunDir(), rt.RunID(), rt.Workspace()); err != nil { // `flower tell` finds the run by it
+			return flowOutcome{}, err
+		}
+	}
 	rctx, stopSignals := interruptible(ctx, rt, e.Stdin, e.Stderr, !jsonOut && e.IsTTY(e.Stdin))
 	defer stopSignals()
 	fc, runErr := wf.Run(rctx, rt, prog.event, prog.stepDone)

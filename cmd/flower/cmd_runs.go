@@ -167,11 +167,11 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 }
 
 // flowEvents are the workflow's own events ("step", "task") of a run.
-func flowEvents(events []harness.Event) []harness.Event {
-	out := []harness.Event{}
+func flowEvents(events []harness.Event) []eventJSON {
+	out := []eventJSON{}
 	for _, ev := range events {
 		if ev.Kind == "step" || ev.Kind == "task" {
-			out = append(out, ev)
+			out = append(out, eventOut(ev))
 		}
 	}
 	return out

@@ -21,7 +21,8 @@ var jsonSchema = map[string][]string{
 	"step_result": {"kind", "step", "session_id", "ok", "cost_usd", "num_turns", "text", "error", "started_at", "ended_at", "seconds", "attempts", "errors", "resumed", "retired", "context"},
 	"flow_result": {"kind", "ok", "exit_code", "error", "run", "run_dir", "events", "workbench", "brief", "goal", "verdict", "cost_usd", "seconds", "steps"},
 	"run":         {"kind", "run", "workspace", "started_at", "updated_at", "steps", "failed", "cost_usd"},
-	"run_detail":  {"kind", "run", "workspace", "started_at", "updated_at", "events", "event_count", "skipped_events", "tally", "cost_usd", "steps"},
+	"run_detail":  {"kind", "run", "workspace", "started_at", "updated_at", "events", "event_count", "skipped_events", "tally", "cost_usd", "steps", "flow_events"},
+	"told":        {"kind", "run", "step"},
 	"session":     {"kind", "session_id", "project", "entries", "subagents", "updated_at"},
 	"transcript":  {"kind", "session_id", "project", "trimmed", "entries"},
 	"session_report": {"kind", "session_id", "project", "transcripts", "entries", "bytes_in", "bytes_out", "expired", "expired_bytes",
@@ -171,7 +172,14 @@ type runDetailJSON struct {
 	Tally         harness.RunTally `json:"tally"`
 	CostUSD       float64          `json:"cost_usd"`
 	Steps         []stepResultJSON `json:"steps"`
-	FlowEvents    []harness.Event  `json:"flow_events"` // the workflow's step and task events
+	FlowEvents    []eventJSON      `json:"flow_events"` // the workflow's step and task events
+}
+
+// toldJSON is `flower tell --json`: where the message landed.
+type toldJSON struct {
+	Kind string `json:"kind"` // "told"
+	Run  string `json:"run"`
+	Step string `json:"step"`
 }
 
 type sessionJSON struct {

@@ -99,6 +99,8 @@ func TestJSONOfEveryShape(t *testing.T) {
 		"flow_result":    flowResultOut(flowOutcome{}),
 		"flow full":      flowResultOut(flowOutcome{OK: true, Steps: row.Results}),
 		"run":            runOut(row),
+		"run_detail":     runDetailJSON{Kind: "run_detail", Tally: harness.RunTally{}, Steps: stepResultsOut(nil), FlowEvents: flowEvents(nil)},
+		"told":           toldJSON{Kind: "told"},
 		"wake_state":     wakeOut(flow.Wake{}),
 		"session_report": sessionReportJSON{Kind: "session_report"},
 		"transcript":     transcriptJSON{Kind: "transcript", Entries: orEmpty[json.RawMessage](nil)},

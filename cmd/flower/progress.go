@@ -45,6 +45,7 @@ type progress struct {
 	spills    int
 	handoffs  int
 	offline   string // while the API is unreachable: what and the next probe
+	inbox     int    // messages told (`flower tell`) the coordinator has not read yet
 	lastPaint time.Time
 }
 
@@ -145,7 +146,21 @@ func (p *progress) line() string {
 	if p.offline != "" {
 		s += " · " + p.offline
 	}
+	if p.inbox > 0 {
+		s += fmt.Sprintf(" · ✉ %d message(s) waiting for the coordinator", p.inbox)
+	}
 	return s
+}
+
+// inboxWaiting is the channel's OnInbox: the status line shows how many
+// told messages wait until the coordinator's next inbox check.
+func (p *progress) inboxWaiting(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inbox = n
+	if !p.json {
+		p.paint()
+	}
 }
 
 // stepDone closes a step's status line with its outcome.

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowerhq/flower/internal/testbed"
+	"github.com/flowerhq/flower/scripted"
+)
+
+const tellMsg = "TELL-MSG 也要支持乘法"
+
+// tellScript: the clarifier answers with a brief at once; the coordinator
+// polls its inbox until the told message arrives (at most ~400 polls), then
+// finishes.
+func tellScript(string) *scripted.Script {
+	return &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Func: func(scripted.Request) scripted.Reply {
+			return scripted.Reply{Text: demoBrief}
+		}},
+		{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: func(r scripted.Request) scripted.Reply {
+			if strings.Contains(r.LastUser(), tellMsg) {
+				return scripted.Reply{Text: "收到留言,按新要求做完了。"}
+			}
+			if len(r.AllToolResults()) > 400 {
+				return scripted.Reply{Text: "一直没有留言。"}
+			}
+			time.Sleep(100 * time.Millisecond)
+			return demoTool("mcp__flower__inbox", map[string]any{})
+		}},
+	}}
+}
+
+// TestE2E_Tell: `flower tell` from another process lands in the running
+// coordinator's next inbox call (asserted on the scripted model's recorded
+// requests), names the run and step, and is in the Q&A log with its time.
+// With no flow running, tell exits 1 with a clear message.
+func TestE2E_Tell(t *testing.T) {
+	bed := testbed.NewFor(t, tellScript)
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	runDir := filepath.Join(t.TempDir(), "runs")
+	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	tell := func() (string, int) {
+		cmd := exec.Command(flower, "tell", "--run-dir", runDir, "-C", bed.Workspace, tellMsg)
+		cmd.Env, cmd.Dir = env, t.TempDir()
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	if out, code := tell(); code != 1 || !strings.Contains(out, "no flow is running in "+bed.Workspace) {
+		t.Fatalf("tell before any flow: exit %d\n%s", code, out)
+	}
+
+	run := exec.Command(flower, "--json", "--timeout", "0", "--no-goal", "--run-dir", runDir, "-C", bed.Workspace, "写个 hello.txt")
+	run.Env, run.Dir = env, t.TempDir()
+	var stdout, stderr bytes.Buffer
+	run.Stdout, run.Stderr = &stdout, &stderr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Process.Kill(); run.Wait() })
+	// The coordinator has checked its inbox at least once (and found nothing).
+	for end := time.Now().Add(120 * time.Second); len(bed.Model.RequestsFor("coordinator")) < 2; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the coordinator never polled its inbox\nstderr: %s\nstdout: %s", stderr.String(), tailOf(stdout.Bytes()))
+		}
+	}
+	before := len(bed.Model.RequestsFor("coordinator"))
+	out, code := tell()
+	if code != 0 {
+		t.Fatalf("tell: exit %d\n%s", code, out)
+	}
+	m := regexp.MustCompile(`delivered to run (\S+), step 执行`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("tell does not name the run and step:\n%s", out)
+	}
+	if err := run.Wait(); err != nil {
+		t.Fatalf("flower: %v\nstderr: %s\nstdout: %s", err, stderr.String(), tailOf(stdout.Bytes()))
+	}
+	lines := jsonLines(t, stdout.Bytes())
+	final := lines[len(lines)-1]
+	if !final.Get("ok").Bool() || final.Get("run").String() != m[1] {
+		t.Fatalf("flow result %s (tell named run %s)", final.Raw, m[1])
+	}
+
+	reqs := bed.Model.RequestsFor("coordinator")
+	got := -1
+	for i, r := range reqs {
+		if strings.Contains(r.LastUser(), tellMsg) {
+			got = i
+			break
+		}
+	}
+	switch {
+	case got < 0:
+		t.Fatalf("no coordinator request carries the told message (%d requests)", len(reqs))
+	case got < before:
+		t.Fatalf("the message showed up in request %d, before it was told (%d)", got, before)
+	case got > before+1:
+		// before: requests up to the tell; the next inbox result (at most one
+		// poll in flight) carries it.
+		t.Errorf("the message reached the coordinator only in request %d; told after %d", got, before)
+	}
+	for _, r := range reqs[:got] {
+		for _, tr := range r.ToolResults() {
+			if strings.Contains(tr.Content, tellMsg) {
+				t.Error("the message was delivered twice")
+			}
+		}
+	}
+	if res := reqs[got].ToolResults(); len(res) != 1 || !strings.Contains(res[0].Content, tellMsg) {
+		t.Errorf("the message did not come as the inbox tool's result: %+v", res)
+	}
+	log, _ := os.ReadFile(filepath.Join(bed.Workspace, ".flower", "notes", "问答记录.md"))
+	if !regexp.MustCompile(`## 留言 \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(执行\)\n\n` + tellMsg).Match(log) {
+		t.Errorf("Q&A log lacks the message with its time:\n%s", log)
+	}
+	if out, code := tell(); code != 1 || !strings.Contains(out, "no flow is running") {
+		t.Errorf("tell after the flow ended: exit %d\n%s", code, out)
+	}
+	if gjson.Get(final.Raw, "exit_code").Int() != 0 {
+		t.Errorf("exit code %s", final.Get("exit_code").Raw)
+	}
+}
