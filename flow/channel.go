@@ -488,41 +488,34 @@ func (f *FileAnswers) Answer(ctx context.Context, q Question) (string, bool, err
 }
 
 // TerminalAnswers asks on a terminal: the question and options go to Out,
-// one line is read from In. A number picks that option.
+// one line comes from Lines (the terminal's one reader, shared with the
+// interrupt prompt; nil: a reader of In of its own). A number picks that
+// option.
 type TerminalAnswers struct {
-	In  io.Reader
-	Out io.Writer
+	In    io.Reader
+	Out   io.Writer
+	Lines *Lines
 
-	once  sync.Once
-	lines chan string
+	once sync.Once
 }
 
 // Answer implements Answerer.
 func (t *TerminalAnswers) Answer(ctx context.Context, q Question) (string, bool, error) {
 	t.once.Do(func() {
-		t.lines = make(chan string)
-		go func() {
-			sc := bufio.NewScanner(t.In)
-			for sc.Scan() {
-				t.lines <- sc.Text()
-			}
-			close(t.lines)
-		}()
+		if t.Lines == nil {
+			t.Lines = NewLines(t.In)
+		}
 	})
 	fmt.Fprintf(t.Out, "\n[flower] %s\n", strings.TrimSpace(q.Text))
 	for i, o := range q.Options {
 		fmt.Fprintf(t.Out, "  %d. %s\n", i+1, o)
 	}
 	fmt.Fprint(t.Out, "> ")
-	select {
-	case <-ctx.Done():
-		return "", false, ctx.Err()
-	case l, ok := <-t.lines:
-		if !ok {
-			return "", false, nil
-		}
-		return PickOption(l, q.Options), true, nil
+	l, ok, err := t.Lines.ReadLine(ctx)
+	if err != nil || !ok {
+		return "", false, err
 	}
+	return PickOption(l, q.Options), true, nil
 }
 
 // PickOption maps an answer "2" to the second option's text; anything else

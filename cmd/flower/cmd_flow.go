@@ -142,7 +142,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 		}
 		so.Answerer = fa
 	case e.IsTTY(e.Stdin) && !jsonOut:
-		so.Answerer = &flow.TerminalAnswers{In: e.Stdin, Out: e.Stderr}
+		so.Answerer = &flow.TerminalAnswers{Lines: flow.NewLines(e.Stdin), Out: e.Stderr}
 	}
 	if ask == "" {
 		if w, err := flow.WakeState(pl.Workspace, flow.WakeStateOptions{RunDir: pl.RunDir, Isolate: so.Isolate}); err != nil || !w.Wake || so.New {
@@ -205,7 +205,13 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 			return flowOutcome{}, err
 		}
 	}
-	rctx, stopSignals := interruptible(ctx, rt, e.Stdin, e.Stderr, !jsonOut && e.IsTTY(e.Stdin))
+	// One reader of the terminal: the channel's questions and the interrupt
+	// prompt share it.
+	lines := flow.NewLines(e.Stdin)
+	if ta, ok := so.Answerer.(*flow.TerminalAnswers); ok && ta.Lines != nil {
+		lines = ta.Lines
+	}
+	rctx, stopSignals := interruptible(ctx, rt, lines, e.Stderr, !jsonOut && e.IsTTY(e.Stdin))
 	defer stopSignals()
 	fc, runErr := wf.Run(rctx, rt, prog.event, prog.stepDone)
 	out := summarize(wf, rt, fc, runErr, rctx.Err())

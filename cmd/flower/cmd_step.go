@@ -170,7 +170,7 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 	defer recordRun(ctx, e.Stderr, st, rt)
 	// At a terminal the first Ctrl-C asks for words and resumes the step
 	// with them; elsewhere (or the second time) it cancels: exit 130.
-	rctx, stop := interruptible(ctx, rt, e.Stdin, e.Stderr, !o.JSON && e.IsTTY(e.Stdin))
+	rctx, stop := interruptible(ctx, rt, flow.NewLines(e.Stdin), e.Stderr, !o.JSON && e.IsTTY(e.Stdin))
 	defer stop()
 
 	var mu sync.Mutex

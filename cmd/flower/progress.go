@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -213,9 +212,12 @@ func toInt(v any) int {
 
 // interruptible handles Ctrl-C for a run. At a terminal the first Ctrl-C asks
 // for the words to resume with and interrupts the running step with them
-// (the seed's human interrupt); a second Ctrl-C, or any Ctrl-C off a
-// terminal, cancels the run, which stays resumable.
-func interruptible(parent context.Context, rt *harness.Runtime, in io.Reader, out io.Writer, tty bool) (context.Context, func()) {
+// (the seed's human interrupt); an empty line resumes without words (the
+// step goes on as it was); a second Ctrl-C, or any Ctrl-C off a terminal,
+// cancels the run, which stays resumable. The words come from lines, the
+// terminal's one reader, which the channel's questions share: a question
+// answered earlier cannot take them.
+func interruptible(parent context.Context, rt *harness.Runtime, lines *flow.Lines, out io.Writer, tty bool) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -233,16 +235,18 @@ func interruptible(parent context.Context, rt *harness.Runtime, in io.Reader, ou
 					return
 				}
 				asking = true
-				fmt.Fprint(out, "\n[flower] interrupted. What should it do instead? (Enter to send; Ctrl-C again aborts)\n> ")
+				fmt.Fprint(out, "\n[flower] interrupted. What should it do instead? (Enter to send; an empty line resumes without words; Ctrl-C again aborts)\n> ")
 				go func() {
-					line, _ := bufio.NewReader(in).ReadString('\n')
+					line, _, _ := lines.ReadLine(ctx)
 					words <- strings.TrimSpace(line)
 				}()
 			case w := <-words:
 				asking = false
-				if w != "" {
-					rt.Interrupt(w)
+				if w == "" {
+					fmt.Fprint(out, "[flower] no words: the step goes on as it was.\n")
+					continue
 				}
+				rt.Interrupt(w)
 			}
 		}
 	}()
