@@ -15,21 +15,27 @@ import (
 // unverifiableCheck is a check the goal-setting judge cannot verify here.
 const unverifiableCheck = "- 在 macOS 上也能打开 hello.txt [此环境无法验证:这里没有 macOS]"
 
-// recordScript is the demo's model with a goal that carries one unverifiable
-// check and an oracle that answers `flower ask`.
-func recordScript(ws string) *scripted.Script {
-	s := demoScript(ws)
-	for i := range s.Conversations {
-		if s.Conversations[i].Name == "goal" {
-			s.Conversations[i].Replies = nil
-			s.Conversations[i].Func = func(scripted.Request) scripted.Reply {
-				return scripted.Reply{Text: demoGoal + "\n" + unverifiableCheck}
-			}
-		}
-	}
-	s.Conversations = append([]scripted.Conversation{{Name: "oracle", Match: scripted.Match{System: "你是旁路问答"},
-		Replies: []scripted.Reply{{Text: "ORACLE: three steps ran"}}}}, s.Conversations...)
-	return s
+// recordScript is a quick three-step flow: a clarifier that answers with the
+// brief at once, a goal with one unverifiable check, a coordinator that
+// reports at once (echoing its prompt's ask, so a later request shows whose
+// conversation it carries), a judge that accepts, and an oracle for `flower
+// ask`.
+func recordScript(string) *scripted.Script {
+	return &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "oracle", Match: scripted.Match{System: "你是旁路问答"}, Replies: []scripted.Reply{{Text: "ORACLE: three steps ran"}}},
+		{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Func: func(scripted.Request) scripted.Reply {
+			return scripted.Reply{Text: demoBrief}
+		}},
+		{Name: "goal", Match: scripted.Match{System: "你是独立评审", FirstUser: "把它变成目标和检查清单"}, Func: func(scripted.Request) scripted.Reply {
+			return scripted.Reply{Text: demoGoal + "\n" + unverifiableCheck}
+		}},
+		{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"}, Func: func(scripted.Request) scripted.Reply {
+			return scripted.Reply{Text: demoAchieved}
+		}},
+		{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: func(scripted.Request) scripted.Reply {
+			return scripted.Reply{Text: "两个文件都写好了。"}
+		}},
+	}}
 }
 
 // starterRun runs `flower --json --timeout 0 --answers … --run-dir R -C ws ask`
