@@ -47,7 +47,7 @@ Examples:
    echo "write a haiku to haiku.txt" | flower --json --timeout 0 - | jq -c .kind
    flower --answers answers.txt "..."          # questions answered from a file
 
-Commands: step, runs, sessions, ask, wake-state, doctor, demo, model, claude,
+Commands: step, runs, sessions, ask, tell, wake-state, doctor, demo, model, claude,
 version, help (flower help COMMAND for one).
 
 Exit codes: 0 done, 1 failed, 2 usage, 3 aborted (unreachable goal), 130 interrupted.`
