@@ -60,15 +60,29 @@
 // session in the Lineage continues that session, with ResumePrompt (when
 // set) instead of Prompt — the "continuity" with_goal must not break.
 //
-// Lineage: <run_dir>/lineage.json, workflow → step name → session ids
-// (oldest first), rewritten under a file lock. Only original step names are
-// remembered: retry labels (name#round2, name#retry1) and judge rounds
-// (label#N) never are.
+// Lineage: <run_dir>/lineage.json, workspace → workflow → step name →
+// session ids (oldest first), rewritten under a file lock. Keying by
+// workspace means two workspaces sharing a run dir never wake or resume each
+// other's sessions (WakeState counts only the workspace's own runs too).
+// Only original step names are remembered: retry labels (name#round2,
+// name#retry1) and judge rounds (label#N) never are.
+//
+// The workflow's own events, Event("step") and the goal step's
+// Event("task"), go to the runner's record when it is a Recorder
+// (harness.Runtime: the run's events.jsonl), so `flower runs show` and the
+// oracle see them.
 //
 // runtime.on_session: a Runner that also implements SessionWatcher gets the
 // workflow's callback (record the step's session in ctx and Lineage as soon
 // as it is known) around the single Run call only; it is removed before the
 // Gate, so the judge's session is never taken for the step's.
+//
+// The inbox is fed by `flower tell`: a running flow publishes its channel
+// socket in <run_dir>/<run>/channel.json (Publish); Tell finds the newest
+// live one of a workspace and relays the message, which waits for the
+// coordinator's next inbox call, is logged with its time (## 留言) and is
+// reported to OnInbox (the status line). Terminal input has one reader,
+// Lines, shared by TerminalAnswers and the interrupt prompt.
 //
 // HumanChannel: an MCP stdio server (`flower mcp-channel`, from
 // --mcp-config) offers two tools, ask and inbox (model names
