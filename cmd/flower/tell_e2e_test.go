@@ -19,15 +19,19 @@ import (
 const tellMsg = "TELL-MSG 也要支持乘法"
 
 // tellScript: the clarifier answers with a brief at once; the coordinator
-// polls its inbox until the told message arrives (at most ~400 polls), then
-// finishes.
+// polls its inbox until the told message has arrived twice (at most ~400
+// polls), then finishes.
 func tellScript(string) *scripted.Script {
 	return &scripted.Script{Conversations: []scripted.Conversation{
 		{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Func: func(scripted.Request) scripted.Reply {
 			return scripted.Reply{Text: demoBrief}
 		}},
 		{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: func(r scripted.Request) scripted.Reply {
-			if strings.Contains(r.LastUser(), tellMsg) {
+			told := 0 // the test tells twice (text, then --json)
+			for _, tr := range r.AllToolResults() {
+				told += strings.Count(tr.Content, tellMsg)
+			}
+			if told >= 2 {
 				return scripted.Reply{Text: "收到留言,按新要求做完了。"}
 			}
 			if len(r.AllToolResults()) > 400 {
@@ -48,8 +52,8 @@ func TestE2E_Tell(t *testing.T) {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	runDir := filepath.Join(t.TempDir(), "runs")
 	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
-	tell := func() (string, int) {
-		cmd := exec.Command(flower, "tell", "--run-dir", runDir, "-C", bed.Workspace, tellMsg)
+	tell := func(extra ...string) (string, int) {
+		cmd := exec.Command(flower, append([]string{"tell", "--run-dir", runDir, "-C", bed.Workspace, tellMsg}, extra...)...)
 		cmd.Env, cmd.Dir = env, t.TempDir()
 		out, _ := cmd.CombinedOutput()
 		return string(out), cmd.ProcessState.ExitCode()
@@ -82,6 +86,12 @@ func TestE2E_Tell(t *testing.T) {
 	if m == nil {
 		t.Fatalf("tell does not name the run and step:\n%s", out)
 	}
+	// A second message, with --json: one object in the schema.
+	js, code := tell("--json")
+	if code != 0 || gjson.Get(js, "kind").String() != "told" || gjson.Get(js, "run").String() != m[1] || gjson.Get(js, "step").String() != "执行" {
+		t.Fatalf("tell --json: exit %d %s", code, js)
+	}
+	checkSchema(t, "tell --json", strings.TrimSpace(js))
 	if err := run.Wait(); err != nil {
 		t.Fatalf("flower: %v\nstderr: %s\nstdout: %s", err, stderr.String(), tailOf(stdout.Bytes()))
 	}
@@ -109,12 +119,12 @@ func TestE2E_Tell(t *testing.T) {
 		// the next one at the latest (one poll may already be in flight).
 		t.Errorf("the message reached the coordinator only in request %d; it was queued at request %d", got, after)
 	}
-	for _, r := range reqs[:got] {
-		for _, tr := range r.ToolResults() {
-			if strings.Contains(tr.Content, tellMsg) {
-				t.Error("the message was delivered twice")
-			}
-		}
+	n := 0
+	for _, tr := range reqs[len(reqs)-1].AllToolResults() {
+		n += strings.Count(tr.Content, tellMsg)
+	}
+	if n != 2 {
+		t.Errorf("two messages told, the coordinator's inbox results carry %d", n)
 	}
 	if res := reqs[got].ToolResults(); len(res) != 1 || !strings.Contains(res[0].Content, tellMsg) {
 		t.Errorf("the message did not come as the inbox tool's result: %+v", res)
