@@ -16,9 +16,10 @@ import (
 
 // Server serves a Script over HTTP on loopback and records every request.
 type Server struct {
-	script *Script
-	ln     net.Listener
-	srv    *http.Server
+	script   *Script
+	cassette *cassette // set by ServeCassette instead of script
+	ln       net.Listener
+	srv      *http.Server
 
 	mu       sync.Mutex
 	next     map[string][]int // next reply per conversation, per claude session
@@ -62,8 +63,13 @@ func Start(s *Script, addr string, opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	srv := &Server{script: s, next: map[string][]int{}}
+	return srv.listen(addr, opts)
+}
+
+// listen applies opts and starts serving on addr.
+func (s *Server) listen(addr string, opts []Option) (*Server, error) {
 	for _, o := range opts {
-		if err := o(srv); err != nil {
+		if err := o(s); err != nil {
 			return nil, err
 		}
 	}
@@ -71,10 +77,10 @@ func Start(s *Script, addr string, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scripted: listen on %s: %w", addr, err)
 	}
-	srv.ln = ln
-	srv.srv = &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	go srv.srv.Serve(ln)
-	return srv, nil
+	s.ln = ln
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go s.srv.Serve(ln)
+	return s, nil
 }
 
 // URL is the base URL to give claude as ANTHROPIC_BASE_URL.
@@ -129,6 +135,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		req.Status = http.StatusOK
 		s.log(req)
 		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": len(body)/4 + 1})
+	case hr.Method == http.MethodPost && path == "/v1/messages" && s.cassette != nil:
+		s.replay(w, hr, body, &req)
 	case hr.Method == http.MethodPost && path == "/v1/messages":
 		reply, ok := s.route(&req)
 		if !ok {

@@ -111,6 +111,8 @@ func TestParse(t *testing.T) {
 		{[]string{"demo", "--keep", "--json"}, &demoOptions{}, map[string]any{"Keep": true, "JSON": true}},
 		{[]string{"model", "serve", "--script", "s.yaml"}, &modelServeOptions{}, map[string]any{"Script": "s.yaml", "Addr": "127.0.0.1:0"}},
 		{[]string{"model", "serve", "-v", "--script", "s.yaml"}, &modelServeOptions{}, map[string]any{"Script": "s.yaml", "Verbose": true}},
+		{[]string{"model", "serve", "--cassette", "c.jsonl", "--addr", "127.0.0.1:9"}, &modelServeOptions{}, map[string]any{"Cassette": "c.jsonl", "Addr": "127.0.0.1:9"}},
+		{[]string{"model", "record", "--out", "c.jsonl", "--upstream", "https://api.anthropic.com"}, &modelRecordOptions{}, map[string]any{"Out": "c.jsonl", "Upstream": "https://api.anthropic.com", "Addr": "127.0.0.1:0"}},
 	} {
 		got, code, stderr := parse(t, tc.args...)
 		if code != 0 || got == nil {

@@ -24,7 +24,14 @@ type modelServer struct {
 // line; the test's end interrupts it and waits for it to exit.
 func startModel(t *testing.T, flower string, args ...string) *modelServer {
 	t.Helper()
+	return startModelEnv(t, flower, nil, args...)
+}
+
+// startModelEnv is startModel with env added to the server's environment.
+func startModelEnv(t *testing.T, flower string, env []string, args ...string) *modelServer {
+	t.Helper()
 	cmd := exec.Command(flower, append([]string{"model"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -37,7 +44,8 @@ func startModel(t *testing.T, flower string, args ...string) *modelServer {
 	m := &modelServer{cmd: cmd, stderr: &stderr}
 	t.Cleanup(func() { m.Stop(t) })
 	line, err := bufio.NewReader(out).ReadString('\n')
-	_, url, ok := strings.Cut(strings.TrimSpace(line), " on ")
+	_, rest, ok := strings.Cut(strings.TrimSpace(line), " on ")
+	url, _, _ := strings.Cut(rest, " ")
 	if err != nil || !ok {
 		t.Fatalf("flower model %s: no listening line (%q, %v); stderr: %s", strings.Join(args, " "), line, err, stderr.String())
 	}
