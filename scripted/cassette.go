@@ -169,14 +169,14 @@ func (s *Server) replay(w http.ResponseWriter, hr *http.Request, body []byte, re
 			s.answer(w, hr, *req, auxiliaryReply(*req))
 			return
 		}
-		req.Status = http.StatusBadRequest
+		req.Status, req.Error = http.StatusBadRequest, "scripted model: "+miss
 		s.log(*req)
 		s.mu.Lock()
 		if s.logTo != nil {
 			fmt.Fprintln(s.logTo, "    "+miss)
 		}
 		s.mu.Unlock()
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "scripted model: "+miss)
+		writeError(w, http.StatusBadRequest, "invalid_request_error", req.Error)
 		return
 	}
 	e := s.cassette.exchanges[i]

@@ -18,6 +18,7 @@ type Request struct {
 	Conversation string          `json:"conversation,omitempty"` // "" when nothing matched; "(auxiliary)" for claude's helper requests
 	Reply        int             `json:"reply"`                  // index into the conversation's replies; -1 for Func or unmatched
 	Status       int             `json:"status"`
+	Error        string          `json:"error,omitempty"` // the message of a 400 for an unmatched request
 	Body         json.RawMessage `json:"body,omitempty"`
 }
 

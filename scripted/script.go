@@ -14,6 +14,12 @@
 //
 // The server powers the end-to-end tests and `flower demo`; it is started from
 // a shell with `flower model serve --script FILE --addr 127.0.0.1:0`.
+//
+// Cassettes record and replay real conversations instead: Record starts a
+// recording proxy to a real Messages API that appends one Exchange per call
+// to a file (credentials never written); ServeCassette replays such a file,
+// matching each request by RequestKey (the normalized model, system, tools
+// and messages; see normalize.go), and is Closed like any Server.
 package scripted
 
 import (

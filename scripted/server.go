@@ -140,9 +140,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	case hr.Method == http.MethodPost && path == "/v1/messages":
 		reply, ok := s.route(&req)
 		if !ok {
-			req.Status = http.StatusBadRequest
+			req.Status, req.Error = http.StatusBadRequest, unmatchedMessage(req)
 			s.log(req)
-			writeError(w, http.StatusBadRequest, "invalid_request_error", unmatchedMessage(req))
+			writeError(w, http.StatusBadRequest, "invalid_request_error", req.Error)
 			return
 		}
 		req.Status = statusOf(reply)
