@@ -165,6 +165,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"sessions", "import", "x", "--trim"}, "unknown flag --trim", "flower sessions import"},
 		{[]string{"runs", "extra"}, "flower runs show extra", "flower runs"},
 		{[]string{"model", "serve"}, "needs --script", "flower model serve"},
+		{[]string{"model", "serve", "--script", "s.yaml", "--cassette", "c.jsonl"}, "one of them", "flower model serve"},
+		{[]string{"model", "record", "--out", "c.jsonl"}, "needs --upstream URL and --out FILE", "flower model record"},
 		{[]string{"doctor", "extra"}, "takes no arguments", "flower doctor"},
 		{[]string{"demo", "extra"}, "takes no arguments", "flower demo"},
 		{[]string{"ask"}, "needs a question", "flower ask"},
