@@ -45,7 +45,7 @@ func workspaceFiles(t *testing.T, ws string) map[string]string {
 }
 
 // starterRun runs the starter flow on the demo ask in ws against url.
-func starterRun(t *testing.T, flower, ws, home, url, ask string, extraEnv ...string) ([]gjson.Result, string, error) {
+func cassetteStarterRun(t *testing.T, flower, ws, home, url, ask string, extraEnv ...string) ([]gjson.Result, string, error) {
 	t.Helper()
 	os.MkdirAll(ws, 0o700)
 	os.MkdirAll(home, 0o700)
@@ -97,7 +97,7 @@ func TestE2E_CassetteRecordReplay(t *testing.T) {
 		model.ServeHTTP(w, r)
 	}))
 	rec := startModelEnv(t, flower, []string{"ANTHROPIC_API_KEY=" + cassetteKey}, "record", "--upstream", upstream.URL, "--out", cassette, "--addr", "127.0.0.1:0")
-	lines1, stderr1, err := starterRun(t, flower, ws1, filepath.Join(dir, "record", "home"), rec.URL, demoAsk, "ANTHROPIC_API_KEY="+cassetteKey)
+	lines1, stderr1, err := cassetteStarterRun(t, flower, ws1, filepath.Join(dir, "record", "home"), rec.URL, demoAsk, "ANTHROPIC_API_KEY="+cassetteKey)
 	if err != nil {
 		t.Fatalf("recorded run: %v\n%s", err, stderr1)
 	}
@@ -127,7 +127,7 @@ func TestE2E_CassetteRecordReplay(t *testing.T) {
 	// Replay: no upstream, another workspace and HOME.
 	srv := startModel(t, flower, "serve", "--cassette", cassette, "--addr", "127.0.0.1:0", "-v")
 	ws2 := filepath.Join(dir, "replay", "ws")
-	lines2, stderr2, err := starterRun(t, flower, ws2, filepath.Join(dir, "replay", "home"), srv.URL, demoAsk)
+	lines2, stderr2, err := cassetteStarterRun(t, flower, ws2, filepath.Join(dir, "replay", "home"), srv.URL, demoAsk)
 	if err != nil {
 		t.Fatalf("replayed run: %v\n%s\nserver: %s", err, stderr2, srv.stderr.String())
 	}
@@ -152,7 +152,7 @@ func TestE2E_CassetteRecordReplay(t *testing.T) {
 	if changed == demoAsk {
 		t.Fatalf("the demo ask %q has no word to change", demoAsk)
 	}
-	lines3, _, err := starterRun(t, flower, filepath.Join(dir, "changed", "ws"), filepath.Join(dir, "changed", "home"), srv.URL, changed)
+	lines3, _, err := cassetteStarterRun(t, flower, filepath.Join(dir, "changed", "ws"), filepath.Join(dir, "changed", "home"), srv.URL, changed)
 	if err == nil || lines3[len(lines3)-1].Get("ok").Bool() {
 		t.Errorf("the changed ask succeeded on replay: %s", lines3[len(lines3)-1].Raw)
 	}
