@@ -86,7 +86,7 @@ type gitSub struct {
 
 var gitSubs map[string]gitSub
 
-func init() {
+func addGitSubs() {
 	gitSubs = map[string]gitSub{
 		"status": {opts: gitStatus}, "diff": {opts: gitDiff}, "log": {opts: gitLog}, "show": {opts: gitLog},
 		"whatchanged": {opts: gitLog}, "rev-list": {opts: gitLog}, "shortlog": {opts: gitShortlog},

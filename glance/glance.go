@@ -44,6 +44,7 @@ func IsEphemeral(cmd string) bool {
 	if strings.TrimSpace(cmd) == "" || len(cmd) > MaxLen {
 		return false
 	}
+	loadTables()
 	if hasControl(cmd) || rejectFirstWord(cmd) {
 		return false
 	}

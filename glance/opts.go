@@ -1,6 +1,9 @@
 package glance
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // kind says whether an option takes a value.
 type kind uint8
@@ -12,8 +15,17 @@ const (
 	optional      // takes a value only when glued (-uno, --color=auto)
 )
 
-// optSet is the exact list of options a verb (or subcommand) may take.
+// optSet is the exact list of options a verb (or subcommand) may take. It
+// keeps its spec and is parsed on first use: flower-hook starts once per
+// tool call, and parsing every verb's list up front would cost each start
+// more than a whole classification.
 type optSet struct {
+	specs []string
+	once  sync.Once
+	t     optTable
+}
+
+type optTable struct {
 	short   [128]kind
 	long    map[string]kind
 	numeric bool // -NUM is an option (head -20, git log -5)
@@ -28,20 +40,25 @@ type optSet struct {
 //	--lines=  a long option that takes a value (--lines=5 or --lines 5)
 //	--color=? a long option whose value may only be glued (--color=auto)
 //	-#        -NUM is allowed
-func opts(specs ...string) *optSet {
-	o := &optSet{long: map[string]kind{}}
-	for _, spec := range specs {
-		for _, f := range strings.Fields(spec) {
-			o.add(f)
+func opts(specs ...string) *optSet { return &optSet{specs: specs} }
+
+// tab returns the parsed table.
+func (o *optSet) tab() *optTable {
+	o.once.Do(func() {
+		o.t.long = map[string]kind{}
+		for _, spec := range o.specs {
+			for _, f := range strings.Fields(spec) {
+				o.t.add(f)
+			}
 		}
-	}
-	return o
+	})
+	return &o.t
 }
 
-func (o *optSet) add(f string) {
+func (t *optTable) add(f string) {
 	switch {
 	case f == "-#":
-		o.numeric = true
+		t.numeric = true
 	case strings.HasPrefix(f, "--"):
 		k := flag
 		switch {
@@ -50,14 +67,14 @@ func (o *optSet) add(f string) {
 		case strings.HasSuffix(f, "="):
 			k, f = value, f[:len(f)-1]
 		}
-		o.long[f] = k
+		t.long[f] = k
 	case len(f) == 3 && f[2] == ':':
-		o.short[f[1]] = value
+		t.short[f[1]] = value
 	case len(f) == 3 && f[2] == '?':
-		o.short[f[1]] = optional
+		t.short[f[1]] = optional
 	case strings.HasPrefix(f, "-") && len(f) > 1:
 		for i := 1; i < len(f); i++ {
-			o.short[f[i]] = flag
+			t.short[f[i]] = flag
 		}
 	default:
 		panic("glance: bad option spec " + f)
@@ -66,16 +83,7 @@ func (o *optSet) add(f string) {
 
 // with returns a new set holding o's options and those of specs.
 func (o *optSet) with(specs ...string) *optSet {
-	n := &optSet{short: o.short, long: make(map[string]kind, len(o.long)), numeric: o.numeric}
-	for k, v := range o.long {
-		n.long[k] = v
-	}
-	for _, spec := range specs {
-		for _, f := range strings.Fields(spec) {
-			n.add(f)
-		}
-	}
-	return n
+	return opts(append(append([]string{}, o.specs...), specs...)...)
 }
 
 // scanner walks a verb's words: options are checked against an optSet and
@@ -109,7 +117,8 @@ func (s *scanner) next(o *optSet) (operand arg, done, ok bool) {
 }
 
 // option checks one option word (and consumes its value when it takes one).
-func (s *scanner) option(o *optSet, w string) bool {
+func (s *scanner) option(set *optSet, w string) bool {
+	o := set.tab()
 	if strings.HasPrefix(w, "--") {
 		name, _, glued := strings.Cut(w, "=")
 		switch o.long[name] {
@@ -238,7 +247,8 @@ func contains(list []string, s string) bool {
 // takesNext reports whether option word w, under o, consumes the next
 // word as its value (so a pre-pass over the words can skip that value
 // instead of reading it as an option or operand).
-func (o *optSet) takesNext(w string) bool {
+func (set *optSet) takesNext(w string) bool {
+	o := set.tab()
 	if len(w) < 2 || w[0] != '-' || w == "--" {
 		return false
 	}

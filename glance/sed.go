@@ -70,7 +70,7 @@ func sedRule(args []arg) bool {
 func sedCluster(w string, next []arg) (script *string, used int, ok bool) {
 	for j := 1; j < len(w); j++ {
 		c := w[j]
-		if c == 'e' || c < 128 && sedOpts.short[c] == value {
+		if c == 'e' || c < 128 && sedOpts.tab().short[c] == value {
 			v := w[j+1:]
 			if v == "" {
 				if len(next) == 0 {
@@ -83,7 +83,7 @@ func sedCluster(w string, next []arg) (script *string, used int, ok bool) {
 			}
 			return nil, used, true
 		}
-		if c >= 128 || sedOpts.short[c] != flag {
+		if c >= 128 || sedOpts.tab().short[c] != flag {
 			return nil, 0, false
 		}
 	}

@@ -1,6 +1,9 @@
 package glance
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // verbs is the allowlist: every verb a glance may run, with its exact
 // options. Verbs that are not here (xargs, exec, eval, source, ., tee, cd,
@@ -25,7 +28,10 @@ func strict(spec ...string) *verb { return &verb{opts: opts(spec...)} }
 
 const helpVersion = " --help --version"
 
-func init() {
+// loadTables builds the verb and subcommand tables on first use (not at
+// init: flower-hook starts once per tool call and most calls never ask).
+var loadTables = sync.OnceFunc(func() {
+	addGitSubs()
 	addSystemVerbs()
 	addFileVerbs()
 	addTextVerbs()
@@ -35,7 +41,7 @@ func init() {
 	add(&verb{custom: findRule}, "find")
 	add(&verb{custom: sedRule}, "sed")
 	add(&verb{custom: awkRule}, "awk", "gawk", "mawk", "nawk")
-}
+})
 
 // addSystemVerbs: directory, system, process and path information.
 func addSystemVerbs() {
