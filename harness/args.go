@@ -56,15 +56,7 @@ type Built struct {
 }
 
 // shellQuote quotes s for the shell the CLI runs hook commands through.
-func shellQuote(s string) string {
-	safe := func(r rune) bool {
-		return r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune("/._-,:=+@%", r)
-	}
-	if s != "" && strings.IndexFunc(s, func(r rune) bool { return !safe(r) }) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+func shellQuote(s string) string { return hooks.ShellQuote(s) }
 
 func hookCmd(hookPath string, args ...string) HookCommand {
 	parts := []string{shellQuote(hookPath)}
@@ -72,6 +64,13 @@ func hookCmd(hookPath string, args ...string) HookCommand {
 		parts = append(parts, shellQuote(a))
 	}
 	return HookCommand{Type: "command", Command: strings.Join(parts, " "), Timeout: 30}
+}
+
+// denyHookCmd is hookCmd for a deny guard (delegate, whitelist): wrapped by
+// hooks.DenyCommand so that a missing or crashing flower-hook denies
+// instead of letting the tool run.
+func denyHookCmd(hookPath string, args ...string) HookCommand {
+	return HookCommand{Type: "command", Command: hooks.DenyCommand(shellQuote(hookPath), args...), Timeout: 30}
 }
 
 // WhitelistGuard returns the PreToolUse matcher that makes allowed_tools
@@ -92,7 +91,7 @@ func WhitelistGuard(hookPath string, allowed []string, role string) *HookMatcher
 	}
 	return &HookMatcher{
 		Matcher: strings.Join(banned, "|"),
-		Hooks:   []HookCommand{hookCmd(hookPath, "whitelist", "--allow", strings.Join(allowed, ","), "--role", role)},
+		Hooks:   []HookCommand{denyHookCmd(hookPath, hooks.GuardWhitelist, "--allow", strings.Join(allowed, ","), "--role", role)},
 	}
 }
 
@@ -129,7 +128,7 @@ func DelegateGuard(hookPath string, glance bool) HookMatcher {
 	if glance {
 		args = append(args, "--glance")
 	}
-	return HookMatcher{Matcher: HandsOn, Hooks: []HookCommand{hookCmd(hookPath, args...)}}
+	return HookMatcher{Matcher: HandsOn, Hooks: []HookCommand{denyHookCmd(hookPath, args...)}}
 }
 
 // IsolateGuard is the PreToolUse matcher on Agent that sends the marked

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flowerhq/flower/hooks"
 )
 
 func TestBuildArgs_Roles(t *testing.T) {
@@ -46,7 +48,7 @@ func TestBuildArgs_Roles(t *testing.T) {
 			wantArgs: []string{"-p", "--output-format=stream-json", "--verbose", "--input-format=stream-json", "--append-system-prompt=PLAIN", "--allowedTools=Read,Glob,Grep"},
 			noArgs:   []string{"--permission-mode", "--agents", "--mcp-config", "--resume", "--session-mirror", "--model"},
 			wantHooks: map[string][]string{"PreToolUse": {
-				"Bash|Write|Edit|NotebookEdit => /bin/flower-hook whitelist --allow Read,Glob,Grep --role plain",
+				"Bash|Write|Edit|NotebookEdit => " + hooks.DenyCommand("/bin/flower-hook", "whitelist", "--allow", "Read,Glob,Grep", "--role", "plain"),
 			}},
 		},
 		{
@@ -57,7 +59,7 @@ func TestBuildArgs_Roles(t *testing.T) {
 				"--settings=/r/s/settings.json", "--resume=sid", "--fork-session", "--resume-session-at=uuid-1", "--session-mirror"},
 			wantHooks: map[string][]string{
 				"PreToolUse": {
-					"Bash|Write|Edit|NotebookEdit => /bin/flower-hook delegate --glance",
+					"Bash|Write|Edit|NotebookEdit => " + hooks.DenyCommand("/bin/flower-hook", "delegate", "--glance"),
 					"Agent => /bin/flower-hook isolate --roles isolated",
 				},
 				"PostToolUse": {
@@ -77,7 +79,7 @@ func TestBuildArgs_Roles(t *testing.T) {
 			name:      "judge that can run: Bash stays, Write/Edit/NotebookEdit banned; workbench off for the role",
 			spec:      judge,
 			opts:      BuildOptions{HookPath: hook, Workbench: wb, SpillThreshold: 4000},
-			wantHooks: map[string][]string{"PreToolUse": {"Write|Edit|NotebookEdit => /bin/flower-hook whitelist --allow Read,Glob,Grep,Bash --role judge"}},
+			wantHooks: map[string][]string{"PreToolUse": {"Write|Edit|NotebookEdit => " + hooks.DenyCommand("/bin/flower-hook", "whitelist", "--allow", "Read,Glob,Grep,Bash", "--role", "judge")}},
 		},
 		{
 			name:      "worker with all hands-on tools: nothing to whitelist; workbench hooks only",
@@ -93,7 +95,7 @@ func TestBuildArgs_Roles(t *testing.T) {
 				"--max-turns=7", "--max-budget-usd=0.25", "--mcp-config=/r/mcp.json", "--plugin-dir=/repo/plugin", "--add-dir=/a", "--add-dir=/b"},
 			wantHooks: map[string][]string{
 				"Stop":       {" => mine"},
-				"PreToolUse": {"Bash|Write|Edit|NotebookEdit => /bin/flower-hook whitelist --allow Read,Glob,Grep --role full"},
+				"PreToolUse": {"Bash|Write|Edit|NotebookEdit => " + hooks.DenyCommand("/bin/flower-hook", "whitelist", "--allow", "Read,Glob,Grep", "--role", "full")},
 			},
 			wantEnv: map[string]string{"X": "1", "DISABLE_AUTO_COMPACT": "1", "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "150000"},
 		},

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowerhq/flower/hooks"
 	"github.com/flowerhq/flower/internal/testbed"
 )
 
@@ -70,6 +71,7 @@ func BenchmarkHookSpawn(b *testing.B) {
 	if err != nil {
 		b.Fatalf("python3: %v", err)
 	}
+	p50 := map[string]float64{}
 	for _, c := range []struct {
 		name string
 		argv []string
@@ -79,6 +81,11 @@ func BenchmarkHookSpawn(b *testing.B) {
 		{"baseline-go-empty", []string{hello}},
 		{"flower-hook", []string{hook, "delegate"}},
 		{"python3", []string{string(bytes.TrimSpace(python)), py}},
+		// As the CLI runs a hook command: through /bin/sh, with the
+		// fail-closed wrapper, beside the same shell starting the empty
+		// Go program.
+		{"baseline-sh-go-empty", []string{"/bin/sh", "-c", hooks.ShellQuote(hello)}},
+		{"sh-flower-hook-wrapped", []string{"/bin/sh", "-c", hooks.DenyCommand(hooks.ShellQuote(hook), hooks.GuardDelegate)}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var times, cpu []time.Duration
@@ -114,7 +121,14 @@ func BenchmarkHookSpawn(b *testing.B) {
 			if got := reports.count() - before; !strings.HasPrefix(c.name, "baseline") && got != len(times) {
 				b.Errorf("%s: %d socket lines for %d runs", c.name, got, len(times))
 			}
-			fmt.Fprintf(os.Stderr, "%-17s runs=%d wall p50=%.2fms p99=%.2fms  cpu p50=%.2fms\n", c.name, len(times), p(0.50), p(0.99), pct(cpu, 0.50))
+			fmt.Fprintf(os.Stderr, "%-22s runs=%d wall p50=%.2fms p99=%.2fms  cpu p50=%.2fms\n", c.name, len(times), p(0.50), p(0.99), pct(cpu, 0.50))
+			p50[c.name] = p(0.50)
 		})
+	}
+	// The target is a ratio to the baseline measured in this same run.
+	for _, r := range [][2]string{{"flower-hook", "baseline-go-empty"}, {"sh-flower-hook-wrapped", "baseline-sh-go-empty"}} {
+		if p50[r[0]] > 0 && p50[r[1]] > 0 {
+			fmt.Fprintf(os.Stderr, "ratio %s / %s (wall p50) = %.2fx (target <= 1.2x)\n", r[0], r[1], p50[r[0]]/p50[r[1]])
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/hooks"
 	"github.com/flowerhq/flower/internal/child"
 	"github.com/flowerhq/flower/sessionstore"
 )
@@ -53,10 +54,11 @@ func newClaudeCmd(e *cmdEnv) *cli.Command {
 }
 
 // pluginDir finds the guards plugin: $FLOWER_PLUGIN_DIR, else plugin/ of the
-// repository the flower binary was built into.
+// repository the flower binary was built into. Its flower-hook must be
+// there and executable (hooks.CheckPlugin): it is built, not committed.
 func pluginDir(getenv func(string) string) (string, error) {
 	if d := getenv("FLOWER_PLUGIN_DIR"); d != "" {
-		return d, nil
+		return d, hooks.CheckPlugin(d)
 	}
 	exe, err := os.Executable()
 	if err == nil {
@@ -64,8 +66,8 @@ func pluginDir(getenv func(string) string) (string, error) {
 			exe = r
 		}
 		d := filepath.Join(filepath.Dir(filepath.Dir(exe)), "plugin")
-		if st, err := os.Stat(filepath.Join(d, "bin", "flower-hook")); err == nil && !st.IsDir() {
-			return d, nil
+		if st, err := os.Stat(filepath.Join(d, "hooks", "hooks.json")); err == nil && !st.IsDir() {
+			return d, hooks.CheckPlugin(d)
 		}
 	}
 	return "", errors.New("the guards plugin (plugin/ with bin/flower-hook) was not found next to flower: run scripts/setup.sh, or set FLOWER_PLUGIN_DIR")

@@ -26,9 +26,10 @@ func newDoctorCmd(e *cmdEnv) *cli.Command {
 	o := &doctorOptions{}
 	return &cli.Command{
 		Name:  "doctor",
-		Usage: "check claude, credentials and flower-hook, and run the guard self-test",
+		Usage: "check claude, credentials, flower-hook and the guards plugin, and run the guard self-test",
 		Description: `Checks, in order: the workspace (-C), the claude CLI (found, and its version
-against the pinned ` + pinnedClaude + `), credentials, flower-hook, and a guard self-test:
+against the pinned ` + pinnedClaude + `), credentials, flower-hook, the guards plugin's
+flower-hook (built by scripts/setup.sh), and a guard self-test:
 a canary step against a built-in scripted model (no network, no spend) in which
 a main-thread Bash must be denied and a subagent's Bash must pass. The
 self-test runs in a temporary folder: nothing lands in the workspace. Exit 1
@@ -84,6 +85,8 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 	check("credentials", "found", harness.CheckCredentials(e.Getenv))
 	hook, herr := harness.FindHook(o.Hook)
 	check("flower-hook", hook, herr)
+	plugin, perr := pluginDir(e.Getenv)
+	check("plugin", plugin, perr)
 	if err == nil && herr == nil {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,28 +12,43 @@ import (
 )
 
 // TestE2E_Doctor: the guard self-test passes with the real flower-hook and
-// fails (exit 1) when the hook does nothing; a missing claude is named.
+// fails (exit 1) when the hook does nothing (its silent success is denied
+// by the fail-closed wrapper, so no guard decision is reported); a missing claude is named; a
+// guards plugin without its flower-hook is refused, naming scripts/setup.sh.
 func TestE2E_Doctor(t *testing.T) {
 	claude := testbed.ClaudePath(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
 	home := t.TempDir()
 	env := append(os.Environ(), "HOME="+home, "ANTHROPIC_API_KEY=sk-test", "FLOWER_CLAUDE="+claude)
+	plugin := guardedPlugin(t)
+	noBin := filepath.Join(t.TempDir(), "plugin")
+	if out, err := exec.Command("cp", "-r", plugin, noBin).CombinedOutput(); err != nil {
+		t.Fatalf("copy plugin: %v %s", err, out)
+	}
+	if err := os.Remove(filepath.Join(noBin, "bin", "flower-hook")); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		name string
-		args []string
-		code int
-		want []string
+		name   string
+		args   []string
+		code   int
+		want   []string
+		plugin string
 	}{
-		{"healthy", []string{"--hook", hook}, 0, []string{"✓ workspace", "✓ self-test", "✓ version      " + pinnedClaude}},
-		{"hook that never denies", []string{"--hook", "/bin/true"}, 1, []string{"✗ self-test", "the main thread's Bash ran"}},
-		{"missing claude", []string{"--claude", "/nonexistent/claude"}, 1, []string{"✗ claude", "claude not found at /nonexistent/claude"}},
-		{"bad flag", []string{"--bogus"}, 2, []string{"unknown flag --bogus"}},
+		{"healthy", []string{"--hook", hook}, 0, []string{"✓ workspace", "✓ self-test", "✓ version      " + pinnedClaude, "✓ plugin"}, ""},
+		{"hook that never denies", []string{"--hook", "/bin/true"}, 1, []string{"✗ self-test", "no guard report reached"}, ""},
+		{"missing claude", []string{"--claude", "/nonexistent/claude"}, 1, []string{"✗ claude", "claude not found at /nonexistent/claude"}, ""},
+		{"bad flag", []string{"--bogus"}, 2, []string{"unknown flag --bogus"}, ""},
+		{"plugin without flower-hook", []string{"--hook", hook}, 1, []string{"✗ plugin", "bin/flower-hook", "scripts/setup.sh"}, noBin},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(flower, append([]string{"doctor"}, tc.args...)...)
+			if tc.plugin == "" {
+				tc.plugin = plugin
+			}
 			cwd := t.TempDir() // the default workspace: the self-test must leave it empty
-			cmd.Env, cmd.Dir = env, cwd
+			cmd.Env, cmd.Dir = append(env, "FLOWER_PLUGIN_DIR="+tc.plugin), cwd
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			cmd.Run()
