@@ -69,7 +69,8 @@ func within(root, path, cwd string) bool {
 
 // RefreshIndex rewrites root/INDEX.md from the files in scripts/, artifacts/
 // and notes/ (newest first, at most maxEntries per folder; scripts with
-// their description). The file is only rewritten when its text changes.
+// their description). The file is only rewritten when its text changes,
+// and never when INDEX.md is a symlink or resolves outside root.
 func RefreshIndex(root string, maxEntries int) error {
 	if maxEntries <= 0 {
 		maxEntries = DefaultMaxIndexEntries
@@ -106,6 +107,9 @@ func RefreshIndex(root string, maxEntries int) error {
 		}
 	}
 	path := filepath.Join(root, IndexFile)
+	if err := confined(root, path); err != nil {
+		return fmt.Errorf("hooks: refresh index: %w", err)
+	}
 	if old, err := os.ReadFile(path); err == nil && string(old) == b.String() {
 		return nil
 	}

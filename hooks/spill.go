@@ -191,15 +191,30 @@ func SpillPointer(path, text string) string {
 // repeat is a no-op) and returns the path.
 // Credentials in it are replaced first (redact.Vars, from this process's
 // environment, which claude passed down): a spill file keeps no secret.
+// It refuses when the spill folder or the file is a symlink or resolves
+// outside the workbench (dir's parent): the caller then keeps the original
+// output.
 func writeSpill(dir, text string) (string, error) {
 	text = redact.New(os.Getenv).String(text)
 	sum := sha256.Sum256([]byte(text))
 	path := filepath.Join(dir, hex.EncodeToString(sum[:])[:16]+".txt")
-	if _, err := os.Stat(path); err == nil {
-		return path, nil
+	root := filepath.Dir(dir)
+	if err := confined(root, dir); err != nil {
+		return "", fmt.Errorf("hooks: spill: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("hooks: spill: %w", err)
+	}
+	// Checked again now that it exists, and the file itself: a planted
+	// link under the content's name would otherwise be taken as the file.
+	if err := confined(root, dir); err != nil {
+		return "", fmt.Errorf("hooks: spill: %w", err)
+	}
+	if err := confined(root, path); err != nil {
+		return "", fmt.Errorf("hooks: spill: %w", err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
 	}
 	if err := writeFileAtomic(path, []byte(text)); err != nil {
 		return "", fmt.Errorf("hooks: spill: %w", err)
