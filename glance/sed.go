@@ -56,12 +56,14 @@ func sedRule(args []arg) bool {
 		}
 		scripts = append(scripts, ops[0].v)
 	}
+	// Each -e alone, and all of them joined by newlines as GNU sed joins
+	// them (a fragment could end inside another's command).
 	for _, s := range scripts {
 		if !sedScriptSafe(s) {
 			return false
 		}
 	}
-	return true
+	return len(scripts) < 2 || sedScriptSafe(strings.Join(scripts, "\n"))
 }
 
 // sedCluster reads one cluster of short options. It returns the -e script

@@ -20,9 +20,13 @@
 // The CLI runs the tool when a hook crashes, times out or exits with
 // anything but 2. The deny guards (delegate, whitelist) therefore catch
 // every failure themselves (bad flags, empty, truncated or oversized input,
-// a non-object, a panic) and deny with exit 2 and the reason on stderr. The
-// transforming guards (spill, index, isolate) fail open: they answer {} and
-// the original input or output stands.
+// a non-object, a panic) and deny with exit 2 and the reason on stderr; and
+// the settings and plugin commands that call them go through DenyCommand,
+// which turns a missing, non-executable or crashing binary (or any answer
+// but flower-hook's own) into exit 2 as well. The transforming guards
+// (spill, index, isolate) fail open: they answer {} and the original input
+// or output stands; spill and index also refuse to write through a symlink
+// or outside the workbench.
 //
 // # Main thread and subagents
 //
