@@ -17,6 +17,7 @@ const askDigestEvents = 40
 func AskPrompt(question, eventsPath string, events []harness.Event, wb *harness.Workbench) string {
 	var sb strings.Builder
 	sb.WriteString("问题: " + strings.TrimSpace(question) + "\n\n")
+	sb.WriteString(digestStats(events))
 	sb.WriteString("最近的事件(最新的在最后,完整记录在 " + eventsPath + "):\n")
 	var notable []string
 	for _, e := range events {
@@ -44,27 +45,26 @@ func AskPrompt(question, eventsPath string, events []harness.Event, wb *harness.
 // noise (stream chatter, mirror frames).
 func digestLine(e harness.Event) string {
 	at := e.Time.Format("15:04:05")
-	str := func(k string) string { s, _ := e.Data[k].(string); return s }
 	switch e.Kind {
-	case "step_start", "step_end":
-		ok := ""
-		if e.Kind == "step_end" {
-			ok = fmt.Sprintf(" ok=%v %s", e.Data["ok"], clip(str("error"), 120))
+	case harness.EventStepStart:
+		return fmt.Sprintf("%s %s %s", at, e.Kind, e.Step)
+	case harness.EventStepEnd:
+		end, _ := e.StepEnd()
+		return fmt.Sprintf("%s %s %s ok=%v %s", at, e.Kind, e.Step, end.OK, clip(end.Error, 120))
+	case harness.EventAssistant:
+		if m, _ := e.Message(); m.Text != "" {
+			return fmt.Sprintf("%s %s 说: %s", at, e.Step, clip(strings.Join(strings.Fields(m.Text), " "), 300))
 		}
-		return fmt.Sprintf("%s %s %s%s", at, e.Kind, e.Step, ok)
-	case "assistant":
-		if t := str("text"); t != "" {
-			return fmt.Sprintf("%s %s 说: %s", at, e.Step, clip(strings.Join(strings.Fields(t), " "), 300))
+	case harness.EventToolUse:
+		m, _ := e.Message()
+		return fmt.Sprintf("%s %s 调用工具 %s", at, e.Step, m.Tool)
+	case harness.EventGuard:
+		if g, _ := e.Guard(); g.Denied() || g.Decision == "rewrite" {
+			return fmt.Sprintf("%s %s guard %s %s %s", at, e.Step, g.Guard, g.Decision, g.Tool)
 		}
-	case "tool_use":
-		return fmt.Sprintf("%s %s 调用工具 %s", at, e.Step, str("tool"))
-	case "guard":
-		if d := str("decision"); d == "deny" || d == "rewrite" {
-			return fmt.Sprintf("%s %s guard %s %s %s", at, e.Step, str("guard"), d, str("tool"))
-		}
-	case "step", "task":
+	case harness.EventStep, harness.EventTask:
 		return fmt.Sprintf("%s %s", at, FlowEventLine(e))
-	case "retry", "handoff", "interrupt", "error":
+	case harness.EventRetry, harness.EventHandoff, harness.EventInterrupt, harness.EventError, harness.EventOffline:
 		return fmt.Sprintf("%s %s %s %v", at, e.Step, e.Kind, e.Data)
 	}
 	return ""
@@ -74,35 +74,26 @@ func digestLine(e harness.Event) string {
 // for `flower runs show` and the oracle; "" for any other kind. It reads
 // events fresh from Workflow.Run and events read back from events.jsonl.
 func FlowEventLine(e harness.Event) string {
-	num := func(k string) int {
-		switch v := e.Data[k].(type) {
-		case int:
-			return v
-		case float64:
-			return int(v)
-		}
-		return 0
-	}
-	switch e.Kind {
-	case "step":
-		line := fmt.Sprintf("step %d/%d %s", num("index")+1, num("total"), e.Step)
-		if r, _ := e.Data["resumed"].(bool); r {
+	if f, ok := e.FlowStep(); ok {
+		line := fmt.Sprintf("step %d/%d %s", f.Index+1, f.Total, e.Step)
+		if f.Resumed {
 			line += " (continues its earlier session)"
 		}
-		if w := num("woke"); w > 0 {
-			line += fmt.Sprintf(" (woke: %d earlier sessions)", w)
+		if f.Woke > 0 {
+			line += fmt.Sprintf(" (woke: %d earlier sessions)", f.Woke)
 		}
 		return line
-	case "task":
-		n := 0
-		switch u := e.Data["unverifiable"].(type) {
-		case []string:
-			n = len(u)
-		case []any:
-			n = len(u)
-		}
-		path, _ := e.Data["path"].(string)
-		return fmt.Sprintf("task %s: %d of %d checks cannot be verified in this environment [此环境无法验证] (%s)", e.Step, n, num("total"), path)
+	}
+	if t, ok := e.Task(); ok {
+		return fmt.Sprintf("task %s: %d of %d checks cannot be verified in this environment [此环境无法验证] (%s)", e.Step, len(t.Unverifiable), t.Total, t.Path)
 	}
 	return ""
+}
+
+// digestStats is the run's counts for the oracle, from the one fold the
+// status line and `flower runs show` use.
+func digestStats(events []harness.Event) string {
+	st := harness.Fold(events)
+	return fmt.Sprintf("统计: %d 个步骤结束(%d 个失败),花费 $%.4f,拒绝 %d,溢出 %d,重试 %d,交接 %d\n",
+		st.Steps, st.Failed, st.CostUSD, st.Denials, st.Spills, st.Retries, st.Handoffs)
 }

@@ -43,35 +43,3 @@ func NewestRun(runDir string) (row ManifestRow, ok bool, err error) {
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].UpdatedAt < rows[j].UpdatedAt })
 	return rows[len(rows)-1], true, nil
 }
-
-// RunTally counts what a run's events say about the guards and the
-// resilience machinery.
-type RunTally struct {
-	Denials  int `json:"denials"`
-	Spills   int `json:"spills"`
-	Retries  int `json:"retries"`
-	Handoffs int `json:"handoffs"`
-}
-
-// Tally counts denials, spills, retries and finished handoffs in events.
-func Tally(events []Event) RunTally {
-	var t RunTally
-	for _, e := range events {
-		switch e.Kind {
-		case "guard":
-			switch {
-			case e.Data["decision"] == "deny":
-				t.Denials++
-			case e.Data["guard"] == "spill" && e.Data["decision"] == "rewrite":
-				t.Spills++
-			}
-		case "retry":
-			t.Retries++
-		case "handoff":
-			if e.Data["phase"] == "done" {
-				t.Handoffs++
-			}
-		}
-	}
-	return t
-}

@@ -118,14 +118,14 @@ func (r *Runtime) waitOnline(ctx context.Context, emit func(Event)) error {
 		if since.IsZero() {
 			since = time.Now()
 		}
-		emit(Event{Kind: "offline", Data: map[string]any{"host": apiHost(base), "error": err.Error(),
+		emit(Event{Kind: EventOffline, Data: map[string]any{"host": apiHost(base), "error": err.Error(),
 			"next_probe": next.UTC().Format(time.RFC3339Nano), "waited_s": time.Since(since).Seconds()}})
 	})
 	switch {
 	case err != nil:
-		emit(Event{Kind: "offline", Data: map[string]any{"host": apiHost(base), "error": err.Error(), "gave_up": true}})
+		emit(Event{Kind: EventOffline, Data: map[string]any{"host": apiHost(base), "error": err.Error(), "gave_up": true}})
 	case !since.IsZero():
-		emit(Event{Kind: "online", Data: map[string]any{"host": apiHost(base), "waited_s": time.Since(since).Seconds()}})
+		emit(Event{Kind: EventOnline, Data: map[string]any{"host": apiHost(base), "waited_s": time.Since(since).Seconds()}})
 	}
 	return err
 }

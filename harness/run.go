@@ -83,7 +83,7 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	}
 	if a.resume != "" && r.store != nil && r.configDir != "" {
 		if err := r.store.Materialize(ctx, r.project, a.resume, r.configDir); err != nil && a.emit != nil {
-			a.emit(Event{Kind: "store", Data: map[string]any{"error": err.Error(), "op": "materialize"}})
+			a.emit(Event{Kind: EventStore, Data: map[string]any{"error": err.Error(), "op": "materialize"}})
 		}
 	}
 	p := newProc(r.claude, built.Args, r.childEnv(a.step, built.Env), r.workspace)
@@ -116,11 +116,11 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 				return
 			}
 			if err := r.store.Mirror(ctx, line); err != nil {
-				emit(Event{Kind: "store", Data: map[string]any{"error": err.Error(), "op": "mirror"}})
+				emit(Event{Kind: EventStore, Data: map[string]any{"error": err.Error(), "op": "mirror"}})
 			}
 		},
 		onNear: func() {
-			emit(Event{Kind: "handoff", Data: map[string]any{"phase": "near", "context": s.context, "warn_at": a.handoff.WarnAt(), "at": a.handoff.At()}})
+			emit(Event{Kind: EventHandoff, Data: map[string]any{"phase": HandoffNear, "context": s.context, "warn_at": a.handoff.WarnAt(), "at": a.handoff.At()}})
 		},
 		onInit: func(sid string) {
 			r.mu.Lock()
@@ -167,10 +167,10 @@ func writeStepFiles(dir string, b Built) error {
 
 // handOff has the full session write its handoff (budget lifted, no UI
 // events) or, on an overflow error, assembles the degraded one; writes it to
-// <notes>/交接-<step>.md when there is a workbench. It returns the handoff
-// and the cost of the writing round.
-func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, sessionID string, out attemptOut, emit func(Event)) (Handoff, float64) {
-	emit(Event{Kind: "handoff", Data: map[string]any{"phase": "writing", "session_id": sessionID, "context": out.context}})
+// <notes>/交接-<step>.md when there is a workbench. The done event carries
+// the writing round's cost (its own stream is not recorded).
+func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, sessionID string, out attemptOut, emit func(Event)) Handoff {
+	emit(Event{Kind: EventHandoff, Data: map[string]any{"phase": HandoffWriting, "session_id": sessionID, "context": out.context}})
 	var h Handoff
 	var cost float64
 	if !errors.Is(out.err, ErrHandoffDue) || sessionID == "" {
@@ -198,9 +198,10 @@ func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, ses
 	h.Step = step
 	if wb := r.opts.Workbench; wb != nil {
 		if err := h.write(wb.Notes(), r.red); err != nil {
-			emit(Event{Kind: "error", Data: map[string]any{"error": err.Error()}})
+			emit(Event{Kind: EventError, Data: map[string]any{"error": err.Error()}})
 		}
 	}
-	emit(Event{Kind: "handoff", Data: map[string]any{"phase": "done", "degraded": h.Degraded, "path": h.Path, "sections": h.Sections(), "retired": sessionID}})
-	return h, cost
+	emit(Event{Kind: EventHandoff, Data: map[string]any{"phase": HandoffDone, "degraded": h.Degraded, "path": h.Path, "sections": h.Sections(),
+		"retired": sessionID, "cost_usd": cost}})
+	return h
 }

@@ -91,7 +91,7 @@ func reportEvent(line []byte) Event {
 	_ = json.Unmarshal(line, &data)
 	kind, _ := data["kind"].(string)
 	if kind == "" {
-		kind = "report"
+		kind = EventReport
 	}
 	return Event{Kind: kind, Data: data, Raw: json.RawMessage(line), Time: time.Now()}
 }

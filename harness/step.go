@@ -13,7 +13,10 @@ type stepRun struct {
 	spec    AgentSpec
 	prompt  string // the step's own prompt (handoffs restate it)
 	res     StepResult
-	emit    func(Event)
+	emit    func(Event) // records an event of the step, then observes it
+	observe func(Event) // folds an event into stats, then calls OnEvent
+	mu      sync.Mutex  // serialises observe: stream lines and socket reports
+	stats   StepStats   // the fold of the step's events: res's counters
 	next    attemptArgs // what the next attempt runs
 	warned  bool        // handoff/near told, per generation
 	attempt int         // counted attempts (interrupts and handoffs not counted)
@@ -66,8 +69,8 @@ func decide(err error, text string, cancelled bool, res StepResult, attempt int,
 // cancelled ctx — is a StepResult with OK false and Error set.
 func (r *Runtime) Run(ctx context.Context, spec AgentSpec, prompt string, o RunOptions) (StepResult, error) {
 	st := r.newStepRun(spec, prompt, o)
-	defer r.watchStep(st.res.Step, o.OnEvent)()
-	st.emit(Event{Kind: "step_start", Data: map[string]any{"resume": o.Resume, "fork": o.Fork}})
+	defer r.watchStep(st.res.Step, st.observe)()
+	st.emit(Event{Kind: EventStepStart, Data: map[string]any{"resume": o.Resume, "fork": o.Fork}})
 	r.stepBegins(st.res.Step, st.res.StartedAt)
 	for {
 		st.attempt++
@@ -93,8 +96,10 @@ func (r *Runtime) Run(ctx context.Context, spec AgentSpec, prompt string, o RunO
 	}
 }
 
-// newStepRun names the step, serialises the caller's callback and builds
-// the emitter that records every event.
+// newStepRun names the step and builds the emitter that records every
+// event; observe folds it into the step's stats and hands it to the
+// caller's callback, one at a time (stream lines and socket reports arrive
+// on different goroutines).
 func (r *Runtime) newStepRun(spec AgentSpec, prompt string, o RunOptions) *stepRun {
 	step := o.StepName
 	if step == "" {
@@ -103,29 +108,23 @@ func (r *Runtime) newStepRun(spec AgentSpec, prompt string, o RunOptions) *stepR
 	if step == "" {
 		step = "step"
 	}
-	cb := o.OnEvent
-	if cb != nil {
-		// Stream lines and socket reports arrive on different goroutines;
-		// the caller's callback sees them one at a time.
-		var mu sync.Mutex
-		inner := cb
-		cb = func(ev Event) {
-			mu.Lock()
-			defer mu.Unlock()
-			inner(ev)
-		}
-	}
 	st := &stepRun{spec: spec, prompt: prompt,
 		res: StepResult{Step: step, StartedAt: unixNow(), Errors: []string{}, Retired: []string{}}}
+	st.observe = func(ev Event) {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		st.stats.Add(ev)
+		if o.OnEvent != nil {
+			o.OnEvent(ev)
+		}
+	}
 	st.emit = func(ev Event) {
 		ev.Step = step
 		if ev.Time.IsZero() {
 			ev.Time = time.Now()
 		}
 		r.events.write(ev)
-		if cb != nil {
-			cb(ev)
-		}
+		st.observe(ev)
 	}
 	st.next = attemptArgs{spec: spec, prompt: prompt, step: step, resume: o.Resume, fork: o.Fork, resumeAt: o.ResumeAt,
 		emit: st.emit, warned: &st.warned, handoff: r.opts.Handoff}
@@ -135,9 +134,6 @@ func (r *Runtime) newStepRun(spec AgentSpec, prompt string, o RunOptions) *stepR
 // watchStep routes socket reports of step to cb while the step runs; the
 // returned function stops that.
 func (r *Runtime) watchStep(step string, cb func(Event)) func() {
-	if cb == nil {
-		return func() {}
-	}
 	r.mu.Lock()
 	r.onEvents[step] = cb
 	r.mu.Unlock()
@@ -148,15 +144,13 @@ func (r *Runtime) watchStep(step string, cb func(Event)) func() {
 	}
 }
 
-// absorb adds one attempt's outcome to the step's result.
+// absorb adds one attempt's outcome to the step's result (its counters
+// come from the step's stats: endStep).
 func (st *stepRun) absorb(out attemptOut) {
 	res := &st.res
 	if out.sessionID != "" {
 		res.SessionID = out.sessionID
 	}
-	res.CostUSD += out.cost
-	res.NumTurns += out.turns
-	res.Context = out.context
 	if out.err == nil {
 		res.OK, res.Text, res.Error = true, out.text, ""
 		return
@@ -171,7 +165,7 @@ func (st *stepRun) absorb(out attemptOut) {
 // resumeWithWords resumes the session with the human's words and the
 // InterruptNote; the interrupted attempt is not counted.
 func (st *stepRun) resumeWithWords(words string) {
-	st.emit(Event{Kind: "interrupt", Data: map[string]any{"words": words, "session_id": st.res.SessionID}})
+	st.emit(Event{Kind: EventInterrupt, Data: map[string]any{"words": words, "session_id": st.res.SessionID}})
 	st.resumeSession(words + "\n\n" + InterruptNote)
 	st.attempt--
 }
@@ -186,12 +180,11 @@ func (st *stepRun) resumeSession(prompt string) {
 // handOffStep retires the full session: its handoff document becomes the
 // prompt of a fresh session; the attempt is not counted.
 func (r *Runtime) handOffStep(ctx context.Context, st *stepRun, out attemptOut) {
-	h, cost := r.handOff(ctx, st.spec, st.res.Step, st.prompt, st.res.SessionID, out, st.emit)
-	st.res.CostUSD += cost
+	h := r.handOff(ctx, st.spec, st.res.Step, st.prompt, st.res.SessionID, out, st.emit)
 	if st.res.SessionID != "" {
 		st.res.Retired = append(st.res.Retired, st.res.SessionID)
 	}
-	st.res.SessionID, st.res.Context = "", 0
+	st.res.SessionID = ""
 	st.next.resume, st.next.fork, st.next.resumeAt = "", false, ""
 	st.next.prompt = h.PromptBlock()
 	st.warned = false
@@ -204,7 +197,7 @@ func (r *Runtime) handOffStep(ctx context.Context, st *stepRun, out attemptOut) 
 func (r *Runtime) backOff(ctx context.Context, st *stepRun, kind string, failure error) bool {
 	rs := r.opts.Resilience
 	delay := rs.DelayFor(st.attempt)
-	st.emit(Event{Kind: "retry", Data: map[string]any{"attempt": st.attempt, "kind": kind, "error": failure.Error(), "delay_s": delay.Seconds()}})
+	st.emit(Event{Kind: EventRetry, Data: map[string]any{"attempt": st.attempt, "kind": kind, "error": failure.Error(), "delay_s": delay.Seconds()}})
 	if err := r.waitOnline(ctx, st.emit); err != nil {
 		st.res.Error = fmt.Sprintf("%s (the API stayed unreachable: %v)", failure.Error(), err)
 		return false
@@ -225,12 +218,15 @@ func (r *Runtime) backOff(ctx context.Context, st *stepRun, kind string, failure
 	return true
 }
 
-// endStep records the finished step: the step_end event, the Runtime's
-// results and the manifest row.
+// endStep records the finished step: its counters from the step's stats,
+// the step_end event, the Runtime's results and the manifest row.
 func (r *Runtime) endStep(st *stepRun) (StepResult, error) {
 	res := st.res
+	st.mu.Lock()
+	res.CostUSD, res.NumTurns, res.Context = st.stats.CostUSD, st.stats.Turns, st.stats.Context
+	st.mu.Unlock()
 	res.Attempts = max(st.attempt, 1)
 	res.EndedAt = unixNow()
-	st.emit(Event{Kind: "step_end", Data: map[string]any{"ok": res.OK, "error": res.Error, "session_id": res.SessionID, "attempts": res.Attempts}})
+	st.emit(Event{Kind: EventStepEnd, Data: map[string]any{"ok": res.OK, "error": res.Error, "session_id": res.SessionID, "attempts": res.Attempts}})
 	return res, r.stepEnds(res)
 }

@@ -86,7 +86,7 @@ func (s *stream) line(b []byte, now time.Time) (ev Event, emit bool, act action)
 			s.fail(&StartError{Reason: fmt.Sprintf("claude printed something that is not stream-json on stdout: %q", cut(string(b), 200))})
 			return ev, false, s.stop(now)
 		}
-		return Event{Kind: "garbage", Data: map[string]any{"line": cut(string(b), 2000)}, Time: now}, true, actNone
+		return Event{Kind: EventGarbage, Data: map[string]any{"line": cut(string(b), 2000)}, Time: now}, true, actNone
 	}
 	ev, emit, act = s.handle(b, now)
 	if s.sawInit {
@@ -251,29 +251,25 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 			emit = false
 		}
 	case "assistant":
-		ev.Kind = "assistant"
-		main := !gjson.GetBytes(line, "parent_tool_use_id").Exists() || gjson.GetBytes(line, "parent_tool_use_id").Type == gjson.Null
-		main = main && gjson.GetBytes(line, "agent_id").String() == ""
+		ev.Kind = EventAssistant
 		msg := gjson.GetBytes(line, "message")
 		for _, b := range msg.Get("content").Array() {
 			switch b.Get("type").String() {
 			case "text":
 				ev.Data["text"] = b.Get("text").String()
 			case "tool_use":
-				ev.Kind = "tool_use"
+				ev.Kind = EventToolUse
 				ev.Data["tool"] = b.Get("name").String()
 				ev.Data["tool_use_id"] = b.Get("id").String()
 			}
 		}
+		tokens, main, ok := mainContext(line)
 		if !main {
 			ev.Data["agent_id"] = gjson.GetBytes(line, "agent_id").String()
 			break
 		}
-		if msg.Get("model").String() == "<synthetic>" {
-			break
-		}
-		if u := msg.Get("usage"); u.Exists() {
-			s.context = int(u.Get("input_tokens").Int() + u.Get("cache_read_input_tokens").Int() + u.Get("cache_creation_input_tokens").Int())
+		if ok {
+			s.context = tokens
 			ev.Data["context"] = s.context
 		}
 		if s.handoff.Enabled && s.context > 0 {
@@ -283,7 +279,7 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 			}
 		}
 	case "user":
-		ev.Kind = "tool_result"
+		ev.Kind = EventToolResult
 		if gjson.GetBytes(line, "parent_tool_use_id").String() != "" {
 			ev.Data["agent_id"] = gjson.GetBytes(line, "agent_id").String()
 		}

@@ -67,7 +67,7 @@ func TestE2E_Ask(t *testing.T) {
 		t.Fatalf("oracle requests = %d", len(reqs))
 	}
 	seen := reqs[0].Text()
-	for _, want := range []string{"where are we?", "STEP-SAID-THIS", "events.jsonl"} {
+	for _, want := range []string{"where are we?", "STEP-SAID-THIS", "events.jsonl", "统计: 1 个步骤结束(0 个失败)"} {
 		if !strings.Contains(seen, want) {
 			t.Errorf("the oracle was not shown %q", want)
 		}

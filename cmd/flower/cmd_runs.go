@@ -133,7 +133,7 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 	if err != nil && (o.Store == "" || !errors.Is(err, fs.ErrNotExist)) { // a stored run's events stay on the machine that ran it
 		fmt.Fprintf(e.Stderr, "flower: %s\n", userMessage(err))
 	}
-	tally := harness.Tally(events)
+	tally := harness.Fold(events).RunTally
 	_, total := runTotals(row)
 	if o.JSON {
 		return writeJSON(e.Stdout, runDetailJSON{Kind: "run_detail", Run: row.Run, Workspace: row.Workspace,

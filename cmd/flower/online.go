@@ -20,22 +20,32 @@ func onlineTimeoutFlag(dst *time.Duration) cli.Flag {
 // offlineLine is the status line of an "offline"/"online" event: what is
 // unreachable and when the next probe comes; "" for other events.
 func offlineLine(e harness.Event) string {
-	host, _ := e.Data["host"].(string)
-	switch {
-	case e.Kind == "online":
-		return fmt.Sprintf("online again: %s", host)
-	case e.Kind != "offline":
-		return ""
-	case e.Data["gave_up"] == true:
-		return fmt.Sprintf("offline: gave up on %s: %v", host, e.Data["error"])
+	if on, ok := e.Online(); ok {
+		return fmt.Sprintf("online again: %s", on.Host)
+	}
+	if off, ok := e.Offline(); ok {
+		return offlineNote(off)
+	}
+	return ""
+}
+
+// offlineNote says what is unreachable and when the next probe comes, or
+// that the wait gave up.
+func offlineNote(o harness.OfflineEvent) string {
+	if o.GaveUp {
+		return fmt.Sprintf("offline: gave up on %s: %s", o.Host, o.Error)
 	}
 	next := "soon"
-	if s, _ := e.Data["next_probe"].(string); s != "" {
-		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-			next = t.Local().Format("15:04:05")
-		}
+	if t, err := time.Parse(time.RFC3339Nano, o.NextProbe); err == nil {
+		next = t.Local().Format("15:04:05")
 	}
-	return fmt.Sprintf("offline: %s unreachable (%v) · next probe %s", host, e.Data["error"], next)
+	return fmt.Sprintf("offline: %s unreachable (%s) · next probe %s", o.Host, o.Error, next)
+}
+
+// waiting says e is a probe of a wait that goes on.
+func waiting(e harness.Event) bool {
+	off, ok := e.Offline()
+	return ok && !off.GaveUp
 }
 
 // offlineStatus writes offline/online events of a step to w (stderr) as one
@@ -45,7 +55,7 @@ func offlineStatus(w io.Writer, tty bool) func(harness.Event) {
 		line := offlineLine(e)
 		switch {
 		case line == "":
-		case tty && e.Kind == "offline" && e.Data["gave_up"] != true:
+		case tty && waiting(e):
 			fmt.Fprintf(w, "\r\033[K%s", line)
 		case tty:
 			fmt.Fprintf(w, "\r\033[K%s\n", line)

@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 )
@@ -31,25 +29,13 @@ type progress struct {
 	zh        bool // show the seed's step names, not English labels
 
 	mu        sync.Mutex
-	step      string // the run inside the workflow step: the step, a judge round, a retry
-	index     int
-	total     int
-	started   time.Time
-	lastText  string
-	turns     map[string]bool // assistant message ids of the main thread
-	cost      float64
-	context   int
-	retries   int
-	denials   int
-	spills    int
-	handoffs  int
-	offline   string // while the API is unreachable: what and the next probe
-	inbox     int    // messages told (`flower tell`) the coordinator has not read yet
+	stats     harness.RunStats // the run so far; stats.Step is the run inside the workflow step
+	inbox     int              // messages told (`flower tell`) the coordinator has not read yet
 	lastPaint time.Time
 }
 
 func newProgress(w io.Writer, jsonOut bool, handoffAt int, zh bool) *progress {
-	return &progress{w: w, json: jsonOut, handoffAt: handoffAt, zh: zh, turns: map[string]bool{}}
+	return &progress{w: w, json: jsonOut, handoffAt: handoffAt, zh: zh}
 }
 
 // event takes every Event of the run (it is the workflow's onEvent).
@@ -60,65 +46,26 @@ func (p *progress) event(e harness.Event) {
 		writeJSON(p.w, eventOut(e))
 		return
 	}
+	p.stats.Add(e)
 	switch e.Kind {
-	case "step":
-		p.index, p.total = toInt(e.Data["index"])+1, toInt(e.Data["total"])
-		return
-	case "step_start":
-		p.step, p.started, p.lastText = e.Step, time.Now(), ""
-		p.turns, p.cost, p.context = map[string]bool{}, 0, 0
-		p.retries, p.denials, p.spills, p.handoffs = 0, 0, 0, 0
-		p.offline = ""
-	case "step_end":
+	case harness.EventStepEnd:
+		st := p.stats.Step
 		mark := "✓"
-		if ok, _ := e.Data["ok"].(bool); !ok {
+		if !st.OK {
 			mark = "✗"
 		}
 		verdict := ""
-		if v := flow.ParseVerdict(p.lastText); v.OK() && strings.Contains(p.step, "评审") {
+		if v := flow.ParseVerdict(st.LastText); v.OK() && strings.Contains(st.Name, "评审") {
 			verdict = " → " + v.State
 		}
-		fmt.Fprintf(p.w, "\r\033[K%s %s%s (%.1fs)\n", mark, p.line(), verdict, time.Since(p.started).Seconds())
-		return
-	case "assistant", "tool_use":
-		if t, _ := e.Data["text"].(string); t != "" {
-			p.lastText = t
-		}
-		raw := gjson.ParseBytes(e.Raw)
-		if raw.Get("parent_tool_use_id").Type == gjson.Null {
-			p.turns[raw.Get("message.id").String()] = true
-			u := raw.Get("message.usage")
-			if n := int(u.Get("input_tokens").Int() + u.Get("cache_read_input_tokens").Int() + u.Get("cache_creation_input_tokens").Int()); n > 0 {
-				p.context = n
-			}
-		}
-	case "result":
-		p.cost = gjson.GetBytes(e.Raw, "total_cost_usd").Float()
-	case "retry":
-		p.retries++
-	case "guard":
-		switch {
-		case e.Data["decision"] == "deny":
-			p.denials++
-		case e.Data["guard"] == "spill" && e.Data["decision"] == "rewrite":
-			p.spills++
-		}
-	case "handoff":
-		if e.Data["phase"] == "done" {
-			p.handoffs++
-		}
-	case "offline", "online":
-		p.offline = ""
-		if e.Kind == "offline" {
-			p.offline = offlineLine(e)
-		}
+		fmt.Fprintf(p.w, "\r\033[K%s %s%s (%.1fs)\n", mark, p.line(), verdict, e.Time.Sub(st.Started).Seconds())
+	case harness.EventStepStart, harness.EventOffline, harness.EventOnline:
 		p.paint()
-		return
-	default:
-		return
-	}
-	if time.Since(p.lastPaint) > 100*time.Millisecond || e.Kind == "step_start" {
-		p.paint()
+	case harness.EventAssistant, harness.EventToolUse, harness.EventResult, harness.EventRetry,
+		harness.EventGuard, harness.EventHandoff:
+		if time.Since(p.lastPaint) > 100*time.Millisecond {
+			p.paint()
+		}
 	}
 }
 
@@ -128,25 +75,34 @@ func (p *progress) paint() {
 	fmt.Fprintf(p.w, "\r\033[K%s", p.line())
 }
 
+// line is the status line of the step running now, all from the fold.
 func (p *progress) line() string {
+	st := p.stats.Step
 	gauge := ""
 	if p.handoffAt > 0 {
-		gauge = fmt.Sprintf(" · ctx %d%%", p.context*100/p.handoffAt)
+		gauge = fmt.Sprintf(" · ctx %d%%", st.Context*100/p.handoffAt)
 	}
-	s := fmt.Sprintf("[%d/%d] %s · %s · $%.4f%s", p.index, p.total, stepLabel(p.step, p.zh), plural(len(p.turns), "turn"), p.cost, gauge)
-	for _, x := range []struct {
-		n    int
-		what string
-	}{{p.retries, "retry|retries"}, {p.denials, "denied|denied"}, {p.spills, "spilled|spilled"}, {p.handoffs, "handoff"}} {
-		if x.n > 0 {
-			s += " · " + plural(x.n, x.what)
-		}
-	}
-	if p.offline != "" {
-		s += " · " + p.offline
+	s := fmt.Sprintf("[%d/%d] %s · %s · $%.4f%s", p.stats.Index, p.stats.Total, stepLabel(st.Name, p.zh), plural(st.Turns, "turn"), st.CostUSD, gauge)
+	s += tallyNotes(st.RunTally)
+	if o := p.stats.Offline; o != nil {
+		s += " · " + offlineNote(*o)
 	}
 	if p.inbox > 0 {
 		s += fmt.Sprintf(" · ✉ %d message(s) waiting for the coordinator", p.inbox)
+	}
+	return s
+}
+
+// tallyNotes are a tally's non-zero counts, each after " · ".
+func tallyNotes(t harness.RunTally) string {
+	s := ""
+	for _, x := range []struct {
+		n    int
+		what string
+	}{{t.Retries, "retry|retries"}, {t.Denials, "denied|denied"}, {t.Spills, "spilled|spilled"}, {t.Handoffs, "handoff"}} {
+		if x.n > 0 {
+			s += " · " + plural(x.n, x.what)
+		}
 	}
 	return s
 }
@@ -192,22 +148,12 @@ func (p *progress) finish(o flowOutcome) {
 	default:
 		status = userMessage(errors.New(o.Error))
 	}
-	fmt.Fprintf(p.w, "\n%s — $%.4f in %.0fs\n", status, o.CostUSD, o.Seconds)
+	fmt.Fprintf(p.w, "\n%s — $%.4f in %.0fs%s\n", status, o.CostUSD, o.Seconds, tallyNotes(p.stats.RunTally))
 	for _, x := range [][2]string{{"brief", o.Brief}, {"goal", o.Goal}, {"verdict", o.Verdict}, {"workbench", o.Workbench}, {"events", o.Events}} {
 		if x[1] != "" {
 			fmt.Fprintf(p.w, "  %-9s %s\n", x[0], x[1])
 		}
 	}
-}
-
-func toInt(v any) int {
-	switch n := v.(type) {
-	case float64:
-		return int(n)
-	case int:
-		return n
-	}
-	return 0
 }
 
 // interruptible handles Ctrl-C for a run. At a terminal the first Ctrl-C asks

@@ -74,7 +74,7 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 	spec.Agents = map[string]harness.AgentDefinition{"worker": {Description: "canary worker", Prompt: "You are the canary worker.", Tools: []string{"Bash"}}}
 	var denied bool
 	res, err := rt.Run(ctx, spec, "FLOWER-CANARY-MAIN", harness.RunOptions{OnEvent: func(e harness.Event) {
-		if e.Kind == "guard" && e.Data["decision"] == "deny" {
+		if g, ok := e.Guard(); ok && g.Denied() {
 			denied = true
 		}
 	}})
