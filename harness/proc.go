@@ -210,9 +210,8 @@ func (t *tailBuffer) String() string {
 type attemptOut struct {
 	sessionID string
 	text      string
-	err       error // nil for a success; see outcome.go
-	cost      float64
-	turns     int
+	err       error   // nil for a success; see outcome.go
+	cost      float64 // the result's; a step counts its cost from its events (StepStats)
 	context   int
 	sawInit   bool
 }
@@ -329,7 +328,6 @@ func (p *proc) finish(s *stream) attemptOut {
 	if s.results > 0 {
 		o.text = s.final.Get("result").String()
 		o.cost = s.final.Get("total_cost_usd").Float()
-		o.turns = int(s.final.Get("num_turns").Int())
 	}
 	select { // the group is dead: only an escaped grandchild holds stderr
 	case <-p.errDone:

@@ -25,10 +25,11 @@ type StepResult struct {
 	Context   int      `json:"context"`
 }
 
-// Event is one observation of a run: a stream line turned into a fact
-// ("init", "text", "tool", "tool_result", "result", "retry", "handoff",
-// "guard", "interrupt", "error", …). Data is the kind's payload; Raw keeps the
-// stream or socket line it came from, when there was one.
+// Event is one observation of a run: a stream line turned into a fact, or
+// something the Runtime, flower-hook or the flow did. Kind is one of the
+// Event* constants (eventkinds.go); Data is the kind's payload, decoded by
+// the typed accessors (ev.Guard(), ev.Retry(), …); Raw keeps the stream or
+// socket line it came from, when there was one. RunStats folds events.
 type Event struct {
 	Kind string          `json:"kind"`
 	Step string          `json:"step,omitempty"`

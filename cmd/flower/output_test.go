@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -287,5 +288,29 @@ func TestTerminalProgressSaysItOnce(t *testing.T) {
 		if code := exitFor(e, o.exitError(true)); code != exitFailed || strings.Count(errb.String(), "BOOM-ERROR") != 1 {
 			t.Errorf("pipeline: stderr %q (exit %d)", errb.String(), code)
 		}
+	}
+}
+
+// TestTerminalProgressGauge: the status line's context gauge and turns
+// follow the harness's one main-thread rule (events carry the level the
+// stream machine decided): a subagent's line, even one whose
+// parent_tool_use_id is null, and a synthetic message move neither.
+func TestTerminalProgressGauge(t *testing.T) {
+	msg := func(id string, data map[string]any, usage int) harness.Event {
+		return harness.Event{Kind: harness.EventAssistant, Step: "s", Data: data,
+			Raw: json.RawMessage(`{"type":"assistant","parent_tool_use_id":null,"message":{"id":"` + id + `","model":"m","usage":{"input_tokens":` + strconv.Itoa(usage) + `}}}`)}
+	}
+	var buf bytes.Buffer
+	p := newProgress(&buf, false, 1000, false)
+	p.event(harness.Event{Kind: harness.EventStepStart, Step: "s"})
+	p.event(msg("m1", map[string]any{"context": 500.0}, 500))
+	p.event(msg("m2", map[string]any{"agent_id": "a1"}, 900))
+	if line := p.line(); !strings.Contains(line, "ctx 50%") || !strings.Contains(line, "1 turn ") {
+		t.Errorf("status line %q, want ctx 50%% and 1 turn", line)
+	}
+	// Control: the main thread's next level moves the gauge.
+	p.event(msg("m3", map[string]any{"context": 800}, 800))
+	if line := p.line(); !strings.Contains(line, "ctx 80%") || !strings.Contains(line, "2 turns") {
+		t.Errorf("status line %q, want ctx 80%% and 2 turns", line)
 	}
 }
