@@ -177,7 +177,7 @@ func GoalStep(ch Channel, o GoalStepOptions) Step {
 			}
 			inject(c, g)
 			if u := g.Unverifiable(); len(u) > 0 {
-				c.emit(harness.Event{Kind: "task", Step: name, Time: time.Now(), Data: map[string]any{
+				c.emit(harness.Event{Kind: harness.EventTask, Step: name, Time: time.Now(), Data: map[string]any{
 					"unverifiable": u, "total": len(g.Checks), "path": o.GoalPath,
 				}})
 			}

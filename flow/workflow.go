@@ -147,7 +147,7 @@ func (w *Workflow) runStep(ctx context.Context, rt Runner, lin *Lineage, c Ctx, 
 			}
 		}
 	}
-	onEvent(harness.Event{Kind: "step", Step: s.Name, Time: time.Now(), Data: map[string]any{
+	onEvent(harness.Event{Kind: harness.EventStep, Step: s.Name, Time: time.Now(), Data: map[string]any{
 		"index": index, "total": len(w.Steps), "resumed": resumed, "woke": woke,
 	}})
 	promptCur, resumeCur, forkCur := prompt0, resume0, fork0
@@ -168,7 +168,7 @@ func (w *Workflow) runStep(ctx context.Context, rt Runner, lin *Lineage, c Ctx, 
 		if res.SessionID != "" {
 			c.sessions()[s.Name] = res.SessionID
 			if err := lin.Remember(s.Name, res.SessionID); err != nil {
-				onEvent(harness.Event{Kind: "error", Step: s.Name, Time: time.Now(), Data: map[string]any{"error": err.Error()}})
+				onEvent(harness.Event{Kind: harness.EventError, Step: s.Name, Time: time.Now(), Data: map[string]any{"error": err.Error()}})
 			}
 		}
 		passed = res.OK
@@ -219,7 +219,7 @@ func recording(rt Runner, onEvent func(harness.Event)) func(harness.Event) {
 		return onEvent
 	}
 	return func(e harness.Event) {
-		if e.Kind == "step" || e.Kind == "task" {
+		if e.Kind == harness.EventStep || e.Kind == harness.EventTask {
 			rec.Record(e)
 		}
 		onEvent(e)

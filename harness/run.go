@@ -133,7 +133,7 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 		},
 	})
 	if err := scrubTree(r.configDir, began.Add(-time.Second), r.red); err != nil {
-		emit(Event{Kind: "error", Data: map[string]any{"error": "redacting the config dir: " + err.Error()}})
+		emit(Event{Kind: EventError, Data: map[string]any{"error": "redacting the config dir: " + err.Error()}})
 	}
 	if errors.Is(o.err, ErrInterrupted) {
 		_, words := p.interrupted()
