@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,6 +127,25 @@ func TestRun_Handoff(t *testing.T) {
 	}
 	if strings.Join(phases, ",") != "near,writing,done" {
 		t.Errorf("handoff phases = %v, want near,writing,done", phases)
+	}
+	// The StepResult's counters are the fold of the recorded events: the
+	// results' cost plus the writing round's (carried by the done event,
+	// its own stream is not recorded); the fresh session's context.
+	var results, writing float64
+	for _, e := range readEvents(t, rt.EventsPath()) {
+		if r, ok := e.Result(); ok {
+			results += r.CostUSD
+		}
+		if h, ok := e.Handoff(); ok && h.Phase == harness.HandoffDone {
+			writing = h.CostUSD
+		}
+	}
+	st := harness.Fold(readEvents(t, rt.EventsPath())).Step
+	if writing <= 0 || math.Abs(res.CostUSD-(results+writing)) > 1e-9 || st.CostUSD != res.CostUSD || st.Turns != res.NumTurns || st.Context != res.Context {
+		t.Errorf("cost %v (results %v + writing round %v), turns %d, context %d; the fold says %+v", res.CostUSD, results, writing, res.NumTurns, res.Context, st)
+	}
+	if res.Context != 2_000 {
+		t.Errorf("context = %d, want the successor's 2000", res.Context)
 	}
 }
 
