@@ -1,7 +1,6 @@
 package harness_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,15 +15,15 @@ import (
 	"time"
 
 	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/internal/child"
 	"github.com/flowerhq/flower/internal/testbed"
 	"github.com/flowerhq/flower/scripted"
 )
 
-// flowerStep runs the built flower binary's step command in the bed.
-func flowerStep(ctx context.Context, b *testbed.Bed, flower, hook, runDir string, args ...string) *exec.Cmd {
+// flowerStep runs the built flower binary's step command in the bed, as a
+// contained child of t (testbed.Command).
+func flowerStep(t testing.TB, b *testbed.Bed, flower, hook, runDir string, args ...string) *exec.Cmd {
 	full := append([]string{"step", "-C", b.Workspace, "--run-dir", runDir, "--claude", b.Claude, "--hook", hook}, args...)
-	cmd := child.Command(ctx, flower, full...)
+	cmd := testbed.Command(t, flower, full...)
 	cmd.Env = b.Env()
 	cmd.Dir = b.Workspace
 	return cmd
@@ -45,7 +44,7 @@ func TestFlowerStep_ParallelManifest(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := flowerStep(runCtx(t), b, flower, hook, runDir, "--name", fmt.Sprintf("p%d", i), fmt.Sprintf("TASK_%d", i))
+			cmd := flowerStep(t, b, flower, hook, runDir, "--name", fmt.Sprintf("p%d", i), fmt.Sprintf("TASK_%d", i))
 			out, err := cmd.CombinedOutput()
 			outs[i], errs[i] = string(out), err
 		}()
@@ -86,7 +85,7 @@ func TestFlowerStep_JSONAndExitCodes(t *testing.T) {
 	hook := hookBinary(t)
 	runDir := filepath.Join(filepath.Dir(b.Workspace), "runs")
 
-	cmd := flowerStep(runCtx(t), b, flower, hook, runDir, "--json", "-")
+	cmd := flowerStep(t, b, flower, hook, runDir, "--json", "-")
 	cmd.Stdin = strings.NewReader("prompt from stdin")
 	out, err := cmd.Output()
 	if err != nil {
@@ -106,7 +105,7 @@ func TestFlowerStep_JSONAndExitCodes(t *testing.T) {
 		t.Fatalf("no event lines before the result: %q", lines)
 	}
 
-	cmd = flowerStep(runCtx(t), b, flower, hook, runDir, "fails")
+	cmd = flowerStep(t, b, flower, hook, runDir, "fails")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	err = cmd.Run()
@@ -115,7 +114,7 @@ func TestFlowerStep_JSONAndExitCodes(t *testing.T) {
 		t.Fatalf("failing step: err %v, stderr %q", err, stderr.String())
 	}
 
-	cmd = flowerStep(runCtx(t), b, flower, hook, runDir, "--role", "nope", "x")
+	cmd = flowerStep(t, b, flower, hook, runDir, "--role", "nope", "x")
 	if err := cmd.Run(); !errors.As(err, &ee) || ee.ExitCode() != 2 {
 		t.Fatalf("bad role: want exit 2, got %v", err)
 	}
@@ -138,12 +137,12 @@ func BenchmarkStepVsBare(b *testing.B) {
 		return time.Since(start)
 	}
 	// Warm the page cache and the go build outputs once.
-	run(bed.Command(context.Background(), "-p", "--output-format", "stream-json", "--verbose", "hi"))
+	run(bed.Command(testbed.Context(b), "-p", "--output-format", "stream-json", "--verbose", "hi"))
 	var bare, step []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		bare = append(bare, run(bed.Command(context.Background(), "-p", "--output-format", "stream-json", "--verbose", "hi")))
-		step = append(step, run(flowerStep(context.Background(), bed, flower, hook, runDir, "hi")))
+		bare = append(bare, run(bed.Command(testbed.Context(b), "-p", "--output-format", "stream-json", "--verbose", "hi")))
+		step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi")))
 	}
 	b.StopTimer()
 	mb, ms := median(bare), median(step)
@@ -183,7 +182,7 @@ func TestFlowerStep_SIGINT(t *testing.T) {
 			return scripted.Reply{Text: "TOO_LATE", DelayMS: 60_000}
 		}}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	cmd := flowerStep(runCtx(t), b, flower, hookBinary(t), filepath.Join(filepath.Dir(b.Workspace), "runs"), "wait")
+	cmd := flowerStep(t, b, flower, hookBinary(t), filepath.Join(filepath.Dir(b.Workspace), "runs"), "wait")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,28 @@ func alive(pid int) bool {
 	return i >= 0 && !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
 }
 
+// established counts the open (ESTABLISHED) TCP connections of this
+// network namespace with port (decimal) at either end.
+func established(port string) int {
+	n := 0
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			fs := strings.Fields(line)
+			if len(fs) < 4 || fs[3] != "01" {
+				continue
+			}
+			for _, addr := range fs[1:3] {
+				if p, err := strconv.ParseUint(addr[strings.LastIndexByte(addr, ':')+1:], 16, 32); err == nil && strconv.FormatUint(p, 10) == port {
+					n++
+					break
+				}
+			}
+		}
+	}
+	return n
+}
+
 // TestFlowerStep_KilledFlowerTakesClaudeAlong: kill -9 of a `flower step`
 // while claude waits for the model leaves no claude behind (within a
 // second), so the tool call the model answers with later never runs. The
@@ -55,7 +77,7 @@ func TestFlowerStep_KilledFlowerTakesClaudeAlong(t *testing.T) {
 					}}}}
 			})
 			flower := testbed.BuildBinary(t, "./cmd/flower")
-			cmd := flowerStep(runCtx(t), b, flower, hookBinary(t), filepath.Join(filepath.Dir(b.Workspace), "runs"), "--role", "worker", "mark it")
+			cmd := flowerStep(t, b, flower, hookBinary(t), filepath.Join(filepath.Dir(b.Workspace), "runs"), "--role", "worker", "mark it")
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Start(); err != nil {
@@ -76,7 +98,6 @@ func TestFlowerStep_KilledFlowerTakesClaudeAlong(t *testing.T) {
 				}
 				return
 			}
-			asked := time.Now()
 			claudes := childrenOf(cmd.Process.Pid)
 			if len(claudes) != 1 {
 				t.Fatalf("flower has %d children, want claude alone: %v", len(claudes), claudes)
@@ -84,19 +105,20 @@ func TestFlowerStep_KilledFlowerTakesClaudeAlong(t *testing.T) {
 			claude := claudes[0]
 			syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
 			cmd.Wait()
-			killed := time.Now()
-			for alive(claude) && time.Since(killed) < time.Second {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if alive(claude) {
+			if !testbed.Eventually(time.Second, func() bool { return !alive(claude) }) {
 				t.Fatalf("claude (pid %d) outlived flower by a second", claude)
 			}
 			if m := liveMembers(claude); len(m) > 0 {
 				t.Errorf("claude's group outlived flower: %v", m)
 			}
-			// Wait out the model's delay (and a margin for a tool to run):
-			// nothing may answer it.
-			time.Sleep(time.Until(asked.Add(delay + 2*time.Second)))
+			// The model answers a request on its connection only (a closed
+			// one ends the delayed reply unsent): once no connection to the
+			// model is left, nothing can receive the tool call, let alone
+			// run it.
+			port := b.Model.Addr()[strings.LastIndexByte(b.Model.Addr(), ':')+1:]
+			if !testbed.Eventually(10*time.Second, func() bool { return established(port) == 0 }) {
+				t.Fatalf("%d connections to the model outlived flower and claude", established(port))
+			}
 			if _, err := os.Stat(marker); err == nil {
 				t.Fatal("the scripted tool ran after flower was killed")
 			}

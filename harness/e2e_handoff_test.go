@@ -204,8 +204,7 @@ func TestRun_Interrupt(t *testing.T) {
 			if when == "model answering" {
 				go func() {
 					select {
-					case <-inFlight:
-						time.Sleep(300 * time.Millisecond)
+					case <-inFlight: // claude waits for the model's answer now
 						interrupt()
 					case <-time.After(time.Minute):
 					}

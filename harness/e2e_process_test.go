@@ -45,12 +45,9 @@ func bareOptions(t *testing.T) harness.Options {
 // groupGone waits up to 3s for every live (non-zombie) member of the
 // process group pgid to disappear.
 func groupGone(pgid int) bool {
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if syscall.Kill(-pgid, 0) == syscall.ESRCH || len(liveMembers(pgid)) == 0 {
-			return true
-		}
-	}
-	return false
+	return testbed.Eventually(3*time.Second, func() bool {
+		return syscall.Kill(-pgid, 0) == syscall.ESRCH || len(liveMembers(pgid)) == 0
+	})
 }
 
 // procStat is one /proc/<pid>/stat line: the pid, "pid (comm)", and the
@@ -207,14 +204,15 @@ func TestRun_CancelKillsTheGroup(t *testing.T) {
 	spec := harness.NewAgentSpec("worker", "x")
 	spec.AllowedTools = []string{"Bash"}
 	ctx, cancel := context.WithCancel(runCtx(t))
+	// Cancel once the tool runs its long command: the shell whose pid the
+	// tool wrote is alive and has started its sleep.
 	go func() {
-		for range 200 {
-			if _, err := os.Stat(pidfile); err == nil {
-				time.Sleep(200 * time.Millisecond)
-				cancel()
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
+		if testbed.Eventually(time.Minute, func() bool {
+			data, _ := os.ReadFile(pidfile)
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+			return pid > 0 && len(childrenOf(pid)) > 0
+		}) {
+			cancel()
 		}
 	}()
 	start := time.Now()
@@ -230,12 +228,9 @@ func TestRun_CancelKillsTheGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if syscall.Kill(pid, 0) == syscall.ESRCH {
-			return
-		}
+	if !testbed.Eventually(3*time.Second, func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH }) {
+		t.Fatalf("the tool's shell %d outlived the step", pid)
 	}
-	t.Fatalf("the tool's shell %d outlived the step", pid)
 }
 
 func TestRun_LargeStreamLine(t *testing.T) {

@@ -62,12 +62,12 @@ func BenchmarkHookSpawn(b *testing.B) {
 	if err := os.WriteFile(hello+".go", []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	if out, err := exec.Command("go", "build", "-o", hello, hello+".go").CombinedOutput(); err != nil {
+	if out, err := testbed.Command(b, "go", "build", "-o", hello, hello+".go").CombinedOutput(); err != nil {
 		b.Fatalf("build hello: %v %s", err, out)
 	}
 	// The interpreter itself, not a version-manager shim (pyenv's adds a
 	// bash script per start and would flatter flower-hook).
-	python, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	python, err := testbed.Command(b, "python3", "-c", "import sys; print(sys.executable)").Output()
 	if err != nil {
 		b.Fatalf("python3: %v", err)
 	}
@@ -117,7 +117,10 @@ func BenchmarkHookSpawn(b *testing.B) {
 			// CPU time of the child (user+sys): what the hook costs the
 			// machine, independent of how loaded it is.
 			b.ReportMetric(pct(cpu, 0.50), "cpu-p50-ms")
-			time.Sleep(100 * time.Millisecond)
+			if !strings.HasPrefix(c.name, "baseline") {
+				// The hooks have exited; the listener may still be reading.
+				testbed.Eventually(10*time.Second, func() bool { return reports.count()-before >= len(times) })
+			}
 			if got := reports.count() - before; !strings.HasPrefix(c.name, "baseline") && got != len(times) {
 				b.Errorf("%s: %d socket lines for %d runs", c.name, got, len(times))
 			}

@@ -104,7 +104,7 @@ func gitInit(t *testing.T, dir string) {
 	for _, args := range [][]string{
 		{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"},
 	} {
-		cmd := exec.Command("git", args...)
+		cmd := testbed.Command(t, "git", args...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v %s", args, err, out)
@@ -241,7 +241,7 @@ func TestE2E_FailClosedOnBadInput(t *testing.T) {
 	dir := t.TempDir()
 	for name, in := range inputs {
 		for _, g := range [][]string{{"delegate"}, {"whitelist", "--allow", "Read"}, {"spill", "--dir", dir}} {
-			cmd := exec.Command(hook, g...)
+			cmd := testbed.Command(t, hook, g...)
 			cmd.Stdin = bytes.NewReader(in)
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb

@@ -97,8 +97,11 @@ func (s *sock) count() int {
 	return len(s.got)
 }
 
-func (s *sock) reports() []hooks.Report {
-	time.Sleep(50 * time.Millisecond) // let the last connection drain
+// reports returns the reports that arrived once at least n have (or after
+// ten seconds): the hooks have exited, but the listener may not have read
+// their last lines yet.
+func (s *sock) reports(n int) []hooks.Report {
+	testbed.Eventually(10*time.Second, func() bool { return s.count() >= n })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]hooks.Report(nil), s.got...)
@@ -178,7 +181,7 @@ func TestE2E_DelegateDeniesMainThreadSubagentRuns(t *testing.T) {
 		t.Errorf("subagent Bash did not run: %+v", r)
 	}
 	var deny, pass int
-	for _, r := range sk.reports() {
+	for _, r := range sk.reports(2) {
 		if r.Guard != hooks.GuardDelegate || r.V != 1 || r.Kind != "guard" || r.SessionID == "" {
 			t.Errorf("bad report %+v", r)
 		}
@@ -190,7 +193,7 @@ func TestE2E_DelegateDeniesMainThreadSubagentRuns(t *testing.T) {
 		}
 	}
 	if deny != 1 || pass != 1 {
-		t.Errorf("socket reports: %d main denies, %d subagent passes; want 1 and 1: %+v", deny, pass, sk.reports())
+		t.Errorf("socket reports: %d main denies, %d subagent passes; want 1 and 1: %+v", deny, pass, sk.reports(2))
 	}
 }
 

@@ -8,11 +8,12 @@ package sessionstore_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,8 +49,7 @@ type stepRun struct {
 // may kill the process.
 func runStep(t *testing.T, bed *testbed.Bed, st *sessionstore.Store, cfg string, onLine func(l gjson.Result, pid int), args ...string) *stepRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := testbed.Context(t)
 	full := append([]string{"-p", "--output-format", "stream-json", "--verbose", "--session-mirror", "--allowedTools", "Bash"}, args...)
 	cmd := bed.Command(ctx, full...)
 	cmd.Env = append(bed.Env(), "CLAUDE_CONFIG_DIR="+cfg, "CLAUDE_CODE_PROJECT_DIR_NAME="+projectKey)
@@ -287,7 +287,10 @@ func TestE2E_KilledMidToolCallResumesWithoutError(t *testing.T) {
 			return
 		}
 		killed = true
-		time.Sleep(300 * time.Millisecond) // let the tool start
+		// Kill once the tool runs: its `sleep 30` has started below claude.
+		testbed.Await(t, time.Minute, "the slow tool's sleep", func() bool {
+			return slices.Contains(slices.Collect(maps.Values(testbed.Descendants(pid))), "sleep")
+		})
 		syscall.Kill(-pid, syscall.SIGKILL)
 	}, "--", "SLOWWORK: start the slow tool")
 	if !killed || first.result.Exists() {

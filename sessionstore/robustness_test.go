@@ -18,6 +18,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowerhq/flower/internal/pgtest"
+	"github.com/flowerhq/flower/internal/testbed"
 	"github.com/flowerhq/flower/sessionstore"
 )
 
@@ -85,7 +86,7 @@ var helpers = map[string]func(args []string) int{
 
 func helperCmd(t *testing.T, scenario string, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd := testbed.Command(t, os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
 	cmd.Env = append(os.Environ(), "SESSIONSTORE_HELPER="+scenario)
 	return cmd
 }
@@ -201,7 +202,7 @@ func TestReadOnlyStoreFailsLoudly(t *testing.T) {
 		// chmod does not stop root: look at the same files through a read-only bind mount.
 		ro := t.TempDir()
 		for _, args := range [][]string{{"--bind", dir, ro}, {"-o", "remount,bind,ro", ro}} {
-			if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+			if out, err := testbed.Command(t, "mount", args...).CombinedOutput(); err != nil {
 				exec.Command("umount", ro).Run()
 				t.Skipf("SKIPPING: running as root and cannot make a read-only bind mount (%v: %s)", err, out)
 			}

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,7 +45,7 @@ func TestE2E_Ask(t *testing.T) {
 	runDir := filepath.Join(t.TempDir(), "runs")
 	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"), "FLOWER_RUN_DIR="+runDir)
 	run := func(args ...string) (string, int) {
-		cmd := exec.Command(flower, args...)
+		cmd := testbed.Command(t, flower, args...)
 		cmd.Env, cmd.Dir = env, bed.Workspace
 		out, _ := cmd.CombinedOutput()
 		return string(out), cmd.ProcessState.ExitCode()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,7 +18,7 @@ func guardedPlugin(t *testing.T) string {
 	t.Helper()
 	root := testbed.RepoRoot(t)
 	dir := filepath.Join(t.TempDir(), "plugin")
-	cp := exec.Command("cp", "-r", filepath.Join(root, "plugin"), dir)
+	cp := testbed.Command(t, "cp", "-r", filepath.Join(root, "plugin"), dir)
 	if out, err := cp.CombinedOutput(); err != nil {
 		t.Fatalf("copy plugin: %v %s", err, out)
 	}
@@ -118,7 +117,7 @@ func TestE2E_ClaudeDropIn_Pipe(t *testing.T) {
 		prompt, want string
 		code         int
 	}{{"say ok", "PIPE-OK", 0}, {"fail please", "Prompt is too long", 1}} {
-		cmd := exec.Command(flower, "claude", "-p", tc.prompt)
+		cmd := testbed.Command(t, flower, "claude", "-p", tc.prompt)
 		cmd.Env, cmd.Dir = env, bed.Workspace
 		out, _ := cmd.Output()
 		if cmd.ProcessState.ExitCode() != tc.code || !strings.Contains(string(out), tc.want) {

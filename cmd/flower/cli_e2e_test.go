@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,7 +25,7 @@ func TestE2E_FlagsAfterPromptAndRunsWithWorkspace(t *testing.T) {
 	elsewhere := t.TempDir()
 	run := func(args ...string) []byte {
 		t.Helper()
-		cmd := exec.Command(flower, args...)
+		cmd := testbed.Command(t, flower, args...)
 		cmd.Env, cmd.Dir = env, elsewhere
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
@@ -94,7 +93,7 @@ func TestE2E_WordsThatAreNotAsks(t *testing.T) {
 		{[]string{"sesions"}, 2, `did you mean "flower sessions"?`},
 		{[]string{"sessions", "bogus"}, 2, "unknown command"},
 	} {
-		cmd := exec.Command(flower, tc.args...)
+		cmd := testbed.Command(t, flower, tc.args...)
 		cmd.Env, cmd.Dir, cmd.Stdin = env, bed.Workspace, strings.NewReader("")
 		out, _ := cmd.CombinedOutput()
 		if cmd.ProcessState.ExitCode() != tc.code || !strings.Contains(string(out), tc.want) {
@@ -108,7 +107,7 @@ func TestE2E_WordsThatAreNotAsks(t *testing.T) {
 		t.Error("a word that is no ask created .flower")
 	}
 	// Control: a one-word step prompt does reach the model.
-	cmd := exec.Command(flower, "step", "sessions")
+	cmd := testbed.Command(t, flower, "step", "sessions")
 	cmd.Env, cmd.Dir = env, bed.Workspace
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "ASKED") {
 		t.Fatalf("control: %v\n%s", err, out)
@@ -123,7 +122,7 @@ func TestE2E_WordsThatAreNotAsks(t *testing.T) {
 func TestE2E_ClaudeHelpShowsFlowersPart(t *testing.T) {
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "unused", Replies: []scripted.Reply{{Text: "x"}}}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	cmd := exec.Command(flower, "claude", "--help")
+	cmd := testbed.Command(t, flower, "claude", "--help")
 	cmd.Env, cmd.Dir = dropInEnv(t, bed, t.TempDir()), bed.Workspace
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "A drop-in for claude") || !strings.Contains(string(out), "Usage: claude") {
@@ -141,19 +140,14 @@ func TestE2E_InterruptedSaysHowToResume(t *testing.T) {
 		Name: "main", Replies: []scripted.Reply{{Text: "too slow", DelayMS: 60000}},
 	}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	cmd := exec.Command(flower, "step", "a long job", "-C", bed.Workspace, "--json")
+	cmd := testbed.Command(t, flower, "step", "a long job", "-C", bed.Workspace, "--json")
 	cmd.Env = append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for end := time.Now().Add(60 * time.Second); len(bed.Model.RequestsFor("main")) == 0; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(end) {
-			cmd.Process.Kill()
-			t.Fatal("the step never called the model")
-		}
-	}
+	testbed.Await(t, 60*time.Second, "the step's request reaching the model", func() bool { return len(bed.Model.RequestsFor("main")) > 0 })
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
 	lines := jsonLines(t, out.Bytes())

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,7 +22,7 @@ func TestE2E_Doctor(t *testing.T) {
 	env := append(os.Environ(), "HOME="+home, "ANTHROPIC_API_KEY=sk-test", "FLOWER_CLAUDE="+claude)
 	plugin := guardedPlugin(t)
 	noBin := filepath.Join(t.TempDir(), "plugin")
-	if out, err := exec.Command("cp", "-r", plugin, noBin).CombinedOutput(); err != nil {
+	if out, err := testbed.Command(t, "cp", "-r", plugin, noBin).CombinedOutput(); err != nil {
 		t.Fatalf("copy plugin: %v %s", err, out)
 	}
 	if err := os.Remove(filepath.Join(noBin, "bin", "flower-hook")); err != nil {
@@ -43,7 +42,7 @@ func TestE2E_Doctor(t *testing.T) {
 		{"plugin without flower-hook", []string{"--hook", hook}, 1, []string{"✗ plugin", "bin/flower-hook", "scripts/setup.sh"}, noBin},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(flower, append([]string{"doctor"}, tc.args...)...)
+			cmd := testbed.Command(t, flower, append([]string{"doctor"}, tc.args...)...)
 			if tc.plugin == "" {
 				tc.plugin = plugin
 			}

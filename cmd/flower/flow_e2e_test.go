@@ -36,7 +36,7 @@ func jsonLines(t *testing.T, out []byte) []gjson.Result {
 func TestE2E_Demo(t *testing.T) {
 	claude := testbed.ClaudePath(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	cmd := exec.Command(flower, "demo", "--json", "--keep")
+	cmd := testbed.Command(t, flower, "demo", "--json", "--keep")
 	env := append(os.Environ(), "FLOWER_CLAUDE="+claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
 	cmd.Env = append(env, "TMPDIR="+t.TempDir())
 	var stderr bytes.Buffer
@@ -94,7 +94,7 @@ func TestE2E_Demo(t *testing.T) {
 
 	// Without --keep the demo leaves no temporary folder behind.
 	tmp := t.TempDir()
-	cmd = exec.Command(flower, "demo", "--json")
+	cmd = testbed.Command(t, flower, "demo", "--json")
 	cmd.Env = append(env, "TMPDIR="+tmp)
 	if out, err := cmd.Output(); err != nil || !gjson.Get(lastLine(out), "ok").Bool() {
 		t.Fatalf("demo without --keep: %v\n%s", err, tailOf(out))
@@ -117,7 +117,7 @@ func TestE2E_StarterPipeline(t *testing.T) {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	answers := filepath.Join(t.TempDir(), "answers.txt")
 	os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o644)
-	cmd := exec.Command(flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", filepath.Join(t.TempDir(), "runs"), "-")
+	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", filepath.Join(t.TempDir(), "runs"), "-")
 	cmd.Env = append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
 	cmd.Dir = bed.Workspace
 	cmd.Stdin = strings.NewReader(demoAsk + "\n")
@@ -141,7 +141,7 @@ func TestE2E_StarterPipeline(t *testing.T) {
 		t.Errorf("the answer from the file is not in the Q&A log: %q", log)
 	}
 	if jq, err := exec.LookPath("jq"); err == nil {
-		c := exec.Command(jq, "-e", "-c", ".kind")
+		c := testbed.Command(t, jq, "-e", "-c", ".kind")
 		c.Stdin = bytes.NewReader(out)
 		if b, err := c.CombinedOutput(); err != nil || !strings.HasSuffix(strings.TrimSpace(string(b)), `"flow_result"`) {
 			t.Errorf("jq: %v %s", err, tailOf(b))
@@ -167,7 +167,7 @@ func TestE2E_StarterErrors(t *testing.T) {
 		{"missing claude", []string{"--no-self-test", "do something"}, 1, "scripts/setup.sh"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(flower, tc.args...)
+			cmd := testbed.Command(t, flower, tc.args...)
 			cmd.Env, cmd.Dir, cmd.Stdin = env, ws, strings.NewReader("")
 			out, _ := cmd.CombinedOutput()
 			if got := cmd.ProcessState.ExitCode(); got != tc.code || !strings.Contains(string(out), tc.want) {
@@ -190,7 +190,7 @@ func TestE2E_StarterRefusesWithoutGuards(t *testing.T) {
 	claude := testbed.ClaudePath(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	ws := t.TempDir()
-	cmd := exec.Command(flower, "--hook", "/bin/true", "--run-dir", filepath.Join(ws, "runs"), "do something")
+	cmd := testbed.Command(t, flower, "--hook", "/bin/true", "--run-dir", filepath.Join(ws, "runs"), "do something")
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "ANTHROPIC_API_KEY=sk-test", "FLOWER_CLAUDE="+claude)
 	cmd.Dir = ws
 	out, _ := cmd.CombinedOutput()

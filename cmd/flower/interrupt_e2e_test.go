@@ -26,10 +26,8 @@ func TestE2E_HumanInterrupt(t *testing.T) {
 	term := newTerminal(t, env, bed.Workspace, flower+" --no-self-test --clarify-only --run-dir "+
 		filepath.Join(t.TempDir(), "runs")+" 'make a thing'")
 	// Wait until the slow request is in flight, then interrupt.
-	for end := time.Now().Add(60 * time.Second); len(bed.Model.RequestsFor("clarify")) == 0; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("the clarifier never called the model:\n%s", term.screen())
-		}
+	if !testbed.Eventually(60*time.Second, func() bool { return len(bed.Model.RequestsFor("clarify")) > 0 }) {
+		t.Fatalf("the clarifier never called the model:\n%s", term.screen())
 	}
 	term.keys("C-c")
 	term.waitFor("What should it do instead?")
@@ -56,10 +54,8 @@ func TestE2E_StepHumanInterrupt(t *testing.T) {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
 	term := newTerminal(t, env, bed.Workspace, flower+" step --run-dir "+filepath.Join(t.TempDir(), "runs")+" 'a long job'")
-	for end := time.Now().Add(60 * time.Second); len(bed.Model.RequestsFor("main")) == 0; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("the step never called the model:\n%s", term.screen())
-		}
+	if !testbed.Eventually(60*time.Second, func() bool { return len(bed.Model.RequestsFor("main")) > 0 }) {
+		t.Fatalf("the step never called the model:\n%s", term.screen())
 	}
 	term.keys("C-c")
 	term.waitFor("What should it do instead?")

@@ -30,7 +30,7 @@ func startModel(t *testing.T, flower string, args ...string) *modelServer {
 // startModelEnv is startModel with env added to the server's environment.
 func startModelEnv(t *testing.T, flower string, env []string, args ...string) *modelServer {
 	t.Helper()
-	cmd := exec.Command(flower, append([]string{"model"}, args...)...)
+	cmd := testbed.Command(t, flower, append([]string{"model"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -81,7 +81,7 @@ func TestE2E_ModelServesAScriptToTwoRuns(t *testing.T) {
 	os.MkdirAll(home, 0o700)
 	env := append(testbed.BaseEnv(home, srv.URL), "FLOWER_CLAUDE="+claude, "FLOWER_HOOK="+hook)
 	for run := 1; run <= 2; run++ {
-		cmd := exec.Command(flower, "step", "-C", ws, "--run-dir", filepath.Join(dir, "runs"), "say the scripted words")
+		cmd := testbed.Command(t, flower, "step", "-C", ws, "--run-dir", filepath.Join(dir, "runs"), "say the scripted words")
 		cmd.Env = env
 		out, err := cmd.CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "SCRIPTED-WORDS-ÄÖ") {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,7 +29,7 @@ func TestE2E_Runs(t *testing.T) {
 		"FLOWER_RUN_DIR="+filepath.Join(t.TempDir(), "runs"))
 	run := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(flower, args...)
+		cmd := testbed.Command(t, flower, args...)
 		cmd.Env, cmd.Dir = env, bed.Workspace
 		out, err := cmd.CombinedOutput()
 		if err != nil {

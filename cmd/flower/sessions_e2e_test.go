@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,7 +27,7 @@ func TestE2E_SessionsCommand(t *testing.T) {
 	env := dropInEnv(t, bed, runDir)
 	run := func(args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(flower, args...)
+		cmd := testbed.Command(t, flower, args...)
 		cmd.Env, cmd.Dir = env, bed.Workspace
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb

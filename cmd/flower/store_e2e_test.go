@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,8 +14,9 @@ import (
 	"github.com/flowerhq/flower/scripted"
 )
 
-// TestMain stops the PostgreSQL test cluster (if a test started one).
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// TestMain stops the PostgreSQL test cluster (if a test started one) and
+// removes the binaries testbed.BuildBinary built.
+func TestMain(m *testing.M) { os.Exit(testbed.Main(func() int { return pgtest.Main(m) })) }
 
 // machine is one "machine" running flower: its own HOME and run dir.
 type machine struct {
@@ -35,7 +35,7 @@ func newMachine(t *testing.T, bed *testbed.Bed, flower, hook string) *machine {
 
 func (m *machine) run(args ...string) (stdout, stderr string, code int) {
 	m.t.Helper()
-	cmd := exec.Command(m.flower, args...)
+	cmd := testbed.Command(m.t, m.flower, args...)
 	cmd.Env, cmd.Dir = m.env, m.dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

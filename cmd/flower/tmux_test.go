@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/internal/testbed"
 )
 
 // terminal is a tmux session running one command, for tests that type into
@@ -41,13 +45,20 @@ func newTerminal(t *testing.T, env []string, dir, command string) *terminal {
 	// trap: Ctrl-C goes to the command, the pane's shell stays.
 	script := "trap : INT; . " + envFile + "; cd " + dir + "; " + command + "; echo FLOWER-EXIT=$?; sleep 60"
 	term.tmux("new-session", "-d", "-s", "t", "-x", "150", "-y", "40", "sh", "-c", script)
-	t.Cleanup(func() { exec.Command("tmux", "-L", term.sock, "kill-server").Run() })
+	t.Cleanup(func() {
+		// The test's context has ended by now: the kill gets its own bound.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		child.Command(ctx, "tmux", "-L", term.sock, "kill-server").Run()
+	})
 	return term
 }
 
+// tmux runs one tmux client command on the test's server, bounded by the
+// test's deadline like every child of a test (testbed.Command).
 func (term *terminal) tmux(args ...string) string {
 	term.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", term.sock}, args...)...).CombinedOutput()
+	out, err := testbed.Command(term.t, "tmux", append([]string{"-L", term.sock}, args...)...).CombinedOutput()
 	if err != nil {
 		term.t.Fatalf("tmux %v: %v %s", args, err, out)
 	}
@@ -57,10 +68,13 @@ func (term *terminal) tmux(args ...string) string {
 // screen is what the pane shows now.
 func (term *terminal) screen() string { return term.tmux("capture-pane", "-t", "t", "-p") }
 
-// typeLine types text, then Enter.
+// typeLine types text, waits until the screen echoes it (the program has
+// read it; an Enter sent earlier could land inside the same paste), then
+// sends Enter.
 func (term *terminal) typeLine(text string) {
+	term.t.Helper()
 	term.tmux("send-keys", "-t", "t", text)
-	time.Sleep(300 * time.Millisecond)
+	term.waitFor(text)
 	term.tmux("send-keys", "-t", "t", "Enter")
 }
 
@@ -69,14 +83,13 @@ func (term *terminal) keys(keys ...string) {
 	term.tmux(append([]string{"send-keys", "-t", "t"}, keys...)...)
 }
 
-// waitFor polls the screen until it shows what (60 s at most).
+// waitFor polls the screen until it shows what (60 s at most): a terminal
+// offers no event to await.
 func (term *terminal) waitFor(what string) string {
 	term.t.Helper()
-	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
-		if sc := term.screen(); strings.Contains(sc, what) {
-			return sc
-		}
+	var sc string
+	if !testbed.Eventually(60*time.Second, func() bool { sc = term.screen(); return strings.Contains(sc, what) }) {
+		term.t.Fatalf("screen never showed %q:\n%s", what, sc)
 	}
-	term.t.Fatalf("screen never showed %q:\n%s", what, term.screen())
-	return ""
+	return sc
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,7 +28,7 @@ func TestE2E_WorkerCanRunCommands(t *testing.T) {
 		}}
 	})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	cmd := exec.Command(flower, "--json", "--no-goal", "--no-self-test", "--timeout", "0", "--run-dir", filepath.Join(t.TempDir(), "runs"), "make a folder")
+	cmd := testbed.Command(t, flower, "--json", "--no-goal", "--no-self-test", "--timeout", "0", "--run-dir", filepath.Join(t.TempDir(), "runs"), "make a folder")
 	cmd.Env = append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
 	cmd.Dir = bed.Workspace
 	out, err := cmd.CombinedOutput()

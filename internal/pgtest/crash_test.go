@@ -3,13 +3,14 @@ package pgtest
 import (
 	"bufio"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/flowerhq/flower/internal/testbed"
 )
 
 // TestServerDiesWithACrashedTestBinary: a test binary that starts the
@@ -19,11 +20,11 @@ func TestServerDiesWithACrashedTestBinary(t *testing.T) {
 	if os.Getenv("PGTEST_CRASH_CHILD") == "1" {
 		URL(t)
 		os.Stdout.WriteString(SocketDir() + "\n")
-		time.Sleep(time.Minute) // killed long before
+		<-t.Context().Done() // never: the parent kills this process
 		return
 	}
 	URL(t) // skip or fail like every test without PostgreSQL
-	cmd := exec.Command(os.Args[0], "-test.run=^TestServerDiesWithACrashedTestBinary$")
+	cmd := testbed.Command(t, os.Args[0], "-test.run=^TestServerDiesWithACrashedTestBinary$")
 	cmd.Env = append(os.Environ(), "PGTEST_CRASH_CHILD=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -51,10 +52,8 @@ func TestServerDiesWithACrashedTestBinary(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	for end := time.Now().Add(20 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(end) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("postgres (pid %d) outlived its killed test binary", pid)
-		}
+	if !testbed.Eventually(20*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("postgres (pid %d) outlived its killed test binary", pid)
 	}
 }

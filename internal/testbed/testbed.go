@@ -3,10 +3,17 @@
 //
 // Lifecycle per test: New starts a scripted.Server on a free loopback port,
 // makes a temporary HOME and workspace, and finds the pinned claude; the test
-// runs claude through Command or Print and asserts on Bed.Model.Requests() or
-// on files; t.Cleanup stops the server. When the pinned claude is missing the
-// test is skipped with a message naming the set-up script, unless
-// FLOWER_REQUIRE_CLAUDE=1 (set by .ci/run), which turns the skip into a failure.
+// runs claude through Bed.Command or Bed.Print, and flower or flower-hook
+// (built once per test binary by BuildBinary) through Command, and asserts
+// on Bed.Model.Requests() or on files; t.Cleanup stops the server and kills
+// and reaps every child the test left running. Every child runs under
+// Context(t): it is killed at the test's deadline (at most Cap), so a hang
+// fails one test instead of waiting for the binary's timeout. Conditions
+// without an event to wait on are polled with Await, never slept on. Main,
+// called from the package's TestMain, removes the built binaries at the end.
+// When the pinned claude is missing the test is skipped with a message naming
+// the set-up script, unless FLOWER_REQUIRE_CLAUDE=1 (set by .ci/run), which
+// turns the skip into a failure.
 package testbed
 
 import (
@@ -19,7 +26,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -40,6 +46,7 @@ type Bed struct {
 	Home      string
 	Workspace string
 	Claude    string
+	t         testing.TB
 }
 
 // RepoRoot finds the module root by walking up from the working directory.
@@ -94,7 +101,7 @@ func NewFor(t testing.TB, mk func(workspace string) *scripted.Script) *Bed {
 	t.Helper()
 	claude := ClaudePath(t)
 	root := t.TempDir()
-	b := &Bed{Home: filepath.Join(root, "home"), Workspace: filepath.Join(root, "ws"), Claude: claude}
+	b := &Bed{Home: filepath.Join(root, "home"), Workspace: filepath.Join(root, "ws"), Claude: claude, t: t}
 	for _, d := range []string{b.Home, b.Workspace} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -118,11 +125,14 @@ func (b *Bed) Env() []string { return BaseEnv(b.Home, b.Model.URL()) }
 
 // Command prepares claude ARGS in the workspace with the bed's environment
 // as a contained child (internal/child: its own process group, killed with
-// the test process and when ctx ends).
+// the test process and when ctx ends). Pass Context(t) as ctx; a shorter
+// context works too. Like the children of Command, one the test started and
+// never waited for is killed and reaped when the test ends.
 func (b *Bed) Command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := child.Command(ctx, b.Claude, args...)
 	cmd.Env = b.Env()
 	cmd.Dir = b.Workspace
+	contain(b.t, ctx, cmd)
 	return cmd
 }
 
@@ -151,11 +161,10 @@ func (r *Run) OfType(typ string, sub ...string) []gjson.Result {
 }
 
 // Print runs `claude -p --output-format stream-json --verbose ARGS -- PROMPT`
-// and waits for it (at most two minutes).
+// and waits for it (until Deadline(t)).
 func (b *Bed) Print(t testing.TB, prompt string, args ...string) *Run {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := Context(t)
 	full := append([]string{"-p", "--output-format", "stream-json", "--verbose"}, args...)
 	full = append(full, "--", prompt)
 	cmd := b.Command(ctx, full...)
@@ -205,16 +214,21 @@ func tail(s string, n int) string {
 
 var (
 	buildMu  sync.Mutex
+	managed  bool // Main runs the tests and removes builtDir after them
 	builtDir string
 	built    = map[string]string{}
 )
 
 // BuildBinary builds the main package pkg (e.g. "./cmd/flower-hook") once per
-// test process and returns the binary's path.
+// test process and returns the binary's path. The binaries share one
+// temporary folder that Main removes after the package's tests.
 func BuildBinary(t testing.TB, pkg string) string {
 	t.Helper()
 	buildMu.Lock()
 	defer buildMu.Unlock()
+	if !managed {
+		t.Fatal("testbed: call testbed.Main from this package's TestMain, so the built binaries are removed after the tests")
+	}
 	if p, ok := built[pkg]; ok {
 		return p
 	}
@@ -226,7 +240,7 @@ func BuildBinary(t testing.TB, pkg string) string {
 		builtDir = d
 	}
 	out := filepath.Join(builtDir, filepath.Base(pkg))
-	cmd := child.Command(context.Background(), "go", "build", "-o", out, pkg)
+	cmd := child.Command(Context(t), "go", "build", "-o", out, pkg)
 	cmd.Dir = RepoRoot(t)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("testbed: go build %s: %v\n%s", pkg, err, b)

@@ -1,0 +1,162 @@
+package testbed
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flowerhq/flower/internal/child"
+)
+
+// Cap bounds every child a test starts when the test binary's own deadline
+// (go test -timeout) is further away or absent: a hang fails the test after
+// Cap instead of waiting for the binary's timeout.
+const Cap = 5 * time.Minute
+
+// margin is left before the test binary's deadline, so a child that hangs
+// is killed and reported before the binary panics on its timeout.
+const margin = 30 * time.Second
+
+// Deadline is when a child of t must have ended: Cap from now, or the test
+// binary's deadline less a margin, whichever comes first.
+func Deadline(t testing.TB) time.Time {
+	d := time.Now().Add(Cap)
+	if dt, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if end, ok := dt.Deadline(); ok && end.Add(-margin).Before(d) {
+			d = end.Add(-margin)
+		}
+	}
+	return d
+}
+
+// Context is the context for the children of t: it ends at Deadline(t) or
+// at the test's cleanup, whichever comes first. It is not t.Context(), which
+// ends before any cleanup runs: a cleanup the test registered after starting
+// a child (a graceful SIGTERM and Wait, say) runs before the child is
+// killed.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithDeadline(context.Background(), Deadline(t))
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Command prepares the built binary bin (see BuildBinary; any program
+// works) with args as a contained child of t: internal/child.Command under
+// Context(t), so it runs in its own process group, the whole group is
+// killed at the deadline or the test's end, and Wait gives up on pipes a
+// grandchild still holds after child.WaitDelay. The test's cleanup kills
+// and reaps a child that was started and never waited for, and fails the
+// test if the child ran into the deadline.
+func Command(t testing.TB, bin string, args ...string) *exec.Cmd {
+	t.Helper()
+	ctx := Context(t)
+	cmd := child.Command(ctx, bin, args...)
+	contain(t, ctx, cmd)
+	return cmd
+}
+
+// contain registers the cleanup of a test's child cmd started under ctx.
+func contain(t testing.TB, ctx context.Context, cmd *exec.Cmd) {
+	t.Cleanup(func() {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			t.Errorf("testbed: %s ran into the test's deadline (at most testbed.Cap, %s) and was killed", cmd.Path, Cap)
+		}
+		if cmd.Process != nil && cmd.ProcessState == nil {
+			child.Signal(cmd, syscall.SIGKILL)
+			cmd.Wait()
+		}
+	})
+}
+
+// Await polls cond until it holds and fails the test (naming what it
+// awaited) when it does not hold by timeout. It is for conditions that offer
+// no event to wait on: a process gone, a file another process writes, a
+// request the scripted model recorded, a terminal's screen.
+func Await(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if !Eventually(timeout, cond) {
+		t.Fatalf("testbed: %s did not happen within %s", what, timeout)
+	}
+}
+
+// Eventually is Await without the test: it reports whether cond held
+// within timeout. It polls at once, then at intervals that double from
+// 5 ms to 200 ms, so a quick condition is seen quickly and a slow one
+// costs little.
+func Eventually(timeout time.Duration, cond func() bool) bool {
+	end := time.Now().Add(timeout)
+	for wait := 5 * time.Millisecond; !cond(); wait = min(2*wait, 200*time.Millisecond) {
+		if time.Now().After(end) {
+			return false
+		}
+		timer := time.NewTimer(wait)
+		<-timer.C
+	}
+	return true
+}
+
+// Main runs a package's tests (run is m.Run, or a wrapper such as
+// pgtest.Main's) and then removes the binaries BuildBinary built. A package
+// whose tests call BuildBinary calls it from TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(testbed.Main(m.Run)) }
+func Main(run func() int) int {
+	buildMu.Lock()
+	managed = true
+	buildMu.Unlock()
+	code := run()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+		builtDir = ""
+	}
+	return code
+}
+
+// Descendants returns the live (non-zombie) processes below pid, children
+// and their children, as pid → command name (/proc/<pid>/comm). Linux only;
+// elsewhere it finds none.
+func Descendants(pid int) map[int]string {
+	type proc struct {
+		ppid int
+		comm string
+	}
+	procs := map[int]proc{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		s := string(data)
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if err != nil || open < 0 || close < open {
+			continue
+		}
+		f := strings.Fields(s[close+1:]) // state ppid …
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		procs[n] = proc{ppid, s[open+1 : close]}
+	}
+	out := map[int]string{}
+	for n, p := range procs {
+		for up := p.ppid; up > 1; up = procs[up].ppid {
+			if up == pid {
+				out[n] = p.comm
+				break
+			}
+		}
+	}
+	return out
+}
