@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 // stepBed is a scripted bed plus a `flower step` command line in it.
 type stepBed struct {
+	t      *testing.T
 	bed    *testbed.Bed
 	flower string
 	env    []string
@@ -34,11 +34,11 @@ func newStepBedScript(t *testing.T, sc *scripted.Script) *stepBed {
 	runDir := filepath.Join(t.TempDir(), "runs")
 	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"),
 		"FLOWER_RUN_DIR="+runDir)
-	return &stepBed{bed: bed, flower: testbed.BuildBinary(t, "./cmd/flower"), env: env, runDir: runDir}
+	return &stepBed{t: t, bed: bed, flower: testbed.BuildBinary(t, "./cmd/flower"), env: env, runDir: runDir}
 }
 
 func (b *stepBed) step(args ...string) (stdout, stderr string, err error) {
-	cmd := exec.Command(b.flower, append([]string{"step"}, args...)...)
+	cmd := testbed.Command(b.t, b.flower, append([]string{"step"}, args...)...)
 	cmd.Env, cmd.Dir = b.env, b.bed.Workspace
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
@@ -170,23 +170,18 @@ func TestE2E_KilledMidStepMarked(t *testing.T) {
 		{Name: "doomed", Match: scripted.Match{FirstUser: "wait"}, Replies: []scripted.Reply{{Text: "too late", DelayMS: 60000}}},
 		{Name: "next", Match: scripted.Match{FirstUser: "go on"}, Replies: []scripted.Reply{{Text: "SECOND-OK"}}},
 	}})
-	cmd := exec.Command(b.flower, "step", "--name", "doomed", "wait")
+	cmd := testbed.Command(t, b.flower, "step", "--name", "doomed", "wait")
 	cmd.Env, cmd.Dir = b.env, b.bed.Workspace
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(b.runDir, "manifest.json")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		rows, _ := harness.ReadManifest(path)
-		if len(rows) == 1 && len(rows[0].Running) == 1 && len(b.bed.Model.Requests()) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the step never showed as running: %+v", rows)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var rows []harness.ManifestRow
+	if !testbed.Eventually(30*time.Second, func() bool {
+		rows, _ = harness.ReadManifest(path)
+		return len(rows) == 1 && len(rows[0].Running) == 1 && len(b.bed.Model.Requests()) > 0
+	}) {
+		t.Fatalf("the step never showed as running: %+v", rows)
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
@@ -194,7 +189,7 @@ func TestE2E_KilledMidStepMarked(t *testing.T) {
 	if err != nil || !strings.Contains(out, "SECOND-OK") {
 		t.Fatalf("next step: %v\n%s\n%s", err, out, errOut)
 	}
-	rows, err := harness.ReadManifest(path)
+	rows, err = harness.ReadManifest(path)
 	if err != nil || len(rows) != 2 {
 		t.Fatalf("rows %+v, %v", rows, err)
 	}
