@@ -2,7 +2,6 @@ package hooks_test
 
 import (
 	"bufio"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -110,10 +109,8 @@ func (s *sock) reports(n int) []hooks.Report {
 // runClaude runs claude -p in the bed with extra environment.
 func runClaude(t *testing.T, bed *testbed.Bed, env []string, prompt string, args ...string) *testbed.Run {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	full := append([]string{"-p", "--output-format", "stream-json", "--verbose"}, args...)
-	cmd := bed.Command(ctx, append(full, "--", prompt)...)
+	cmd := bed.Command(testbed.Context(t), append(full, "--", prompt)...)
 	cmd.Env = append(cmd.Env, env...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -58,16 +58,19 @@ func Command(t testing.TB, bin string, args ...string) *exec.Cmd {
 	t.Helper()
 	ctx := Context(t)
 	cmd := child.Command(ctx, bin, args...)
-	contain(t, ctx, cmd)
+	contain(t, cmd)
+	t.Cleanup(func() {
+		if cmd.Process != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			t.Errorf("testbed: %s ran into the test's deadline (at most testbed.Cap, %s) and was killed", cmd.Path, Cap)
+		}
+	})
 	return cmd
 }
 
-// contain registers the cleanup of a test's child cmd started under ctx.
-func contain(t testing.TB, ctx context.Context, cmd *exec.Cmd) {
+// contain registers the cleanup that kills and reaps a child of t that was
+// started and never waited for.
+func contain(t testing.TB, cmd *exec.Cmd) {
 	t.Cleanup(func() {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			t.Errorf("testbed: %s ran into the test's deadline (at most testbed.Cap, %s) and was killed", cmd.Path, Cap)
-		}
 		if cmd.Process != nil && cmd.ProcessState == nil {
 			child.Signal(cmd, syscall.SIGKILL)
 			cmd.Wait()

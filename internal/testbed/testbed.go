@@ -132,7 +132,7 @@ func (b *Bed) Command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := child.Command(ctx, b.Claude, args...)
 	cmd.Env = b.Env()
 	cmd.Dir = b.Workspace
-	contain(b.t, ctx, cmd)
+	contain(b.t, cmd)
 	return cmd
 }
 
