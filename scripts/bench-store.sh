@@ -6,9 +6,10 @@
 # file. Then the same transcript on both backends in one run: append (entry
 # by entry, and one Import) and resume load on SQLite and on PostgreSQL (a
 # throwaway cluster, see internal/pgtest), PostgreSQL as a ratio of SQLite
-# (target: resume load ≤ 2×). See sessionstore/bench_test.go and
-# bench_backends_test.go; `go test -bench Materialize ./sessionstore/` gives
-# the in-process figure.
+# (target: resume load ≤ 2×). The figures are benchmarks (BenchmarkStoreResume
+# in sessionstore/bench_test.go, BenchmarkStoreBackends in
+# bench_backends_test.go), best of 5 runs each; `go test -bench Materialize
+# ./sessionstore/` gives the in-process figure.
 set -eu
 cd "$(dirname "$0")/.."
-FLOWER_BENCH=1 exec go test -count=1 -timeout 30m -run '^(TestStorePerformance|TestStoreBackendsPerformance)$' -v ./sessionstore/
+exec go test -count=1 -timeout 30m -run '^$' -bench '^(BenchmarkStoreResume|BenchmarkStoreBackends)$' -benchtime=5x ./sessionstore/

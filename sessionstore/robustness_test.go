@@ -84,7 +84,7 @@ var helpers = map[string]func(args []string) int{
 	},
 }
 
-func helperCmd(t *testing.T, scenario string, args ...string) *exec.Cmd {
+func helperCmd(t testing.TB, scenario string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := testbed.Command(t, os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
 	cmd.Env = append(os.Environ(), "SESSIONSTORE_HELPER="+scenario)
@@ -185,7 +185,9 @@ func TestFullDiskFailsLoudly(t *testing.T) {
 }
 
 // TestReadOnlyStoreFailsLoudly: a store whose file became read-only refuses
-// the append (or the open) with an error; nothing is half-written.
+// the append (or the open) with an error; nothing is half-written. Another
+// process does the append, as an unprivileged user when the tests run as
+// root (chmod does not stop root).
 func TestReadOnlyStoreFailsLoudly(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "sessions.db")
@@ -197,34 +199,33 @@ func TestReadOnlyStoreFailsLoudly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close() // kept open: the -wal and -shm files stay, so the read-only open succeeds
-	roDB := db
+	for _, f := range []string{db, db + "-wal", db + "-shm", dir} {
+		os.Chmod(f, 0o555)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	cmd := helperCmd(t, "append", db, "ro", "1")
 	if os.Geteuid() == 0 {
-		// chmod does not stop root: look at the same files through a read-only bind mount.
-		ro := t.TempDir()
-		for _, args := range [][]string{{"--bind", dir, ro}, {"-o", "remount,bind,ro", ro}} {
-			if out, err := testbed.Command(t, "mount", args...).CombinedOutput(); err != nil {
-				exec.Command("umount", ro).Run()
-				t.Skipf("SKIPPING: running as root and cannot make a read-only bind mount (%v: %s)", err, out)
-			}
+		// Run as nobody a copy of the test binary that nobody may run, from
+		// a folder nobody may enter (go test's and t.TempDir's are private).
+		bin := filepath.Join(t.TempDir(), "helper")
+		data, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Cleanup(func() { exec.Command("umount", ro).Run() })
-		roDB = filepath.Join(ro, "sessions.db")
-	} else {
-		for _, f := range []string{db, db + "-wal", db + "-shm", dir} {
-			os.Chmod(f, 0o555)
+		if err := os.WriteFile(bin, data, 0o755); err != nil {
+			t.Fatal(err)
 		}
-		t.Cleanup(func() { os.Chmod(dir, 0o755) })
+		for _, d := range []string{filepath.Dir(bin), filepath.Dir(dir)} {
+			os.Chmod(d, 0o755)
+		}
+		cmd.Path, cmd.Args[0] = bin, bin
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
 	}
-	if ro, err2 := sessionstore.Open(roDB); err2 != nil {
-		err = err2
-	} else {
-		err = ro.Append(t.Context(), helperKey, helperBatch("ro", 0))
-		ro.Close()
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "read-only") && !strings.Contains(string(out), "readonly") {
+		t.Fatalf("Open+Append on a read-only store: %v, %s; want an error saying read-only", err, out)
 	}
-	if err == nil || !strings.Contains(err.Error(), "read-only") && !strings.Contains(err.Error(), "readonly") {
-		t.Fatalf("Open+Append on a read-only store: err = %v, want an error saying read-only", err)
-	}
-	t.Logf("failed loudly: %v", err)
+	t.Logf("failed loudly: %s", out)
 	os.Chmod(dir, 0o755)
 	got, err := openAt(t, db).Load(t.Context(), helperKey)
 	if err != nil || len(got) != 5 {
