@@ -127,6 +127,7 @@ func clip(s string) string {
 
 // The whole starter flow on the real CLI, then a wake with a new sentence.
 func TestE2EStarterFlowAndWake(t *testing.T) {
+	t.Parallel()
 	bed := testbed.New(t, placeholder)
 	judge := []string{e2eNotYet, e2eAchieve, e2eAchieve}
 	goals := []string{e2eGoal, e2eGoal2}
@@ -249,6 +250,7 @@ func TestE2EStarterFlowAndWake(t *testing.T) {
 
 // Unattended: the clarifier's ask returns at once with a timeout answer.
 func TestE2EUnattendedAsk(t *testing.T) {
+	t.Parallel()
 	bed := testbed.New(t, placeholder)
 	srv, err := scripted.Start(starterScript(bed.Workspace, nil, nil), "127.0.0.1:0")
 	if err != nil {

@@ -169,6 +169,7 @@ func TestE2E_UnmatchedNamesTheRequest(t *testing.T) {
 
 // Every recorded request can be written as JSON lines.
 func TestRecordFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "rec.jsonl")
 	srv, err := scripted.Start(mustParse(t, `{"conversations":[{"replies":[{"text":"x"}]}]}`), "127.0.0.1:0", scripted.WithRecordFile(path))
 	if err != nil {

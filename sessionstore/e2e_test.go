@@ -138,6 +138,7 @@ func resultsByID(r scripted.Request) map[string]scripted.ToolResult {
 // place of the old `git status` / `ls` results — while the rows in SQLite
 // stay byte-identical to the lines the CLI wrote to its own transcript.
 func TestE2E_ResumeExpiresTrimsAndKeepsRawRows(t *testing.T) {
+	t.Parallel()
 	const big = 10
 	replies := []scripted.Reply{bash("toolu_gitstatus", "git status"), bash("toolu_ls", "ls")}
 	for i := range big {
@@ -274,6 +275,7 @@ func assertRowsAreFileLines(t *testing.T, rows []json.RawMessage, file string) {
 // while a Bash call runs; the transcript ends in a tool_use without a result.
 // The resumed call succeeds, and its request carries the repaired result.
 func TestE2E_KilledMidToolCallResumesWithoutError(t *testing.T) {
+	t.Parallel()
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
 		{Name: "work", Match: scripted.Match{FirstUser: "SLOWWORK"}, Replies: []scripted.Reply{
 			bash("toolu_before", "echo before"), bash("toolu_slow", "echo waiting && sleep 30 && echo woke")}},
@@ -312,6 +314,7 @@ func TestE2E_KilledMidToolCallResumesWithoutError(t *testing.T) {
 // TestE2E_MovedRunDirResumes: the run dir (store and config dir) is moved to
 // a new path between the step and the resume.
 func TestE2E_MovedRunDirResumes(t *testing.T) {
+	t.Parallel()
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
 		{Name: "work", Match: scripted.Match{FirstUser: "PORTABLE"}, Replies: []scripted.Reply{
 			bash("toolu_echo", "echo remembered-value-42"), {Text: "noted"}}},
@@ -361,6 +364,7 @@ func TestE2E_MovedRunDirResumes(t *testing.T) {
 // tool_result pairs are gone, and the relinked transcript replays without
 // an API error.
 func TestE2E_PrunedDenialsResume(t *testing.T) {
+	t.Parallel()
 	write := func(id, path string) scripted.Reply {
 		in, _ := json.Marshal(map[string]string{"file_path": path, "content": "x"})
 		return scripted.Reply{ToolUse: &scripted.Block{ID: id, Name: "Write", Input: in}}
@@ -400,6 +404,7 @@ func TestE2E_PrunedDenialsResume(t *testing.T) {
 // byte-identical to the CLI's file, and Materialize writes it back beside
 // the main transcript (with its .meta.json when the CLI mirrored one).
 func TestE2E_SubagentTranscriptsMirrorAndMaterialize(t *testing.T) {
+	t.Parallel()
 	agent, _ := json.Marshal(map[string]any{"description": "sub work", "prompt": "SUBTASK: echo from the subagent",
 		"subagent_type": "general-purpose", "run_in_background": false})
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{

@@ -37,6 +37,7 @@ func treeHash(t *testing.T, dir string) string {
 // TestE2E_Ask: the oracle answers from the newest run's events, and the
 // run dir is byte-identical afterwards.
 func TestE2E_Ask(t *testing.T) {
+	t.Parallel()
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
 		{Name: "oracle", Match: scripted.Match{System: "你是旁路问答"}, Replies: []scripted.Reply{{Text: "ORACLE-ANSWER: the plain step finished"}}},
 		{Name: "step", Replies: []scripted.Reply{{Text: "STEP-SAID-THIS"}}},

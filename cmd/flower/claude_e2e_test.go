@@ -62,6 +62,7 @@ const guardScript = `{"conversations":[{"name":"main","match":{"first_user":"ple
 // the screen: claude works as by hand, the delegate guard denies the main
 // thread's write, /exit gives exit 0, and the session lands in the store.
 func TestE2E_ClaudeDropIn_TTY(t *testing.T) {
+	t.Parallel()
 	s, err := scripted.Parse([]byte(guardScript))
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +105,7 @@ func TestE2E_ClaudeDropIn_TTY(t *testing.T) {
 // TestE2E_ClaudeDropIn_Pipe: off a terminal, flower claude passes output and
 // exit code through unchanged.
 func TestE2E_ClaudeDropIn_Pipe(t *testing.T) {
+	t.Parallel()
 	s, err := scripted.Parse([]byte(`{"conversations":[
 	  {"name":"ok","match":{"first_user":"say ok"},"replies":[{"text":"PIPE-OK"}]},
 	  {"name":"bad","match":{"first_user":"fail please"},"replies":[{"fault":{"status":400,"message":"prompt is too long: 3 > 2"}}]}]}`))

@@ -19,6 +19,7 @@ import (
 // the prompt), writes nothing into that directory, keeps its run in
 // WS/.flower/runs (git-ignored), and `flower runs -C WS --json` finds it.
 func TestE2E_FlagsAfterPromptAndRunsWithWorkspace(t *testing.T) {
+	t.Parallel()
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{{Text: "FLAGS-OK"}}}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
@@ -79,6 +80,7 @@ func TestE2E_FlagsAfterPromptAndRunsWithWorkspace(t *testing.T) {
 // TestE2E_WordsThatAreNotAsks: help, version and a mistyped command answer
 // at once and send nothing to the model; a one-word ask (the control) does.
 func TestE2E_WordsThatAreNotAsks(t *testing.T) {
+	t.Parallel()
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{{Text: "ASKED"}}}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
@@ -120,6 +122,7 @@ func TestE2E_WordsThatAreNotAsks(t *testing.T) {
 // TestE2E_ClaudeHelpShowsFlowersPart: `flower claude --help` prints what
 // flower adds, then claude's own help.
 func TestE2E_ClaudeHelpShowsFlowersPart(t *testing.T) {
+	t.Parallel()
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "unused", Replies: []scripted.Reply{{Text: "x"}}}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	cmd := testbed.Command(t, flower, "claude", "--help")
@@ -136,6 +139,7 @@ func TestE2E_ClaudeHelpShowsFlowersPart(t *testing.T) {
 // TestE2E_InterruptedSaysHowToResume: a step cancelled off a terminal (one
 // SIGINT) exits 130 and prints the command that resumes its session.
 func TestE2E_InterruptedSaysHowToResume(t *testing.T) {
+	t.Parallel()
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{
 		Name: "main", Replies: []scripted.Reply{{Text: "too slow", DelayMS: 60000}},
 	}}})

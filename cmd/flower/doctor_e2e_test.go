@@ -15,6 +15,7 @@ import (
 // by the fail-closed wrapper, so no guard decision is reported); a missing claude is named; a
 // guards plugin without its flower-hook is refused, naming scripts/setup.sh.
 func TestE2E_Doctor(t *testing.T) {
+	t.Parallel()
 	claude := testbed.ClaudePath(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	hook := testbed.BuildBinary(t, "./cmd/flower-hook")

@@ -34,6 +34,7 @@ func jsonLines(t *testing.T, out []byte) []gjson.Result {
 // every promised moment: a question answered, the goal, a denied direct edit
 // by the coordinator, a delegation, a spill, a rejection, then success.
 func TestE2E_Demo(t *testing.T) {
+	t.Parallel()
 	claude := testbed.ClaudePath(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	cmd := testbed.Command(t, flower, "demo", "--json", "--keep")
@@ -113,6 +114,7 @@ func lastLine(b []byte) string {
 // TestE2E_StarterPipeline: `echo ask | flower --json … - | jq` — every line
 // parses and the last one is the result.
 func TestE2E_StarterPipeline(t *testing.T) {
+	t.Parallel()
 	bed := testbed.NewFor(t, demoScript)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	answers := filepath.Join(t.TempDir(), "answers.txt")
@@ -152,6 +154,7 @@ func TestE2E_StarterPipeline(t *testing.T) {
 // TestE2E_StarterErrors: bad flags are usage errors (exit 2, usage line);
 // a missing claude names the set-up command; no ask is a usage error.
 func TestE2E_StarterErrors(t *testing.T) {
+	t.Parallel()
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	ws := t.TempDir()
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "ANTHROPIC_API_KEY=sk-test"}
@@ -187,6 +190,7 @@ func tailOf(b []byte) string {
 // TestE2E_StarterRefusesWithoutGuards: a failing guard canary (a hook that
 // never denies) keeps `flower "ask"` from starting, unless --no-self-test.
 func TestE2E_StarterRefusesWithoutGuards(t *testing.T) {
+	t.Parallel()
 	claude := testbed.ClaudePath(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	ws := t.TempDir()

@@ -13,6 +13,7 @@ import (
 // TestE2E_HumanInterrupt types Ctrl-C into a running `flower` at a terminal:
 // flower asks for the words, and the step resumes its session with them.
 func TestE2E_HumanInterrupt(t *testing.T) {
+	t.Parallel()
 	const brief = "## 目标\\nx\\n## 验收标准\\ny\\n## 边界\\nz\\n## 未知与假设\\nw"
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{
 		Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"},
@@ -47,6 +48,7 @@ func TestE2E_HumanInterrupt(t *testing.T) {
 
 // TestE2E_StepHumanInterrupt: the same at a terminal for `flower step`.
 func TestE2E_StepHumanInterrupt(t *testing.T) {
+	t.Parallel()
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{
 		Name: "main", Replies: []scripted.Reply{{Text: "too slow", DelayMS: 60000}},
 		Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "STEP-RESUMED-OK"} },

@@ -68,6 +68,7 @@ func (m *modelServer) Stop(t *testing.T) {
 // with a single reply serve two `flower step` runs in a row — each new claude
 // session starts the conversation over — and -v logs one line per request.
 func TestE2E_ModelServesAScriptToTwoRuns(t *testing.T) {
+	t.Parallel()
 	claude := testbed.ClaudePath(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	hook := testbed.BuildBinary(t, "./cmd/flower-hook")

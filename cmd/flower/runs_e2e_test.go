@@ -16,6 +16,7 @@ import (
 // TestE2E_Runs: a step with a guard denial and a spill shows up in
 // `flower runs` and `flower runs show` with both counted.
 func TestE2E_Runs(t *testing.T) {
+	t.Parallel()
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{
 		{ToolUse: &scripted.Block{Name: "Bash", Input: []byte(`{"command":"touch nope","description":"x"}`)}},
 		{ToolUse: &scripted.Block{Name: "Read", Input: []byte(`{"file_path":"big.txt"}`)}},

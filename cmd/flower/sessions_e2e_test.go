@@ -16,6 +16,7 @@ import (
 // TestE2E_SessionsCommand: a hand-run session mirrored by `flower claude`
 // is listed, shown, exported byte for byte, and importable elsewhere.
 func TestE2E_SessionsCommand(t *testing.T) {
+	t.Parallel()
 	s, err := scripted.Parse([]byte(`{"conversations":[{"name":"main","replies":[
 	  {"tool_use":{"name":"Bash","input":{"command":"ls","description":"list"}}},{"text":"SESSIONS-OK"}]}]}`))
 	if err != nil {

@@ -99,6 +99,7 @@ func resumeElsewhere(t *testing.T, storeA, storeB func(a, b *machine) string) (b
 // A's conversation, with the old listing expired exactly as when the same
 // two steps share one SQLite file (the control).
 func TestE2E_ResumeOnAnotherMachine(t *testing.T) {
+	t.Parallel()
 	u := pgtest.URL(t)
 	pgBefore, pgAfter, pgReq := resumeElsewhere(t,
 		func(a, b *machine) string { return u }, func(a, b *machine) string { return u })
@@ -141,6 +142,7 @@ func TestE2E_ResumeOnAnotherMachine(t *testing.T) {
 // masked) and exit 1, before anything is written: no run dir, no request to
 // the model. The control with the real database runs.
 func TestE2E_BadStoreURL(t *testing.T) {
+	t.Parallel()
 	good := pgtest.URL(t)
 	s, err := scripted.Parse([]byte(`{"conversations":[{"name":"main","replies":[{"text":"STORE-OK"}]}]}`))
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 // command that changes the workspace (the seed: Bash/Write in a subagent
 // just work) — under -p, the CLI alone would deny it.
 func TestE2E_WorkerCanRunCommands(t *testing.T) {
+	t.Parallel()
 	const brief = "## 目标\nx\n## 验收标准\ny\n## 边界\nz\n## 未知与假设\nw"
 	bed := testbed.NewFor(t, func(ws string) *scripted.Script {
 		return &scripted.Script{Conversations: []scripted.Conversation{
