@@ -2,9 +2,12 @@ package flow
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"testing"
 	"time"
+
+	"github.com/flowerhq/flower/internal/testbed"
 )
 
 // One reader hands each line to whoever asked; the newest asker first; a
@@ -21,12 +24,21 @@ func TestLines(t *testing.T) {
 		go func() { s, ok, _ := l.ReadLine(ctx); ch <- got{s, ok} }()
 		return ch
 	}
+	// state awaits the reader's state: n askers waiting, p lines kept.
+	state := func(n, p int) {
+		t.Helper()
+		testbed.Await(t, 10*time.Second, fmt.Sprintf("%d askers waiting, %d lines kept", n, p), func() bool {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			return len(l.waiters) == n && len(l.pending) == p
+		})
+	}
 	// A question is waiting; then the interrupt prompt asks: the prompt (the
 	// newest asker) gets the next line, the question the one after.
 	question := ask(t.Context())
-	time.Sleep(50 * time.Millisecond)
+	state(1, 0)
 	prompt := ask(t.Context())
-	time.Sleep(50 * time.Millisecond)
+	state(2, 0)
 	pw.Write([]byte("WORDS\n"))
 	if g := <-prompt; g.line != "WORDS" || !g.ok {
 		t.Fatalf("prompt got %+v", g)
@@ -38,13 +50,13 @@ func TestLines(t *testing.T) {
 	// A cancelled asker leaves the next line for the next asker.
 	ctx, cancel := context.WithCancel(t.Context())
 	gone := ask(ctx)
-	time.Sleep(50 * time.Millisecond)
+	state(1, 0)
 	cancel()
 	if g := <-gone; g.ok {
 		t.Fatalf("cancelled asker got %+v", g)
 	}
 	pw.Write([]byte("NEXT\n"))
-	time.Sleep(50 * time.Millisecond) // typed while nobody asks: kept
+	state(0, 1) // typed while nobody asks: kept
 	if g := <-ask(t.Context()); g.line != "NEXT" {
 		t.Fatalf("next asker got %+v", g)
 	}

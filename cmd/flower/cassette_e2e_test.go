@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -51,7 +50,7 @@ func cassetteStarterRun(t *testing.T, flower, ws, home, url, ask string, extraEn
 	os.MkdirAll(home, 0o700)
 	answers := filepath.Join(t.TempDir(), "answers.txt")
 	os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o600)
-	cmd := exec.Command(flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", filepath.Join(t.TempDir(), "runs"), ask)
+	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", filepath.Join(t.TempDir(), "runs"), ask)
 	cmd.Env = append(append(testbed.BaseEnv(home, url), "FLOWER_CLAUDE="+testbed.ClaudePath(t), "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook")), extraEnv...)
 	cmd.Dir = ws
 	var stderr bytes.Buffer
@@ -76,6 +75,7 @@ func cassetteStarterRun(t *testing.T, flower, ws, home, url, ask string, extraEn
 // key; a changed ask gets the 400 that names the closest recorded request
 // and where it differs.
 func TestE2E_CassetteRecordReplay(t *testing.T) {
+	t.Parallel()
 	testbed.ClaudePath(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	dir := t.TempDir()

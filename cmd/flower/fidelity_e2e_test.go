@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,7 +44,7 @@ func starterRun(t *testing.T, bed *testbed.Bed, runDir, ask string) string {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	answers := filepath.Join(t.TempDir(), "answers.txt")
 	os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o600)
-	cmd := exec.Command(flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "-C", bed.Workspace, ask)
+	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "-C", bed.Workspace, ask)
 	cmd.Env = append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
 	cmd.Dir = t.TempDir()
 	var stderr bytes.Buffer
@@ -64,6 +63,7 @@ func starterRun(t *testing.T, bed *testbed.Bed, runDir, ask string) string {
 // own sessions — it succeeds and none of its requests carries the first
 // workspace's conversation (item 6).
 func TestE2E_FlowRecordAndWorkspaces(t *testing.T) {
+	t.Parallel()
 	runDir := filepath.Join(t.TempDir(), "shared-runs")
 	bed1 := testbed.NewFor(t, recordScript)
 	const ask1, ask2 = "ASK-ONE 写个 hello.txt", "ASK-TWO 写个 hello.txt"
@@ -74,7 +74,7 @@ func TestE2E_FlowRecordAndWorkspaces(t *testing.T) {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	run := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(flower, args...)
+		cmd := testbed.Command(t, flower, args...)
 		cmd.Env = append(bed1.Env(), "FLOWER_CLAUDE="+bed1.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"), "FLOWER_RUN_DIR="+runDir)
 		cmd.Dir = bed1.Workspace
 		out, err := cmd.CombinedOutput()

@@ -19,6 +19,7 @@ import (
 // not as an answer to a question. Then an empty line at a second interrupt
 // prompt resumes without words, and flower says so.
 func TestE2E_InterruptAfterQuestion(t *testing.T) {
+	t.Parallel()
 	const brief = "## 目标\nx\n## 验收标准\ny\n## 边界\nz\n## 未知与假设\nw"
 	var inFlight atomic.Int32
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{
@@ -42,10 +43,8 @@ func TestE2E_InterruptAfterQuestion(t *testing.T) {
 	term.waitFor("QUESTION-ONE")
 	term.typeLine("ANSWER-ONE")
 	// The slow request after the answer is in flight.
-	for end := time.Now().Add(60 * time.Second); !anyCarries(bed.Model.RequestsFor("clarify"), "ANSWER-ONE"); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("the answer never reached the model:\n%s", term.screen())
-		}
+	if !testbed.Eventually(60*time.Second, func() bool { return anyCarries(bed.Model.RequestsFor("clarify"), "ANSWER-ONE") }) {
+		t.Fatalf("the answer never reached the model:\n%s", term.screen())
 	}
 	// First Ctrl-C: an empty line resumes without words.
 	term.keys("C-c")
@@ -54,10 +53,8 @@ func TestE2E_InterruptAfterQuestion(t *testing.T) {
 	term.waitFor("no words: the step goes on as it was")
 	// Second interrupt: words.
 	term.keys("C-c")
-	for end := time.Now().Add(30 * time.Second); strings.Count(term.screen(), "What should it do instead?") < 2; time.Sleep(200 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("the second interrupt prompt never came:\n%s", term.screen())
-		}
+	if !testbed.Eventually(30*time.Second, func() bool { return strings.Count(term.screen(), "What should it do instead?") >= 2 }) {
+		t.Fatalf("the second interrupt prompt never came:\n%s", term.screen())
 	}
 	term.typeLine("WORDS-AFTER-ANSWER")
 	term.waitFor("FLOWER-EXIT=0")

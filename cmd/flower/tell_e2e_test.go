@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -37,8 +36,11 @@ func tellScript(string) *scripted.Script {
 			if len(r.AllToolResults()) > 400 {
 				return scripted.Reply{Text: "一直没有留言。"}
 			}
-			time.Sleep(100 * time.Millisecond)
-			return demoTool("mcp__flower__inbox", map[string]any{})
+			// The model takes a moment per poll (as a real one does), so
+			// the coordinator's ~400 polls span the test's tells.
+			poll := demoTool("mcp__flower__inbox", map[string]any{})
+			poll.DelayMS = 100
+			return poll
 		}},
 	}}
 }
@@ -48,12 +50,13 @@ func tellScript(string) *scripted.Script {
 // requests), names the run and step, and is in the Q&A log with its time.
 // With no flow running, tell exits 1 with a clear message.
 func TestE2E_Tell(t *testing.T) {
+	t.Parallel()
 	bed := testbed.NewFor(t, tellScript)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	runDir := filepath.Join(t.TempDir(), "runs")
 	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
 	tell := func(extra ...string) (string, int) {
-		cmd := exec.Command(flower, append([]string{"tell", "--run-dir", runDir, "-C", bed.Workspace, tellMsg}, extra...)...)
+		cmd := testbed.Command(t, flower, append([]string{"tell", "--run-dir", runDir, "-C", bed.Workspace, tellMsg}, extra...)...)
 		cmd.Env, cmd.Dir = env, t.TempDir()
 		out, _ := cmd.CombinedOutput()
 		return string(out), cmd.ProcessState.ExitCode()
@@ -62,19 +65,16 @@ func TestE2E_Tell(t *testing.T) {
 		t.Fatalf("tell before any flow: exit %d\n%s", code, out)
 	}
 
-	run := exec.Command(flower, "--json", "--timeout", "0", "--no-goal", "--run-dir", runDir, "-C", bed.Workspace, "写个 hello.txt")
+	run := testbed.Command(t, flower, "--json", "--timeout", "0", "--no-goal", "--run-dir", runDir, "-C", bed.Workspace, "写个 hello.txt")
 	run.Env, run.Dir = env, t.TempDir()
 	var stdout, stderr bytes.Buffer
 	run.Stdout, run.Stderr = &stdout, &stderr
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { run.Process.Kill(); run.Wait() })
 	// The coordinator has checked its inbox at least once (and found nothing).
-	for end := time.Now().Add(120 * time.Second); len(bed.Model.RequestsFor("coordinator")) < 2; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("the coordinator never polled its inbox\nstderr: %s\nstdout: %s", stderr.String(), tailOf(stdout.Bytes()))
-		}
+	if !testbed.Eventually(120*time.Second, func() bool { return len(bed.Model.RequestsFor("coordinator")) >= 2 }) {
+		t.Fatalf("the coordinator never polled its inbox\nstderr: %s\nstdout: %s", stderr.String(), tailOf(stdout.Bytes()))
 	}
 	before := len(bed.Model.RequestsFor("coordinator"))
 	out, code := tell()

@@ -1,0 +1,11 @@
+package flowtest_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/flowerhq/flower/internal/testbed"
+)
+
+// TestMain removes the binaries testbed.BuildBinary built after the tests.
+func TestMain(m *testing.M) { os.Exit(testbed.Main(m.Run)) }
