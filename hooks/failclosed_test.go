@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flowerhq/flower/internal/testbed"
 )
 
 // The plugin's delegate hook is exactly DenyCommand: the committed
@@ -66,7 +68,7 @@ func TestDenyCommandFailsClosed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cmd := exec.Command("/bin/sh", "-c", DenyCommand(ShellQuote(tt.bin), GuardDelegate, "--glance"))
+			cmd := testbed.Command(t, "/bin/sh", "-c", DenyCommand(ShellQuote(tt.bin), GuardDelegate, "--glance"))
 			cmd.Stdin = strings.NewReader(`{"tool_name":"Bash"}`)
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,14 +24,14 @@ func TestClaudeDropInRefusesWithoutHookBinary(t *testing.T) {
 	}
 	withBin := guardedPlugin(t)
 	noBin := filepath.Join(dir, "plugin")
-	if out, err := exec.Command("cp", "-r", withBin, noBin).CombinedOutput(); err != nil {
+	if out, err := testbed.Command(t, "cp", "-r", withBin, noBin).CombinedOutput(); err != nil {
 		t.Fatalf("copy plugin: %v %s", err, out)
 	}
 	if err := os.Remove(filepath.Join(noBin, "bin", "flower-hook")); err != nil {
 		t.Fatal(err)
 	}
 	run := func(plugin string) (int, string) {
-		cmd := exec.Command(flower, "claude", "-p", "hi")
+		cmd := testbed.Command(t, flower, "claude", "-p", "hi")
 		cmd.Env = append(os.Environ(), "HOME="+dir, "FLOWER_CLAUDE="+fake, "FLOWER_PLUGIN_DIR="+plugin, "FLOWER_RUN_DIR="+filepath.Join(dir, "runs"))
 		cmd.Stdin = strings.NewReader("")
 		var out bytes.Buffer
