@@ -46,7 +46,12 @@ type Bed struct {
 	Home      string
 	Workspace string
 	Claude    string
-	t         testing.TB
+	// Tmp is TMPDIR for claude and flower: claude leaves a folder per
+	// workspace in $TMPDIR/claude-<uid>, which the bed's cleanup removes.
+	// It is short (os.MkdirTemp, not t.TempDir), as Unix socket paths
+	// under it must be.
+	Tmp string
+	t   testing.TB
 }
 
 // RepoRoot finds the module root by walking up from the working directory.
@@ -107,6 +112,12 @@ func NewFor(t testing.TB, mk func(workspace string) *scripted.Script) *Bed {
 			t.Fatal(err)
 		}
 	}
+	tmp, err := os.MkdirTemp("", "fbed-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	b.Tmp = tmp
 	srv, err := scripted.Start(mk(b.Workspace), "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -120,8 +131,8 @@ func NewFor(t testing.TB, mk func(workspace string) *scripted.Script) *Bed {
 // url, with home as HOME (see scripted.OfflineEnv).
 func BaseEnv(home, url string) []string { return scripted.OfflineEnv(os.Environ(), home, url) }
 
-// Env is the environment for claude in this bed.
-func (b *Bed) Env() []string { return BaseEnv(b.Home, b.Model.URL()) }
+// Env is the environment for claude in this bed, with TMPDIR=b.Tmp.
+func (b *Bed) Env() []string { return append(BaseEnv(b.Home, b.Model.URL()), "TMPDIR="+b.Tmp) }
 
 // Command prepares claude ARGS in the workspace with the bed's environment
 // as a contained child (internal/child: its own process group, killed with
