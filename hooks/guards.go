@@ -91,6 +91,9 @@ func Delegate(in Input, tools *Matcher, glance bool) Decision {
 }
 
 func bashCommand(input json.RawMessage) (string, bool) {
+	if cmd, found, fast := bashCommandFast(input); fast {
+		return cmd, found
+	}
 	var v struct {
 		Command *string `json:"command"`
 	}

@@ -97,11 +97,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	if event == "" {
 		event = g.event
 	}
-	out, err := json.Marshal(d.Output(event))
-	if err != nil {
-		return g.fail(err, in, stdout, stderr, getenv)
+	out, ok := marshalOutput(d.Output(event))
+	if !ok {
+		if out, err = json.Marshal(d.Output(event)); err != nil {
+			return g.fail(err, in, stdout, stderr, getenv)
+		}
 	}
-	fmt.Fprintf(stdout, "%s\n", out)
+	_, _ = stdout.Write(append(out, '\n'))
 	_ = SendReport(getenv(SocketEnv), NewReport(g.name, in, d), ReportTimeout)
 	return ExitOK
 }

@@ -19,9 +19,12 @@ func SendReport(path string, r Report, timeout time.Duration) error {
 	if path == "" {
 		return nil
 	}
-	line, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("hooks: report: %w", err)
+	line, ok := marshalReport(r)
+	if !ok {
+		var err error
+		if line, err = json.Marshal(r); err != nil {
+			return fmt.Errorf("hooks: report: %w", err)
+		}
 	}
 	if err := sendLine(path, append(line, '\n'), timeout); err != nil {
 		return fmt.Errorf("hooks: report: %w", err)

@@ -84,6 +84,9 @@ func ParseInput(data []byte) (Input, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return Input{}, fmt.Errorf("hooks: parse input: %w", ErrBadInput)
 	}
+	if in, ok := parseInputFast(data); ok {
+		return in, nil
+	}
 	var in Input
 	if err := json.Unmarshal(data, &in); err != nil {
 		return Input{}, fmt.Errorf("hooks: parse input: %w: %v", ErrBadInput, err)

@@ -1,0 +1,254 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// This file is flower-hook's hot path without reflection: encoding/json's
+// first use in a fresh process (type caches built by reflection) costs
+// more than the guard's decision, and flower-hook is a new process on
+// every tool call. Each fast function produces exactly what the
+// encoding/json path produces, and hands anything it is not sure about
+// (escapes, non-ASCII, unusual types) to encoding/json.
+
+// parseInputFast decodes the top-level object data (already known to start
+// with '{') like json.Unmarshal into Input does: keys match the field names
+// case-insensitively and the last occurrence wins; null leaves a string
+// field alone. ok is false when the input needs encoding/json: invalid
+// JSON, a key with escapes or non-ASCII, a string value with escapes,
+// control bytes or invalid UTF-8, or a value of the wrong type.
+func parseInputFast(data []byte) (in Input, ok bool) {
+	// encoding/json refuses nesting deeper than 10000; gjson does not.
+	if bytes.Count(data, []byte("{"))+bytes.Count(data, []byte("[")) > 10000 || !gjson.ValidBytes(data) {
+		return Input{}, false
+	}
+	ok = true
+	gjson.ParseBytes(data).ForEach(func(key, value gjson.Result) bool {
+		ok = in.setField(key, value)
+		return ok
+	})
+	return in, ok
+}
+
+// setField stores one top-level member; false means "use encoding/json".
+func (in *Input) setField(key, value gjson.Result) bool {
+	if !plainRaw(key.Raw) {
+		return false
+	}
+	k := key.Str
+	if f := in.rawField(k); f != nil {
+		*f = json.RawMessage(value.Raw)
+		return true
+	}
+	f := in.stringField(k)
+	if f == nil || value.Type == gjson.Null {
+		return true
+	}
+	if value.Type != gjson.String || !plainText(value.Raw) {
+		return false
+	}
+	*f = value.Str
+	return true
+}
+
+func (in *Input) rawField(k string) *json.RawMessage {
+	switch {
+	case strings.EqualFold(k, "tool_input"):
+		return &in.ToolInput
+	case strings.EqualFold(k, "tool_response"):
+		return &in.ToolResponse
+	}
+	return nil
+}
+
+func (in *Input) stringField(k string) *string {
+	for _, f := range []struct {
+		name string
+		p    *string
+	}{
+		{"session_id", &in.SessionID}, {"transcript_path", &in.TranscriptPath}, {"cwd", &in.Cwd},
+		{"permission_mode", &in.PermissionMode}, {"hook_event_name", &in.HookEventName},
+		{"tool_name", &in.ToolName}, {"tool_use_id", &in.ToolUseID}, {"agent_id", &in.AgentID},
+		{"agent_type", &in.AgentType},
+	} {
+		if strings.EqualFold(k, f.name) {
+			return f.p
+		}
+	}
+	return nil
+}
+
+// plainRaw reports whether raw is a JSON string literal of printable ASCII
+// without escapes: its value is the text between the quotes.
+func plainRaw(raw string) bool {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return false
+	}
+	for i := 1; i < len(raw)-1; i++ {
+		if c := raw[i]; c < 0x20 || c >= 0x7f || c == '\\' || c == '"' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendJSONString appends s as encoding/json writes a string (with its
+// default HTML escaping): the same bytes json.Marshal(s) produces.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// marshalOutput is json.Marshal(o) without reflection for the answers
+// without raw JSON (pass and deny); ok is false for the others.
+func marshalOutput(o Output) (out []byte, ok bool) {
+	s := o.HookSpecificOutput
+	if s == nil {
+		return []byte("{}"), true
+	}
+	if len(s.UpdatedInput) > 0 || len(s.UpdatedToolOutput) > 0 {
+		return nil, false
+	}
+	b := appendJSONString(append(out, `{"hookSpecificOutput":{"hookEventName":`...), s.HookEventName)
+	if s.PermissionDecision != "" {
+		b = appendJSONString(append(b, `,"permissionDecision":`...), s.PermissionDecision)
+	}
+	if s.PermissionDecisionReason != "" {
+		b = appendJSONString(append(b, `,"permissionDecisionReason":`...), s.PermissionDecisionReason)
+	}
+	return append(b, "}}"...), true
+}
+
+// marshalReport is json.Marshal(r) without reflection when every detail
+// value is a string, bool or int; ok is false otherwise.
+func marshalReport(r Report) (out []byte, ok bool) {
+	b := strconv.AppendInt(append(out, `{"v":`...), int64(r.V), 10)
+	for _, f := range [...][2]string{
+		{`,"kind":`, r.Kind}, {`,"guard":`, r.Guard}, {`,"decision":`, string(r.Decision)}, {`,"tool":`, r.Tool},
+		{`,"tool_use_id":`, r.ToolUseID}, {`,"session_id":`, r.SessionID}, {`,"agent_id":`, r.AgentID},
+	} {
+		b = appendJSONString(append(b, f[0]...), f[1])
+	}
+	if r.Detail == nil {
+		return append(b, `,"detail":null}`...), true
+	}
+	keys := make([]string, 0, len(r.Detail))
+	for k := range r.Detail {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, `,"detail":{`...)
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(appendJSONString(b, k), ':')
+		switch v := r.Detail[k].(type) {
+		case string:
+			b = appendJSONString(b, v)
+		case bool:
+			b = strconv.AppendBool(b, v)
+		case int:
+			b = strconv.AppendInt(b, int64(v), 10)
+		default:
+			return nil, false
+		}
+	}
+	return append(b, "}}"...), true
+}
+
+// bashCommandFast reads tool_input's "command" like bashCommand's
+// json.Unmarshal does (case-insensitive key, last one wins, null clears);
+// fast is false when encoding/json must decide.
+func bashCommandFast(input []byte) (cmd string, found, fast bool) {
+	v := gjson.ParseBytes(input)
+	if !v.IsObject() {
+		return "", false, false
+	}
+	fast = true
+	v.ForEach(func(key, value gjson.Result) bool {
+		if !plainRaw(key.Raw) {
+			fast = false
+		} else if strings.EqualFold(key.Str, "command") {
+			switch {
+			case value.Type == gjson.Null:
+				cmd, found = "", false
+			case value.Type == gjson.String && plainText(value.Raw):
+				cmd, found = value.Str, true
+			default:
+				fast = false
+			}
+		}
+		return fast
+	})
+	return cmd, found, fast
+}
+
+// plainText reports whether raw is a JSON string literal whose value is
+// the valid UTF-8 text between the quotes (no escapes, no control bytes).
+func plainText(raw string) bool {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return false
+	}
+	for i := 1; i < len(raw)-1; i++ {
+		if c := raw[i]; c < 0x20 || c == '\\' || c == '"' {
+			return false
+		}
+	}
+	return utf8.ValidString(raw)
+}
