@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/docs"
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // The three options the person gets when the judge says the goal is
@@ -117,7 +117,7 @@ func (g *goalGuard) gate(ctx context.Context, r harness.StepResult, c Ctx) (bool
 	c[RoundKey] = round
 	goal := g.goal(c)
 	onEvent, _ := c[KeyOnEvent].(func(harness.Event))
-	vr, err := rt.Run(ctx, g.judger, fmt.Sprintf(VerifyPrompt, goal.PromptBlock(), clip(r.Text, 6000)), harness.RunOptions{
+	vr, err := rt.Run(ctx, g.judger, fmt.Sprintf(VerifyPrompt, goal.PromptBlock(), textclip.Mark(r.Text, 6000)), harness.RunOptions{
 		StepName: fmt.Sprintf("%s#%d", g.label, round), OnEvent: onEvent,
 	})
 	if err != nil {
@@ -172,12 +172,4 @@ func (g *goalGuard) gate(ctx context.Context, r harness.StepResult, c Ctx) (bool
 	v.Reason = "人认为评审判错了: " + a.Text
 	c[VerdictKey] = v
 	return false, nil
-}
-
-// clip keeps the first n characters of s.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
 }

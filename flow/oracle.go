@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // askDigestEvents is how many notable events AskPrompt quotes.
@@ -50,10 +51,10 @@ func digestLine(e harness.Event) string {
 		return fmt.Sprintf("%s %s %s", at, e.Kind, e.Step)
 	case harness.EventStepEnd:
 		end, _ := e.StepEnd()
-		return fmt.Sprintf("%s %s %s ok=%v %s", at, e.Kind, e.Step, end.OK, clip(end.Error, 120))
+		return fmt.Sprintf("%s %s %s ok=%v %s", at, e.Kind, e.Step, end.OK, textclip.Mark(end.Error, 120))
 	case harness.EventAssistant:
 		if m, _ := e.Message(); m.Text != "" {
-			return fmt.Sprintf("%s %s 说: %s", at, e.Step, clip(strings.Join(strings.Fields(m.Text), " "), 300))
+			return fmt.Sprintf("%s %s 说: %s", at, e.Step, textclip.Mark(strings.Join(strings.Fields(m.Text), " "), 300))
 		}
 	case harness.EventToolUse:
 		m, _ := e.Message()

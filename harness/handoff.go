@@ -11,6 +11,7 @@ import (
 	"github.com/flowerhq/flower/internal/atomicfile"
 	"github.com/flowerhq/flower/internal/docs"
 	"github.com/flowerhq/flower/internal/redact"
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // Handoff is the document a session writes when its context is full (seed
@@ -186,7 +187,7 @@ func DegradedHandoff(step, prompt, why string) Handoff {
 	return Handoff{
 		Doing:    doing,
 		Next:     "重新读原任务,查看工作区现状,从还没完成的部分接着做。",
-		Scene:    cut(prompt, 1200),
+		Scene:    textclip.Runes(prompt, 1200),
 		Step:     step,
 		Degraded: true,
 	}

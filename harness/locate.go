@@ -8,11 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-)
 
-// ClaudeRelPath is where the set-up script installs the pinned CLI, relative
-// to the repository root.
-const ClaudeRelPath = ".claude-cli/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+	"github.com/flowerhq/flower/internal/pinned"
+)
 
 // ErrClaudeNotFound is returned when no claude binary can be located.
 var ErrClaudeNotFound = errors.New("claude not found")
@@ -50,13 +48,13 @@ func FindClaude(explicit string, getenv func(string) string) (string, error) {
 		}
 		return "", fmt.Errorf("harness: %w at %s (from --claude/FLOWER_CLAUDE)", ErrClaudeNotFound, p)
 	}
-	if r := exeRepo(); r != "" && isExec(filepath.Join(r, ClaudeRelPath)) {
-		return filepath.Join(r, ClaudeRelPath), nil
+	if r := exeRepo(); r != "" && isExec(filepath.Join(r, pinned.ClaudeRelPath)) {
+		return filepath.Join(r, pinned.ClaudeRelPath), nil
 	}
 	if p, err := exec.LookPath("claude"); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("harness: %w: pass --claude PATH, set FLOWER_CLAUDE, run scripts/setup.sh (installs %s), or put claude on PATH", ErrClaudeNotFound, ClaudeRelPath)
+	return "", fmt.Errorf("harness: %w: pass --claude PATH, set FLOWER_CLAUDE, run scripts/setup.sh (installs %s), or put claude on PATH", ErrClaudeNotFound, pinned.ClaudeRelPath)
 }
 
 // FindHook locates flower-hook: explicit, then next to the running

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // The outcomes of one attempt that are not a success, matched with
@@ -146,5 +148,5 @@ func stderrNote(s string) string {
 	if s == "" {
 		return ""
 	}
-	return ": " + cut(s, 1500)
+	return ": " + textclip.Runes(s, 1500)
 }

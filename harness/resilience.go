@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flowerhq/flower/internal/envlist"
 )
 
 // Resilience is the retry policy of the Runtime (seed Resilience; its table
@@ -112,7 +114,7 @@ func apiHost(baseURL string) string {
 // unreachable each probe emits an "offline" event (error, next_probe), and
 // an "online" event follows when it answers again.
 func (r *Runtime) waitOnline(ctx context.Context, emit func(Event)) error {
-	base := envGetter(r.env)("ANTHROPIC_BASE_URL")
+	base := envlist.Getter(r.env)("ANTHROPIC_BASE_URL")
 	since := time.Time{}
 	err := r.opts.Resilience.WaitOnline(ctx, base, func(err error, next time.Time) {
 		if since.IsZero() {

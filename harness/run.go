@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flowerhq/flower/internal/envlist"
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // attemptArgs are the per-attempt inputs of one claude process.
@@ -41,20 +44,20 @@ func stepDirName(step string) string {
 
 // childEnv is the environment of one claude process.
 func (r *Runtime) childEnv(step string, extra map[string]string) []string {
-	env := unsetEnv(append([]string(nil), r.env...), "CLAUDECODE")
-	env = setEnv(env, "CLAUDE_CODE_ENTRYPOINT", "sdk-go")
+	env := envlist.Unset(r.env, "CLAUDECODE")
+	env = envlist.Set(env, "CLAUDE_CODE_ENTRYPOINT", "sdk-go")
 	if r.opts.CLIRetries >= 0 {
-		env = setEnv(env, "CLAUDE_CODE_MAX_RETRIES", strconv.Itoa(r.opts.CLIRetries))
+		env = envlist.Set(env, "CLAUDE_CODE_MAX_RETRIES", strconv.Itoa(r.opts.CLIRetries))
 	}
-	env = setEnv(env, "FLOWER_SOCKET", r.sock.path)
-	env = setEnv(env, "FLOWER_RUN", r.run)
-	env = setEnv(env, "FLOWER_STEP", step)
+	env = envlist.Set(env, "FLOWER_SOCKET", r.sock.path)
+	env = envlist.Set(env, "FLOWER_RUN", r.run)
+	env = envlist.Set(env, "FLOWER_STEP", step)
 	if r.configDir != "" {
-		env = setEnv(env, "CLAUDE_CONFIG_DIR", r.configDir)
-		env = setEnv(env, "CLAUDE_CODE_PROJECT_DIR_NAME", r.project)
+		env = envlist.Set(env, "CLAUDE_CONFIG_DIR", r.configDir)
+		env = envlist.Set(env, "CLAUDE_CODE_PROJECT_DIR_NAME", r.project)
 	}
 	for k, v := range extra {
-		env = setEnv(env, k, v)
+		env = envlist.Set(env, k, v)
 	}
 	return env
 }
@@ -174,7 +177,7 @@ func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, ses
 	var h Handoff
 	var cost float64
 	if !errors.Is(out.err, ErrHandoffDue) || sessionID == "" {
-		h = DegradedHandoff(step, prompt, cut(out.err.Error(), 200))
+		h = DegradedHandoff(step, prompt, textclip.Runes(out.err.Error(), 200))
 	} else {
 		hs := spec
 		hs.MaxBudgetUSD = 0
@@ -192,7 +195,7 @@ func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, ses
 			if why == "" {
 				why = "handoff incomplete, missing " + strings.Join(h.Missing(), ", ")
 			}
-			h = DegradedHandoff(step, prompt, cut(why, 200))
+			h = DegradedHandoff(step, prompt, textclip.Runes(why, 200))
 		}
 	}
 	h.Step = step

@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/joho/godotenv"
 
+	"github.com/flowerhq/flower/internal/envlist"
 	"github.com/flowerhq/flower/internal/redact"
 )
 
@@ -186,7 +186,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		env = os.Environ()
 	}
 	env = loadDotEnv(env, filepath.Join(ws, ".env"))
-	getenv := envGetter(env)
+	getenv := envlist.Getter(env)
 	if err := CheckCredentials(getenv); err != nil {
 		return nil, err
 	}
@@ -460,48 +460,17 @@ func djb2(s string) uint32 {
 
 func unixNow() float64 { return float64(time.Now().UnixNano()) / 1e9 }
 
-func envGetter(env []string) func(string) string {
-	m := map[string]string{}
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return func(k string) string { return m[k] }
-}
-
 // loadDotEnv adds the variables of path that env does not set yet.
 func loadDotEnv(env []string, path string) []string {
 	vals, err := godotenv.Read(path)
 	if err != nil {
 		return env
 	}
-	get := envGetter(env)
+	get := envlist.Getter(env)
 	for k, v := range vals {
 		if get(k) == "" {
 			env = append(env, k+"="+v)
 		}
 	}
 	return env
-}
-
-// setEnv returns env with k=v, replacing any earlier k.
-func setEnv(env []string, k, v string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
-		if name, _, _ := strings.Cut(kv, "="); name != k {
-			out = append(out, kv)
-		}
-	}
-	return append(out, k+"="+v)
-}
-
-func unsetEnv(env []string, k string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
-		if name, _, _ := strings.Cut(kv, "="); name != k {
-			out = append(out, kv)
-		}
-	}
-	return out
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // stream is the pure state machine of one attempt, and it owns every
@@ -83,10 +85,10 @@ func (s *stream) line(b []byte, now time.Time) (ev Event, emit bool, act action)
 	}
 	if b[0] != '{' || !json.Valid(b) {
 		if !s.sawInit {
-			s.fail(&StartError{Reason: fmt.Sprintf("claude printed something that is not stream-json on stdout: %q", cut(string(b), 200))})
+			s.fail(&StartError{Reason: fmt.Sprintf("claude printed something that is not stream-json on stdout: %q", textclip.Runes(string(b), 200))})
 			return ev, false, s.stop(now)
 		}
-		return Event{Kind: EventGarbage, Data: map[string]any{"line": cut(string(b), 2000)}, Time: now}, true, actNone
+		return Event{Kind: EventGarbage, Data: map[string]any{"line": textclip.Runes(string(b), 2000)}, Time: now}, true, actNone
 	}
 	ev, emit, act = s.handle(b, now)
 	if s.sawInit {

@@ -112,12 +112,3 @@ func (w *Workbench) PromptBlock() string {
 	b.WriteString(w.Index())
 	return b.String()
 }
-
-// cut returns s cut to n runes.
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n])
-}

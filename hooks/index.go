@@ -2,14 +2,14 @@ package hooks
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // IndexFolders are the workbench folders INDEX.md lists, with what each is for.
@@ -204,7 +204,7 @@ func ScriptDesc(path string) string {
 	}
 	for _, l := range lines {
 		if c, ok := comment(l); ok && strings.HasPrefix(c, "desc:") {
-			return clip(strings.TrimSpace(strings.TrimPrefix(c, "desc:")), 100)
+			return describe(strings.TrimPrefix(c, "desc:"))
 		}
 	}
 	for _, l := range lines {
@@ -212,7 +212,7 @@ func ScriptDesc(path string) string {
 			continue
 		}
 		if c, ok := comment(l); ok && c != "" {
-			return clip(c, 100)
+			return describe(c)
 		}
 	}
 	for i, l := range lines {
@@ -224,16 +224,12 @@ func ScriptDesc(path string) string {
 			if doc == "" && i+1 < len(lines) {
 				doc = lines[i+1]
 			}
-			return clip(doc, 100)
+			return describe(doc)
 		}
 	}
 	return ""
 }
 
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(bytes.TrimSpace([]byte(string(r[:n]))))
-}
+// describe is an index entry's description: at most 100 characters,
+// trimmed.
+func describe(s string) string { return strings.TrimSpace(textclip.Runes(strings.TrimSpace(s), 100)) }

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flowerhq/flower/internal/redact"
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // SpillConfig configures the spill guard.
@@ -173,16 +174,7 @@ func (s *spiller) walk(obj map[string]any) {
 // SpillPointer is what stays in context for a spilled text: one pointer
 // line, then the first SpillPreviewChars characters.
 func SpillPointer(path, text string) string {
-	preview := text
-	if n := 0; utf8.RuneCountInString(text) > SpillPreviewChars {
-		for i := range text {
-			if n == SpillPreviewChars {
-				preview = text[:i]
-				break
-			}
-			n++
-		}
-	}
+	preview := textclip.Runes(text, SpillPreviewChars)
 	return fmt.Sprintf("[spilled: %d chars, full text in %s (Read it for more). First %d chars:]\n%s",
 		utf8.RuneCountInString(text), path, SpillPreviewChars, preview)
 }

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // defaultFaultMessages are the texts the real API sends for each fault.
@@ -201,10 +203,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, msg map[stri
 func chunks(s string, n int) []string {
 	var out []string
 	for len(s) > n {
-		cut := n
-		for cut > 0 && !utf8RuneStart(s[cut]) {
-			cut--
-		}
+		cut := textclip.Boundary(s, n)
 		if cut == 0 {
 			cut = n
 		}
@@ -216,5 +215,3 @@ func chunks(s string, n int) []string {
 	}
 	return out
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,11 +1,14 @@
 package scripted
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/flowerhq/flower/internal/envlist"
+)
 
 // scrubbed reports whether an inherited variable must not reach claude: it
 // would point it at a real account, a real server, or a parent Claude Code.
-func scrubbed(kv string) bool {
-	name, _, _ := strings.Cut(kv, "=")
+func scrubbed(name string) bool {
 	return name == "CLAUDECODE" || name == "HOME" || name == "FLOWER_SOCKET" ||
 		strings.HasPrefix(name, "ANTHROPIC_") || strings.HasPrefix(name, "CLAUDE_") ||
 		strings.HasPrefix(name, "AWS_BEARER") || strings.HasPrefix(name, "OTEL_")
@@ -16,13 +19,7 @@ func scrubbed(kv string) bool {
 // account or server is dropped, and the offline settings are added (a test
 // key, no nonessential traffic, one CLI retry).
 func OfflineEnv(env []string, home, url string) []string {
-	var out []string
-	for _, kv := range env {
-		if !scrubbed(kv) {
-			out = append(out, kv)
-		}
-	}
-	return append(out,
+	return append(envlist.Without(env, scrubbed),
 		"HOME="+home,
 		"ANTHROPIC_BASE_URL="+url,
 		"ANTHROPIC_API_KEY=sk-test",

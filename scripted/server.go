@@ -11,7 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // Server serves a Script over HTTP on loopback and records every request.
@@ -240,7 +241,7 @@ func statusOf(r Reply) int {
 
 func unmatchedMessage(r Request) string {
 	return fmt.Sprintf("scripted model: no script entry matches this request (model %q, system %q, first user message %q)",
-		r.Model(), clip(r.System(), 120), clip(withoutReminders(r.FirstUser()), 200))
+		r.Model(), textclip.Bytes(r.System(), 120), textclip.Bytes(withoutReminders(r.FirstUser()), 200))
 }
 
 // withoutReminders drops the <system-reminder> blocks claude puts before the
@@ -257,19 +258,6 @@ func withoutReminders(s string) string {
 		}
 		s = s[:i] + s[i+j+len("</system-reminder>"):]
 	}
-}
-
-// clip folds whitespace and cuts s to at most n bytes, on a rune boundary.
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

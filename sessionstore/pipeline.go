@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/flowerhq/flower/glance"
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // LoadForResume loads key and runs the load pipeline on it: expire →
@@ -375,7 +376,7 @@ func (p *plan) trimBody(id, body string) ([]byte, error) {
 	pointer := fmt.Sprintf("[trimmed on resume: %d chars moved to %s lines %d-%d — Read that file (offset %d, limit %d) for the full text]",
 		p.trim[id], file, from, to, from, to-from+1)
 	if p.preview > 0 {
-		pointer += "\n" + clipRunes(head, p.preview)
+		pointer += "\n" + textclip.Runes(head, p.preview)
 	}
 	p.rep.Trimmed++
 	p.rep.TrimmedBytes += len(body)

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // FoldSummary is the default summary fold, the Go counterpart of the SDK's
@@ -51,9 +53,9 @@ func FoldSummary(prev map[string]any, key Key, entries []json.RawMessage) map[st
 				continue
 			}
 			if _, ok := out["first_prompt"]; !ok {
-				out["first_prompt"] = clipRunes(text, 200)
+				out["first_prompt"] = textclip.Runes(text, 200)
 			}
-			out["last_prompt"] = clipRunes(text, 200)
+			out["last_prompt"] = textclip.Runes(text, 200)
 		}
 	}
 	return out
@@ -72,15 +74,4 @@ func promptText(c gjson.Result) string {
 		return true
 	})
 	return strings.TrimSpace(b.String())
-}
-
-func clipRunes(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
 }

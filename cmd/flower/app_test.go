@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/flowerhq/flower/internal/pinned"
 )
 
 // testEnv is a cmdEnv on buffers with an empty environment and no terminal.
@@ -199,9 +201,9 @@ func TestHelpAndVersionAnswerAtOnce(t *testing.T) {
 		{[]string{"step", "x", "--help"}, []string{"flower step", "--max-turns"}},
 		{[]string{"help", "sessions", "show"}, []string{"--trimmed"}},
 		{[]string{"sessions", "show", "-h"}, []string{"--trimmed"}},
-		{[]string{"version"}, []string{pinnedClaude, runtime.Version(), "flower "}},
-		{[]string{"--version"}, []string{pinnedClaude, runtime.Version()}},
-		{[]string{"-v"}, []string{pinnedClaude, runtime.Version()}},
+		{[]string{"version"}, []string{pinned.ClaudeVersion, runtime.Version(), "flower "}},
+		{[]string{"--version"}, []string{pinned.ClaudeVersion, runtime.Version()}},
+		{[]string{"-v"}, []string{pinned.ClaudeVersion, runtime.Version()}},
 	} {
 		e, out, errb := testEnv("")
 		e.parsed = func(o any) error { t.Errorf("flower %q ran a command with %#v", tc.args, o); return nil }

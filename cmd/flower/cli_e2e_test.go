@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowerhq/flower/internal/pinned"
 	"github.com/flowerhq/flower/internal/testbed"
 	"github.com/flowerhq/flower/scripted"
 )
@@ -90,8 +91,8 @@ func TestE2E_WordsThatAreNotAsks(t *testing.T) {
 		want string
 	}{
 		{[]string{"help"}, 0, "COMMANDS"},
-		{[]string{"version"}, 0, "claude " + pinnedClaude},
-		{[]string{"--version"}, 0, "claude " + pinnedClaude},
+		{[]string{"version"}, 0, "claude " + pinned.ClaudeVersion},
+		{[]string{"--version"}, 0, "claude " + pinned.ClaudeVersion},
 		{[]string{"sesions"}, 2, `did you mean "flower sessions"?`},
 		{[]string{"sessions", "bogus"}, 2, "unknown command"},
 	} {

@@ -19,6 +19,7 @@ import (
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/hooks"
 	"github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/internal/envlist"
 	"github.com/flowerhq/flower/sessionstore"
 )
 
@@ -95,7 +96,7 @@ func runClaudeDropIn(ctx context.Context, e *cmdEnv, claudeArgs []string) error 
 		return err
 	}
 	args := append([]string{"--plugin-dir", plugin}, claudeArgs...)
-	env := withoutEnv(os.Environ(), "CLAUDECODE")
+	env := envlist.Unset(os.Environ(), "CLAUDECODE")
 	started := time.Now()
 
 	// claude, not a context, decides when the drop-in ends: Ctrl-C is
@@ -241,21 +242,4 @@ func wantsHelp(args []string) bool {
 		}
 	}
 	return false
-}
-
-// withoutEnv drops the named variables from env.
-func withoutEnv(env []string, names ...string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
-		keep := true
-		for _, n := range names {
-			if len(kv) > len(n) && kv[:len(n)+1] == n+"=" {
-				keep = false
-			}
-		}
-		if keep {
-			out = append(out, kv)
-		}
-	}
-	return out
 }

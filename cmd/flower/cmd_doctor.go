@@ -11,10 +11,8 @@ import (
 
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/internal/pinned"
 )
-
-// pinnedClaude is the Claude Code CLI version flower is tested on.
-const pinnedClaude = "2.1.328"
 
 // doctorOptions are the options of `flower doctor`.
 type doctorOptions struct {
@@ -28,7 +26,7 @@ func newDoctorCmd(e *cmdEnv) *cli.Command {
 		Name:  "doctor",
 		Usage: "check claude, credentials, flower-hook and the guards plugin, and run the guard self-test",
 		Description: `Checks, in order: the workspace (-C), the claude CLI (found, and its version
-against the pinned ` + pinnedClaude + `), credentials, flower-hook, the guards plugin's
+against the pinned ` + pinned.ClaudeVersion + `), credentials, flower-hook, the guards plugin's
 flower-hook (built by scripts/setup.sh), and a guard self-test:
 a canary step against a built-in scripted model (no network, no spend) in which
 a main-thread Bash must be denied and a subagent's Bash must pass. The
@@ -76,8 +74,8 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 		switch {
 		case verr != nil:
 			check("version", "", verr)
-		case !strings.HasPrefix(v, pinnedClaude):
-			fmt.Fprintf(w, "! %-12s %s (flower is tested on %s; scripts/setup.sh installs it)\n", "version", v, pinnedClaude)
+		case !strings.HasPrefix(v, pinned.ClaudeVersion):
+			fmt.Fprintf(w, "! %-12s %s (flower is tested on %s; scripts/setup.sh installs it)\n", "version", v, pinned.ClaudeVersion)
 		default:
 			check("version", v, nil)
 		}

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/flowerhq/flower/internal/pinned"
 )
 
 // versionInfo is what `flower version` reports: the module version, the
@@ -18,7 +20,7 @@ type versionInfo struct {
 }
 
 func readVersion() versionInfo {
-	v := versionInfo{Version: "(devel)", Go: runtime.Version(), Claude: pinnedClaude}
+	v := versionInfo{Version: "(devel)", Go: runtime.Version(), Claude: pinned.ClaudeVersion}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v

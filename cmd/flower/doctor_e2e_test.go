@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowerhq/flower/internal/pinned"
 	"github.com/flowerhq/flower/internal/testbed"
 )
 
@@ -36,7 +37,7 @@ func TestE2E_Doctor(t *testing.T) {
 		want   []string
 		plugin string
 	}{
-		{"healthy", []string{"--hook", hook}, 0, []string{"✓ workspace", "✓ self-test", "✓ version      " + pinnedClaude, "✓ plugin"}, ""},
+		{"healthy", []string{"--hook", hook}, 0, []string{"✓ workspace", "✓ self-test", "✓ version      " + pinned.ClaudeVersion, "✓ plugin"}, ""},
 		{"hook that never denies", []string{"--hook", "/bin/true"}, 1, []string{"✗ self-test", "no guard report reached"}, ""},
 		{"missing claude", []string{"--claude", "/nonexistent/claude"}, 1, []string{"✗ claude", "claude not found at /nonexistent/claude"}, ""},
 		{"bad flag", []string{"--bogus"}, 2, []string{"unknown flag --bogus"}, ""},

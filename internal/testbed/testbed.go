@@ -30,15 +30,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/internal/pinned"
 	"github.com/flowerhq/flower/scripted"
 )
-
-// PinnedVersion is the Claude Code CLI version the project is tested on.
-const PinnedVersion = "2.1.328"
-
-// ClaudeRelPath is where scripts/setup.sh installs the pinned CLI, relative
-// to the repository root.
-const ClaudeRelPath = ".claude-cli/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 
 // Bed is one test's scripted model, HOME, workspace and claude.
 type Bed struct {
@@ -80,12 +74,12 @@ func ClaudePath(t testing.TB) string {
 	t.Helper()
 	p := os.Getenv("FLOWER_CLAUDE")
 	if p == "" {
-		p = filepath.Join(RepoRoot(t), ClaudeRelPath)
+		p = filepath.Join(RepoRoot(t), pinned.ClaudeRelPath)
 	}
 	if st, err := os.Stat(p); err == nil && !st.IsDir() {
 		return p
 	}
-	msg := "testbed: the pinned claude " + PinnedVersion + " is not at " + p +
+	msg := "testbed: the pinned claude " + pinned.ClaudeVersion + " is not at " + p +
 		" — run scripts/setup.sh (it installs it into the checkout)"
 	if os.Getenv("FLOWER_REQUIRE_CLAUDE") == "1" {
 		t.Fatal(msg + " [FLOWER_REQUIRE_CLAUDE=1: not skipping]")
