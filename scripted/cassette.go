@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // Exchange is one line of a cassette: a Messages request, its normalized
@@ -156,7 +158,7 @@ func (c *cassette) closest(body []byte) string {
 	}
 	first := Request{Body: c.exchanges[best].Request.Body}
 	return fmt.Sprintf("cassette %s: no recorded exchange matches this request; closest is exchange %d (line %d, first user message %q); first difference at %s",
-		c.path, best, best+1, clip(withoutReminders(first.FirstUser()), 80), bestDiff.describe())
+		c.path, best, best+1, textclip.Bytes(withoutReminders(first.FirstUser()), 80), bestDiff.describe())
 }
 
 // replay answers req from the cassette.

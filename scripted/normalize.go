@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // The normalized key of a Messages request is what a cassette matches on:
@@ -288,7 +290,7 @@ func (d difference) describe() string {
 			return "nothing"
 		}
 		if s, ok := v.(string); ok {
-			return strconv.Quote(clip(s, 80))
+			return strconv.Quote(textclip.Bytes(s, 80))
 		}
 		return fmt.Sprint(v)
 	}
