@@ -1,14 +1,12 @@
 package flow
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/flowerhq/flower/internal/docs"
+	"github.com/flowerhq/flower/internal/linesock"
 )
 
 // Answer states.
@@ -99,10 +98,8 @@ type HumanChannel struct {
 	inbox   []string
 	step    string // the workflow step running now (SetStep)
 	pointer string // the published run pointer file (Publish)
-	ln      net.Listener
-	dir     string
+	sock    *linesock.Server
 	err     error
-	wg      sync.WaitGroup
 }
 
 // Ask timeouts (HumanChannel.Timeout, StarterOptions.Timeout).
@@ -153,54 +150,43 @@ func (h *HumanChannel) MCPServers() map[string]any {
 func (h *HumanChannel) SocketPath() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.dir == "" {
+	if h.sock == nil {
 		return ""
 	}
-	return filepath.Join(h.dir, "ch.sock")
+	return h.sock.Path()
 }
 
 // Start opens the relay socket (idempotent).
 func (h *HumanChannel) Start() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.ln != nil || h.err != nil {
+	if h.sock != nil || h.err != nil {
 		return h.err
 	}
-	dir, err := os.MkdirTemp("", "flower-ch-")
+	sock, err := linesock.Listen("flower-ch-", 0, h.handle)
 	if err != nil {
 		h.err = fmt.Errorf("flow: channel: %w", err)
 		return h.err
 	}
-	ln, err := net.Listen("unix", filepath.Join(dir, "ch.sock"))
-	if err != nil {
-		os.RemoveAll(dir)
-		h.err = fmt.Errorf("flow: channel: %w", err)
-		return h.err
-	}
-	h.ln, h.dir = ln, dir
-	h.wg.Add(1)
-	go h.serve(ln)
+	h.sock = sock
 	return nil
 }
 
 // Close stops the relay and removes its socket (idempotent).
 func (h *HumanChannel) Close() error {
 	h.mu.Lock()
-	ln, dir := h.ln, h.dir
-	h.ln, h.dir = nil, ""
+	sock := h.sock
+	h.sock = nil
 	pointer := h.pointer
 	h.pointer = ""
 	h.mu.Unlock()
 	if pointer != "" {
 		os.Remove(pointer)
 	}
-	if ln == nil {
+	if sock == nil {
 		return nil
 	}
-	err := ln.Close()
-	h.wg.Wait()
-	os.RemoveAll(dir)
-	return err
+	return sock.Close() // an ask still waiting gets a cancelled context
 }
 
 // relayRequest is one line from `flower mcp-channel`.
@@ -217,30 +203,16 @@ type relayResponse struct {
 	Error    string   `json:"error,omitempty"`
 }
 
-func (h *HumanChannel) serve(ln net.Listener) {
-	defer h.wg.Done()
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go h.handle(conn)
-	}
-}
-
-func (h *HumanChannel) handle(conn net.Conn) {
-	defer conn.Close()
+// handle answers one relay line (the socket is a linesock.Server).
+func (h *HumanChannel) handle(ctx context.Context, line []byte) []byte {
 	var req relayRequest
-	line, err := bufio.NewReader(conn).ReadBytes('\n')
-	if err == nil {
-		err = json.Unmarshal(line, &req)
-	}
+	err := json.Unmarshal(line, &req)
 	var resp relayResponse
 	switch {
 	case err != nil:
 		resp.Error = err.Error()
 	case req.Op == "ask":
-		a, aerr := h.Ask(context.Background(), req.Question)
+		a, aerr := h.Ask(ctx, req.Question)
 		resp.Answer = a
 		if aerr != nil {
 			resp.Error = aerr.Error()
@@ -257,7 +229,7 @@ func (h *HumanChannel) handle(conn net.Conn) {
 		resp.Error = "unknown op " + req.Op
 	}
 	b, _ := json.Marshal(resp)
-	conn.Write(append(b, '\n'))
+	return b
 }
 
 // unattendedText and friends are what the model reads when nobody answers.

@@ -252,11 +252,11 @@ func TestReportServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := os.Stat(s.path)
+	st, err := os.Stat(s.Path())
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("socket mode %v, %v", st.Mode(), err)
 	}
-	c, err := net.Dial("unix", s.path)
+	c, err := net.Dial("unix", s.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestReportServer(t *testing.T) {
 	c.Close()
 	s.Close()
 	s.Close()
-	if _, err := os.Stat(s.dir); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Dir(s.Path())); !os.IsNotExist(err) {
 		t.Errorf("socket dir left behind: %v", err)
 	}
 }

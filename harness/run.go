@@ -49,7 +49,7 @@ func (r *Runtime) childEnv(step string, extra map[string]string) []string {
 	if r.opts.CLIRetries >= 0 {
 		env = envlist.Set(env, "CLAUDE_CODE_MAX_RETRIES", strconv.Itoa(r.opts.CLIRetries))
 	}
-	env = envlist.Set(env, "FLOWER_SOCKET", r.sock.path)
+	env = envlist.Set(env, "FLOWER_SOCKET", r.sock.Path())
 	env = envlist.Set(env, "FLOWER_RUN", r.run)
 	env = envlist.Set(env, "FLOWER_STEP", step)
 	if r.configDir != "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/joho/godotenv"
 
 	"github.com/flowerhq/flower/internal/envlist"
+	"github.com/flowerhq/flower/internal/linesock"
 	"github.com/flowerhq/flower/internal/redact"
 )
 
@@ -127,7 +128,7 @@ type Runtime struct {
 	project   string   // CLAUDE_CODE_PROJECT_DIR_NAME
 	store     SessionStore
 	events    *eventLog
-	sock      *reportServer
+	sock      *linesock.Server
 	started   float64
 	red       *redact.Redactor // the credentials of env, kept out of every file
 
@@ -362,7 +363,7 @@ func (r *Runtime) Workspace() string { return r.workspace }
 func (r *Runtime) Claude() string { return r.claude }
 
 // Socket is the report socket's path (FLOWER_SOCKET of every child).
-func (r *Runtime) Socket() string { return r.sock.path }
+func (r *Runtime) Socket() string { return r.sock.Path() }
 
 // Workbench is the Runtime's workbench, nil for none.
 func (r *Runtime) Workbench() *Workbench { return r.opts.Workbench }

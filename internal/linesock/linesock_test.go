@@ -1,0 +1,99 @@
+package linesock
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func dial(t *testing.T, s *Server) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("unix", s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, bufio.NewReader(c)
+}
+
+func TestRoundTripAndPrivacy(t *testing.T) {
+	s, err := Listen("linesock-test-", time.Minute, func(_ context.Context, line []byte) []byte {
+		return append([]byte("got "), line...)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for path, want := range map[string]fs.FileMode{s.Path(): 0o600, filepath.Dir(s.Path()): 0o700} {
+		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, %v; want %v", path, st.Mode().Perm(), err, want)
+		}
+	}
+	c, r := dial(t, s)
+	c.Write([]byte("one\ntwo\n"))
+	for _, want := range []string{"got one\n", "got two\n"} {
+		if got, err := r.ReadString('\n'); got != want || err != nil {
+			t.Errorf("reply %q, %v; want %q", got, err, want)
+		}
+	}
+}
+
+// TestCloseAnswersWhatWasSent: Close cancels a handler that waits and
+// still sends its reply, waits for it, and removes the folder; a second
+// Close is a no-op.
+func TestCloseAnswersWhatWasSent(t *testing.T) {
+	started := make(chan struct{})
+	s, err := Listen("linesock-test-", 0, func(ctx context.Context, line []byte) []byte {
+		close(started)
+		<-ctx.Done()
+		return []byte("cancelled " + string(line))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, r := dial(t, s)
+	c.Write([]byte("ask\n"))
+	<-started
+	closed := make(chan error)
+	go func() { closed <- s.Close() }()
+	if got, err := r.ReadString('\n'); got != "cancelled ask\n" || err != nil {
+		t.Errorf("reply %q, %v; want the cancelled handler's reply", got, err)
+	}
+	c.Close()
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(s.Path())); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("socket folder left behind: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := net.Dial("unix", s.Path()); err == nil {
+		t.Error("dialled a closed server")
+	}
+}
+
+// TestDeadlineEndsAQuietClient: with a deadline, a client that never
+// sends is cut off (the read ends); Close with an idle client open still
+// returns.
+func TestDeadlineEndsAQuietClient(t *testing.T) {
+	s, err := Listen("linesock-test-", 50*time.Millisecond, func(_ context.Context, line []byte) []byte { return line })
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r := dial(t, s)
+	if _, err := r.ReadString('\n'); err == nil {
+		t.Error("a quiet client got a line")
+	}
+	_, _ = dial(t, s) // idle, open while Close runs
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
