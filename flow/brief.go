@@ -81,12 +81,7 @@ func (b Brief) Equal(o Brief) bool {
 // ToMarkdown renders the brief for people: a title and the four sections,
 // "(未填)" standing in for an empty one.
 func (b Brief) ToMarkdown() string {
-	var sb strings.Builder
-	sb.WriteString("# 需求\n")
-	for i, v := range b.values() {
-		sb.WriteString("\n## " + briefSections[i].Name + "\n\n" + docs.OrPlaceholder(v) + "\n")
-	}
-	return sb.String()
+	return docs.Render("需求", briefSections, b.values())
 }
 
 // PromptBlock renders the brief for a downstream model.

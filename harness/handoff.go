@@ -138,16 +138,11 @@ func (h Handoff) Sections() []string {
 // ToMarkdown is the document for people, written to notes/交接-<step>.md;
 // an empty section shows "(未填)".
 func (h Handoff) ToMarkdown() string {
-	var b strings.Builder
-	b.WriteString("# 交接")
+	title := "交接"
 	if h.Step != "" {
-		b.WriteString(": " + h.Step)
+		title += ": " + h.Step
 	}
-	b.WriteString("\n")
-	for i, v := range h.values() {
-		b.WriteString("\n## " + handoffSections[i].Name + "\n\n" + docs.OrPlaceholder(v) + "\n")
-	}
-	return b.String()
+	return docs.Render(title, handoffSections, h.values())
 }
 
 // PromptBlock is the first prompt of the successor session: the intro, the

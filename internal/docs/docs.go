@@ -275,6 +275,25 @@ func OrPlaceholder(s string) string {
 	return strings.TrimSpace(s)
 }
 
+// Render is a document for people: the title as "# title" (none when
+// title is ""), then each section of defs as "## Name" with its value from
+// values (same order), Placeholder standing in for an empty one. Parse reads
+// it back.
+func Render(title string, defs []Section, values []string) string {
+	var b strings.Builder
+	if title != "" {
+		b.WriteString("# " + title + "\n")
+	}
+	for i, d := range defs {
+		v := ""
+		if i < len(values) {
+			v = values[i]
+		}
+		b.WriteString("\n## " + d.Name + "\n\n" + OrPlaceholder(v) + "\n")
+	}
+	return b.String()
+}
+
 // ListItems returns the items of a markdown list ("- x", "* x", "1. x",
 // "- [ ] x"); a body without list markers gives one item per non-empty line.
 func ListItems(body string) []string {

@@ -126,3 +126,30 @@ func TestWriteRead(t *testing.T) {
 		t.Error("Write under a regular file succeeded")
 	}
 }
+
+// TestRenderParses: Render writes the title, every section in table order
+// with the placeholder for an empty one, and Parse reads the values back.
+func TestRenderParses(t *testing.T) {
+	values := []string{" G ", "", "B", "U"}
+	got := Render("需求", testDefs, values)
+	want := "# 需求\n\n## 目标\n\nG\n\n## 验收标准\n\n(未填)\n\n## 边界\n\nB\n\n## 未知与假设\n\nU\n\n## 验收清单\n\n(未填)\n"
+	if got != want {
+		t.Errorf("Render =\n%s\nwant\n%s", got, want)
+	}
+	parsed, found := Parse(got, testDefs)
+	if !found {
+		t.Fatal("Parse found no section in Render's output")
+	}
+	for i, d := range testDefs {
+		v := ""
+		if i < len(values) {
+			v = values[i]
+		}
+		if CleanBody(parsed[d.Key]) != CleanBody(v) {
+			t.Errorf("section %s: parsed %q, rendered %q", d.Name, parsed[d.Key], v)
+		}
+	}
+	if got := Render("", testDefs[:1], []string{"x"}); got != "\n## 目标\n\nx\n" {
+		t.Errorf("Render without title = %q", got)
+	}
+}
