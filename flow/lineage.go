@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/gofrs/flock"
+
+	"github.com/flowerhq/flower/internal/atomicfile"
 )
 
 // LineageFile is the lineage's file name inside the run directory.
@@ -106,11 +108,7 @@ func (l *Lineage) Remember(step, sessionID string) error {
 	if err != nil {
 		return fmt.Errorf("flow: lineage: %w", err)
 	}
-	tmp := l.Path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("flow: lineage: %w", err)
-	}
-	if err := os.Rename(tmp, l.Path); err != nil {
+	if err := atomicfile.Write(l.Path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("flow: lineage: %w", err)
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/flowerhq/flower/internal/atomicfile"
 )
 
 // PointerFile is the file a running flow leaves in its run's directory
@@ -43,7 +45,7 @@ func (h *HumanChannel) Publish(runDir, run, workspace string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("flow: publish: %w", err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+	if err := atomicfile.Write(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("flow: publish: %w", err)
 	}
 	h.mu.Lock()

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowerhq/flower/internal/envlist"
 	"github.com/flowerhq/flower/scripted"
 )
 
@@ -121,13 +122,7 @@ func record(t testing.TB, path, home string) *Model {
 		return nil
 	}
 	m := &Model{URL: rec.URL(), Recording: true, recorder: rec}
-	var env []string
-	for _, kv := range scripted.OfflineEnv(os.Environ(), home, m.URL) {
-		if !strings.HasPrefix(kv, "ANTHROPIC_API_KEY=") {
-			env = append(env, kv)
-		}
-	}
-	m.Env = append(env, creds...)
+	m.Env = append(envlist.Unset(scripted.OfflineEnv(os.Environ(), home, m.URL), "ANTHROPIC_API_KEY"), creds...)
 	t.Cleanup(func() {
 		rec.Close()
 		if t.Failed() {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/flowerhq/flower/internal/atomicfile"
 	"github.com/flowerhq/flower/internal/textclip"
 )
 
@@ -116,7 +117,7 @@ func RefreshIndex(root string, maxEntries int) error {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return fmt.Errorf("hooks: refresh index: %w", err)
 	}
-	if err := writeFileAtomic(path, []byte(b.String())); err != nil {
+	if err := atomicfile.Write(path, []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("hooks: refresh index: %w", err)
 	}
 	return nil

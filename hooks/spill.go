@@ -13,6 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/flowerhq/flower/internal/atomicfile"
 	"github.com/flowerhq/flower/internal/redact"
 	"github.com/flowerhq/flower/internal/textclip"
 )
@@ -208,29 +209,8 @@ func writeSpill(dir, text string) (string, error) {
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
-	if err := writeFileAtomic(path, []byte(text)); err != nil {
+	if err := atomicfile.Write(path, []byte(text), 0o600); err != nil {
 		return "", fmt.Errorf("hooks: spill: %w", err)
 	}
 	return path, nil
-}
-
-// writeFileAtomic writes data to a temp file beside path and renames it
-// into place, so a reader never sees half a file. It is private (0600).
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/flowerhq/flower/internal/atomicfile"
 )
 
 // Materialize writes key's session for a resume:
@@ -207,10 +209,7 @@ func writePrivate(file string, data []byte) error {
 	if err := ensureDir(filepath.Dir(file)); err != nil {
 		return err
 	}
-	if err := os.WriteFile(file, data, 0o600); err != nil {
-		return err
-	}
-	return os.Chmod(file, 0o600)
+	return atomicfile.Write(file, data, 0o600)
 }
 
 // CopyCredentials copies the login of one config dir into another, the way

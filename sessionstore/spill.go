@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/flowerhq/flower/internal/atomicfile"
 )
 
 // spillPack is the spill file of one load: every trimmed result of the
@@ -180,16 +182,15 @@ func (sp *spillPack) finish(keep bool) (created bool, err error) {
 		return false, sp.err
 	}
 	name := sp.tmp.Name()
-	err = errors.Join(sp.err, sp.w.Flush(), sp.tmp.Close())
+	err = errors.Join(sp.err, sp.w.Flush())
 	if err == nil && keep {
-		err = os.Rename(name, sp.file)
-	}
-	if err != nil || !keep {
+		err = atomicfile.Commit(sp.tmp, sp.file)
+	} else {
+		sp.tmp.Close()
 		os.Remove(name)
-		if err != nil {
-			return false, fmt.Errorf("spill %s: %w", sp.file, err)
-		}
-		return false, nil
 	}
-	return true, nil
+	if err != nil {
+		return false, fmt.Errorf("spill %s: %w", sp.file, err)
+	}
+	return keep, nil
 }

@@ -20,9 +20,13 @@ const redact = mod + "internal/redact"
 // textclip is the leaf that cuts text; flower-hook uses it for previews.
 const textclip = mod + "internal/textclip"
 
+// atomicfile is the leaf that replaces files durably; flower-hook uses it
+// for spill files and the workbench index.
+const atomicfile = mod + "internal/atomicfile"
+
 // leaves are the small shared packages that import nothing of ours, so any
 // layer (the static flower-hook included) may use them.
-var leaves = []string{glance, textclip, mod + "internal/envlist", mod + "internal/pinned", mod + "internal/linesock"}
+var leaves = []string{glance, textclip, atomicfile, redact, mod + "internal/envlist", mod + "internal/pinned", mod + "internal/linesock"}
 
 // pkgInfo is one line of `go list -deps`: a package, whether it has cgo
 // files, and its direct imports.
@@ -69,11 +73,11 @@ type rule struct {
 }
 
 var rules = []rule{
-	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance, redact, textclip}},
-	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance, redact, textclip}},
+	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance, redact, textclip, atomicfile}},
+	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance, redact, textclip, atomicfile}},
 	// The small shared leaves import nothing of ours.
 	{pkg: redact, ours: []string{redact}},
-	{pkg: mod + "internal/atomicfile", ours: []string{mod + "internal/atomicfile"}},
+	{pkg: atomicfile, ours: []string{atomicfile}},
 	{pkg: mod + "harness", forbid: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/stdlib", mod + "sessionstore", mod + "scripted"}},
 	{pkg: mod + "flow", forbid: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/stdlib", mod + "sessionstore", mod + "scripted"}, forbidDirect: []string{"os/exec"}},
 	{pkg: glance, noCgo: true, ours: []string{glance}},

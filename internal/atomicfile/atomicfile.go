@@ -1,9 +1,10 @@
 // Package atomicfile writes a file so that a crash or a full disk leaves
 // either the old content or the new one, never a mix or a truncation.
 //
-// Lifecycle: none; Write is a plain function. It writes a temp file beside
-// the target, fsyncs it, renames it over the target and fsyncs the folder so
-// that the rename itself survives a power cut. The file gets perm, narrowed
+// Lifecycle: none; Write and Commit are plain functions. Write writes a
+// temp file beside the target, fsyncs it, renames it over the target and
+// fsyncs the folder so that the rename itself survives a power cut (Commit
+// does the same for a temp file the caller streamed). The file gets perm, narrowed
 // by the mode of a file already at the path: a file a person made more
 // private stays so (flower never widens modes it finds).
 package atomicfile
@@ -38,18 +39,26 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 	if _, err := tmp.Write(data); err != nil {
 		return fail(err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
+	return Commit(tmp, path)
+}
+
+// Commit puts a temp file that the caller wrote (streamed, say) in place of
+// path: it fsyncs and closes tmp, renames it over path and fsyncs the
+// folder. tmp must be in path's folder (os.CreateTemp there). On any error
+// tmp is removed and path is left as it was.
+func Commit(tmp *os.File, path string) error {
+	err := tmp.Sync()
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return SyncDir(dir)
+	return SyncDir(filepath.Dir(path))
 }
 
 // SyncDir fsyncs a folder, making the renames and creations in it durable.

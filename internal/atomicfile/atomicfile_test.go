@@ -61,3 +61,39 @@ func TestWriteMissingDir(t *testing.T) {
 		t.Fatal("wrote into a missing folder")
 	}
 }
+
+// TestCommit: a streamed temp file replaces the target and leaves nothing
+// behind; a temp file that cannot be renamed (its target is a folder) is
+// removed and the target stays.
+func TestCommit(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.CreateTemp(dir, ".f.tmp*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp.WriteString("new")
+	if err := Commit(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "new" {
+		t.Errorf("content %q, want new", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left behind: %v", ents)
+	}
+	blocked := filepath.Join(dir, "sub")
+	if err := os.MkdirAll(filepath.Join(blocked, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tmp, _ = os.CreateTemp(dir, ".sub.tmp*")
+	if err := Commit(tmp, blocked); err == nil {
+		t.Error("renamed a file over a non-empty folder")
+	}
+	if _, err := os.Stat(tmp.Name()); !os.IsNotExist(err) {
+		t.Errorf("temp file kept after a failed commit: %v", err)
+	}
+}

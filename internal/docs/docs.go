@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/flowerhq/flower/internal/atomicfile"
 )
 
 // Section names one fixed section of a document: its Key in the parsed map,
@@ -331,7 +333,7 @@ func Write(path, text string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("docs: write %s: %w", path, err)
 	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+	if err := atomicfile.Write(path, []byte(text), 0o644); err != nil {
 		return fmt.Errorf("docs: write %s: %w", path, err)
 	}
 	return nil
