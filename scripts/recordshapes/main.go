@@ -25,6 +25,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/internal/pinned"
 	"github.com/flowerhq/flower/internal/testbed"
 	"github.com/flowerhq/flower/scripted"
 )
@@ -43,7 +44,7 @@ func main() {
 func run() error {
 	claude := os.Getenv("FLOWER_CLAUDE")
 	if claude == "" {
-		claude = testbed.ClaudeRelPath
+		claude = pinned.ClaudeRelPath
 	}
 	claude, err := filepath.Abs(claude)
 	if err != nil {
