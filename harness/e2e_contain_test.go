@@ -154,12 +154,5 @@ trap '' TERM; while :; do sleep 1; done`)
 	if !res.OK || res.Text != "DONE_THEN_HANG" || res.SessionID != "s-hang" || res.Attempts != 1 {
 		t.Fatalf("result = %+v", res)
 	}
-	data, err := os.ReadFile(pidfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pgid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	if pgid <= 1 || !groupGone(pgid) {
-		t.Errorf("process group %d is still alive", pgid)
-	}
+	assertGroupGone(t, pidfile)
 }

@@ -50,6 +50,20 @@ func groupGone(pgid int) bool {
 	})
 }
 
+// assertGroupGone fails t unless the process group whose id a scripted
+// tool wrote to pidfile is gone (within groupGone's wait).
+func assertGroupGone(t *testing.T, pidfile string) {
+	t.Helper()
+	data, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	if pgid <= 1 || !groupGone(pgid) {
+		t.Errorf("process group %d is still alive", pgid)
+	}
+}
+
 // procStat is one /proc/<pid>/stat line: the pid, "pid (comm)", and the
 // fields after the command name (state ppid pgrp …).
 type procStat struct {
@@ -123,14 +137,7 @@ func TestRun_BrokenChild(t *testing.T) {
 			if d := time.Since(start); d > 20*time.Second {
 				t.Errorf("took %s", d)
 			}
-			data, err := os.ReadFile(pidfile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pgid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-			if pgid <= 1 || !groupGone(pgid) {
-				t.Errorf("process group %d is still alive", pgid)
-			}
+			assertGroupGone(t, pidfile)
 		})
 	}
 }

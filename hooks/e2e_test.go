@@ -1,13 +1,12 @@
 package hooks_test
 
 import (
-	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/internal/linesock"
 	"github.com/flowerhq/flower/internal/testbed"
 	"github.com/flowerhq/flower/scripted"
 )
@@ -55,37 +55,22 @@ type sock struct {
 
 func listen(t testing.TB) *sock {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "fh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	s := &sock{path: filepath.Join(dir, "s.sock")}
-	ln, err := net.Listen("unix", s.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				sc := bufio.NewScanner(c)
-				for sc.Scan() {
-					var r hooks.Report
-					if json.Unmarshal(sc.Bytes(), &r) == nil {
-						s.mu.Lock()
-						s.got = append(s.got, r)
-						s.mu.Unlock()
-					}
-				}
-			}()
+	s := &sock{}
+	srv, err := linesock.Listen("fh-", 0, func(_ context.Context, line []byte) []byte {
+		var r hooks.Report
+		if json.Unmarshal(line, &r) != nil {
+			return []byte(`{"ok":false}`)
 		}
-	}()
+		s.mu.Lock()
+		s.got = append(s.got, r)
+		s.mu.Unlock()
+		return []byte(`{"ok":true}`)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	s.path = srv.Path()
 	return s
 }
 

@@ -238,7 +238,7 @@ func relocate(resp ExchangeResponse, from, to string) ExchangeResponse {
 	toJS, _ := json.Marshal(to)
 	rewrite := func(b []byte) json.RawMessage {
 		b = bytes.ReplaceAll(b, fromJS[1:len(fromJS)-1], toJS[1:len(toJS)-1])
-		return bytes.ReplaceAll(b, []byte(mangle(from)), []byte(mangle(to)))
+		return bytes.ReplaceAll(b, []byte(ProjectDirName(from)), []byte(ProjectDirName(to)))
 	}
 	out := resp
 	out.Body = rewrite(resp.Body)

@@ -69,7 +69,7 @@ type normalizer struct {
 func newNormalizer(body []byte) normalizer {
 	n := normalizer{cwd: cwdOf(body)}
 	if n.cwd != "" {
-		n.mangled = mangle(n.cwd)
+		n.mangled = ProjectDirName(n.cwd)
 	}
 	var alts []string
 	for _, r := range tempRoots() {
@@ -93,9 +93,10 @@ func cwdOf(body []byte) string {
 	return ""
 }
 
-// mangle is claude's project-folder name for dir: every character that is
-// not a letter or digit becomes '-'.
-func mangle(dir string) string {
+// ProjectDirName is the folder claude keeps dir's transcripts in, under
+// <config>/projects/: every character that is not a letter or digit becomes
+// '-'. (Cassettes rewrite it from one machine's workspace to another's.)
+func ProjectDirName(dir string) string {
 	b := []byte(dir)
 	for i, c := range b {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {

@@ -2,8 +2,6 @@ package scripted_test
 
 import (
 	"bytes"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -16,17 +14,8 @@ import (
 // post sends body to the server's Messages endpoint with the given headers.
 func post(t *testing.T, srv *scripted.Server, body string, header ...string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, srv.URL()+"/v1/messages", strings.NewReader(body))
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	code, _, b := sendTo(t, srv.URL(), body, header...)
+	return code, b
 }
 
 const claudeLike = `{"model":"m","system":[{"type":"text","text":"x-anthropic-billing-header: cc_version=2.1.328;"},{"type":"text","text":"You are a Claude agent"}],` +

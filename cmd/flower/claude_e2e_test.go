@@ -96,7 +96,7 @@ func TestE2E_ClaudeDropIn_TTY(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	sessions, err := st.ListSessions(context.Background(), mangle(bed.Workspace))
+	sessions, err := st.ListSessions(context.Background(), scripted.ProjectDirName(bed.Workspace))
 	if err != nil || len(sessions) != 1 {
 		t.Fatalf("mirrored sessions = %v, %v", sessions, err)
 	}
@@ -129,14 +129,3 @@ func TestE2E_ClaudeDropIn_Pipe(t *testing.T) {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// mangle is claude's project folder name for a cwd.
-func mangle(dir string) string {
-	b := []byte(dir)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			b[i] = '-'
-		}
-	}
-	return string(b)
-}

@@ -46,7 +46,7 @@ func TestE2E_SessionsCommand(t *testing.T) {
 	if out, _ := run("sessions", "list"); !strings.Contains(out, id) {
 		t.Fatalf("list lacks %s:\n%s", id, out)
 	}
-	transcript := filepath.Join(bed.Home, ".claude", "projects", mangle(bed.Workspace), id+".jsonl")
+	transcript := filepath.Join(bed.Home, ".claude", "projects", scripted.ProjectDirName(bed.Workspace), id+".jsonl")
 	raw, err := os.ReadFile(transcript)
 	if err != nil {
 		t.Fatal(err)

@@ -10,29 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/flowerhq/flower/internal/testbed"
 )
 
 // maxFuncLines is the longest a non-test function may be, braces included.
 const maxFuncLines = 100
-
-// moduleRoot is the directory of go.mod above the working directory.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
 
 // longFuncs lists the functions of the Go source src (named name) longer
 // than maxFuncLines.
@@ -67,7 +50,7 @@ func longFuncs(t *testing.T, fset *token.FileSet, name string, src []byte) []str
 // literals included) is over maxFuncLines lines, so each one fits a
 // reader's screen.
 func TestFunctionLength(t *testing.T) {
-	root := moduleRoot(t)
+	root := testbed.RepoRoot(t)
 	fset := token.NewFileSet()
 	files := 0
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
