@@ -77,15 +77,23 @@ func handoffScript(fullAgain bool) *scripted.Script {
 	}}
 }
 
-func TestRun_Handoff(t *testing.T) {
-	t.Parallel()
-	b := testbed.New(t, handoffScript(false))
+// handoffRun is the bed (handoffScript(fullAgain)), a Runtime with handoff
+// on at maxGen generations and a run-dir workbench, and the worker's spec.
+func handoffRun(t *testing.T, fullAgain bool, maxGen int) (*testbed.Bed, *harness.Runtime, harness.AgentSpec) {
+	t.Helper()
+	b := testbed.New(t, handoffScript(fullAgain))
 	rt := newRuntime(t, b, func(o *harness.Options) {
-		o.Handoff = harness.HandoffPolicy{Enabled: true, Window: 100_000, Headroom: 50_000, MaxGenerations: 2}
+		o.Handoff = harness.HandoffPolicy{Enabled: true, Window: 100_000, Headroom: 50_000, MaxGenerations: maxGen}
 		o.Workbench = harness.RunDirWorkbench(b.Workspace, o.RunDir)
 	})
 	spec := harness.NewAgentSpec("worker", "x")
 	spec.AllowedTools = []string{"Bash", "Read"}
+	return b, rt, spec
+}
+
+func TestRun_Handoff(t *testing.T) {
+	t.Parallel()
+	b, rt, spec := handoffRun(t, false, 2)
 	spec.MaxBudgetUSD = 5
 	res, err := rt.Run(runCtx(t), spec, "HANDOFF_TASK: count the widgets", harness.RunOptions{StepName: "count"})
 	if err != nil {
@@ -151,13 +159,7 @@ func TestRun_Handoff(t *testing.T) {
 
 func TestRun_HandoffMaxGenerations(t *testing.T) {
 	t.Parallel()
-	b := testbed.New(t, handoffScript(true))
-	rt := newRuntime(t, b, func(o *harness.Options) {
-		o.Handoff = harness.HandoffPolicy{Enabled: true, Window: 100_000, Headroom: 50_000, MaxGenerations: 1}
-		o.Workbench = harness.RunDirWorkbench(b.Workspace, o.RunDir)
-	})
-	spec := harness.NewAgentSpec("worker", "x")
-	spec.AllowedTools = []string{"Bash", "Read"}
+	_, rt, spec := handoffRun(t, true, 1)
 	res, err := rt.Run(runCtx(t), spec, "HANDOFF_TASK: count the widgets", harness.RunOptions{StepName: "count"})
 	if err != nil {
 		t.Fatal(err)

@@ -158,20 +158,11 @@ func TestE2E_PluginDeniesMainThreadBash(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The plugin as committed, with the binary where the set-up script puts it.
-	plug := filepath.Join(t.TempDir(), "flower")
-	root := testbed.RepoRoot(t)
-	for _, f := range []string{".claude-plugin/plugin.json", "hooks/hooks.json"} {
-		data, err := os.ReadFile(filepath.Join(root, "plugin", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		copyTo(t, filepath.Join(plug, f), data, 0o644)
-	}
 	bin, err := os.ReadFile(hook)
 	if err != nil {
 		t.Fatal(err)
 	}
-	copyTo(t, filepath.Join(plug, "bin", "flower-hook"), bin, 0o755)
+	plug := pluginWith(t, bin)
 	run := runClaude(t, bed, nil, "plugin test", "--plugin-dir", plug, "--allowedTools", "Bash")
 	if run.Result.Get("result").String() != "plugin done" {
 		t.Fatalf("exit %d result %s stderr %s", run.ExitCode, run.Result.Raw, run.Stderr)

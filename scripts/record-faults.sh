@@ -9,22 +9,14 @@
 # "# env: K=V …" (extra environment) and "# base: refused" (point claude at a
 # loopback port nobody listens on). Needs scripts/setup.sh first.
 # Usage: scripts/record-faults.sh [name…]
-set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$root"
-claude="${FLOWER_CLAUDE:-$root/.claude-cli/node_modules/@anthropic-ai/claude-code-linux-x64/claude}"
-[ -x "$claude" ] || { echo "record: no claude at $claude — run scripts/setup.sh" >&2; exit 1; }
-[ -x bin/flower ] || { echo "record: no bin/flower — run scripts/setup.sh" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/record-lib.sh"
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=($(cd scripts/faults && ls *.yaml | sed 's/\.yaml$//'))
+[ ${#names[@]} -gt 0 ] || names=($(yaml_names scripts/faults))
 mkdir -p testdata/faults
 header() { sed -n "s/^# $1: //p" "scripts/faults/$2.yaml" | head -1; }
 for name in "${names[@]}"; do
   tmp=$(mktemp -d)
-  bin/flower model serve --script "scripts/faults/$name.yaml" >"$tmp/serve.out" 2>&1 &
-  pid=$!
-  for _ in $(seq 50); do grep -q listening "$tmp/serve.out" && break; sleep 0.1; done
-  url=$(sed -n 's/.*listening on //p' "$tmp/serve.out")
+  serve_model "scripts/faults/$name.yaml" "$tmp"
   if [ "$(header base "$name")" = refused ]; then
     # A port that was just free: bind, note, release.
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -45,8 +37,7 @@ for name in "${names[@]}"; do
   code=$?
   set -e
   echo "$code" >"$root/testdata/faults/$name.exit"
-  kill "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
+  stop_model
   # Temp paths and ports differ per run; make them stable so the files diff cleanly.
   sed -i -e "s#$tmp#/tmp/REC#g" -e "s#127\.0\.0\.1:[0-9]*#127.0.0.1:PORT#g" "$out"
   echo "record: testdata/faults/$name.jsonl ($(wc -l <"$out") lines, exit $code)"

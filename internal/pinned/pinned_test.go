@@ -3,12 +3,13 @@ package pinned
 import (
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 )
 
 // TestSetupScriptInStep: scripts/setup.sh installs exactly ClaudeVersion at
-// ClaudeRelPath (the shell cannot import the constants, so this test holds
-// the two in step).
+// ClaudeRelPath, and the record scripts run that claude (the shell cannot
+// import the constants, so this test holds them in step).
 func TestSetupScriptInStep(t *testing.T) {
 	b, err := os.ReadFile("../../scripts/setup.sh")
 	if err != nil {
@@ -16,6 +17,13 @@ func TestSetupScriptInStep(t *testing.T) {
 	}
 	if err := inStep(string(b)); err != "" {
 		t.Error("scripts/setup.sh: " + err)
+	}
+	lib, err := os.ReadFile("../../scripts/record-lib.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(lib), `claude="${FLOWER_CLAUDE:-$root/`+ClaudeRelPath+`}"`) {
+		t.Error("scripts/record-lib.sh does not default to the claude at " + ClaudeRelPath)
 	}
 	// Control: a script pinned elsewhere is caught.
 	if inStep("CLAUDE_VERSION=9.9.9\ncli_dir=\"$root/.claude-cli\"\nclaude=\"$cli_dir/x/claude\"\n") == "" {
