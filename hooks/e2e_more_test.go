@@ -44,15 +44,13 @@ func TestE2E_SpillKeepsPointerReadBackWholeReadInOwnShape(t *testing.T) {
 	}
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main",
 		Match:   scripted.Match{FirstUser: "spill test"},
-		Replies: []scripted.Reply{tool("Bash", map[string]any{"command": "cat big.txt", "description": "show"})},
+		Replies: []scripted.Reply{bashCall("cat big.txt", "show")},
 		Func:    next}}})
 	mu.Lock()
 	ws = bed.Workspace
 	mu.Unlock()
 	srv := bed.Model
-	if err := os.WriteFile(filepath.Join(bed.Workspace, "big.txt"), []byte(big), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	putFile(t, bed.Workspace, "big.txt", []byte(big))
 	wb := filepath.Join(bed.Workspace, ".flower")
 	settings := writeSettings(t, bed.Home, hookEntry{"PostToolUse", hooks.BulkyTools, hook + " spill --dir " + wb})
 	run := runClaude(t, bed, nil, "spill test", "--settings", settings, "--allowedTools", "Bash Read Grep")
@@ -148,15 +146,8 @@ func TestE2E_IsolatePutsMarkedRoleIntoWorktree(t *testing.T) {
 func TestE2E_PluginDeniesMainThreadBash(t *testing.T) {
 	t.Parallel()
 	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
-	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
-		{Name: "main", Match: scripted.Match{FirstUser: "plugin test"}, Replies: []scripted.Reply{
-			tool("Bash", map[string]any{"command": "echo plugin > plugin-out.txt", "description": "write"}),
-			tool("Bash", map[string]any{"command": "cat big.txt | head -n 300", "description": "glance"}),
-			{Text: "plugin done"}}},
-	}})
-	if err := os.WriteFile(filepath.Join(bed.Workspace, "big.txt"), []byte(bigText(400)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bed := mainBed(t, "plugin test", bashCall("echo plugin > plugin-out.txt", "write"), bashCall("cat big.txt | head -n 300", "glance"), scripted.Reply{Text: "plugin done"})
+	putFile(t, bed.Workspace, "big.txt", []byte(bigText(400)))
 	// The plugin as committed, with the binary where the set-up script puts it.
 	bin, err := os.ReadFile(hook)
 	if err != nil {

@@ -116,6 +116,27 @@ func tool(name string, input any) scripted.Reply {
 	return scripted.Reply{ToolUse: &scripted.Block{Name: name, Input: b}}
 }
 
+// bashCall is a scripted Bash tool call.
+func bashCall(command, description string) scripted.Reply {
+	return tool("Bash", map[string]any{"command": command, "description": description})
+}
+
+// mainBed is a bed whose one conversation, "main", answers the prompt first
+// with replies.
+func mainBed(t *testing.T, first string, replies ...scripted.Reply) *testbed.Bed {
+	t.Helper()
+	return testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "main", Match: scripted.Match{FirstUser: first}, Replies: replies}}})
+}
+
+// putFile writes a fixture file into dir.
+func putFile(t *testing.T, dir, name string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func lastResult(t *testing.T, r scripted.Request) scripted.ToolResult {
 	t.Helper()
 	trs := r.ToolResults()
@@ -182,15 +203,8 @@ func TestE2E_DelegateDeniesMainThreadSubagentRuns(t *testing.T) {
 func TestE2E_DelegateGlanceLetsReadOnlyBashThrough(t *testing.T) {
 	t.Parallel()
 	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
-	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
-		{Name: "main", Match: scripted.Match{FirstUser: "glance"}, Replies: []scripted.Reply{
-			tool("Bash", map[string]any{"command": "ls -la | grep -c glance-marker", "description": "look"}),
-			tool("Bash", map[string]any{"command": "echo written > out.txt", "description": "write"}),
-			{Text: "glanced"}}},
-	}})
-	if err := os.WriteFile(filepath.Join(bed.Workspace, "glance-marker"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bed := mainBed(t, "glance", bashCall("ls -la | grep -c glance-marker", "look"), bashCall("echo written > out.txt", "write"), scripted.Reply{Text: "glanced"})
+	putFile(t, bed.Workspace, "glance-marker", nil)
 	settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.DefaultDelegateTools, hook + " delegate --glance"})
 	run := runClaude(t, bed, nil, "glance", "--settings", settings, "--allowedTools", "Bash")
 	if run.Result.Get("result").String() != "glanced" {
