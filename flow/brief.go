@@ -1,10 +1,8 @@
 package flow
 
-import (
-	"strings"
+import "strings"
 
-	"github.com/flowerhq/flower/internal/docs"
-)
+import "github.com/flowerhq/flower/internal/docs"
 
 // Brief section names, byte-exact.
 const (

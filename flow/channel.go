@@ -1,21 +1,19 @@
 package flow
 
-import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"math"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
-	"time"
+import "context"
+import "encoding/json"
+import "errors"
+import "fmt"
+import "io"
+import "math"
+import "os"
+import "path/filepath"
+import "strings"
+import "sync"
+import "time"
 
-	"github.com/flowerhq/flower/internal/docs"
-	"github.com/flowerhq/flower/internal/linesock"
-)
+import "github.com/flowerhq/flower/internal/docs"
+import "github.com/flowerhq/flower/internal/linesock"
 
 // Answer states.
 const (

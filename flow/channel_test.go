@@ -1,20 +1,18 @@
 package flow
 
-import (
-	"context"
-	"errors"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"regexp"
-	"slices"
-	"strings"
-	"testing"
-	"time"
+import "context"
+import "errors"
+import "io"
+import "io/fs"
+import "os"
+import "path/filepath"
+import "regexp"
+import "slices"
+import "strings"
+import "testing"
+import "time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
+import "github.com/modelcontextprotocol/go-sdk/mcp"
 
 // blockingAnswerer never answers until ctx ends.
 type blockingAnswerer struct{}

@@ -1,12 +1,10 @@
 package flow
 
-import (
-	"context"
-	"strings"
-	"time"
+import "context"
+import "strings"
+import "time"
 
-	"github.com/flowerhq/flower/harness"
-)
+import "github.com/flowerhq/flower/harness"
 
 // ClarifyResume is the clarify step's resume prompt: what a clarifier that
 // continues its own earlier session is told instead of the whole ask.

@@ -1,13 +1,11 @@
 package flow
 
-import (
-	"errors"
-	"io/fs"
-	"path/filepath"
-	"reflect"
-	"strings"
-	"testing"
-)
+import "errors"
+import "io/fs"
+import "path/filepath"
+import "reflect"
+import "strings"
+import "testing"
 
 // Every rule sentence of the seed's "Brief" section has a row here.
 func TestParseBrief(t *testing.T) {

@@ -1,14 +1,12 @@
 package flow_test
 
-import (
-	"context"
-	"fmt"
-	"log"
+import "context"
+import "fmt"
+import "log"
 
-	"github.com/flowerhq/flower/flow"
-	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/internal/wire"
-)
+import "github.com/flowerhq/flower/flow"
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/internal/wire"
 
 // The README's "Go library in five lines": the starter flow on a Runtime.
 // (Compiled, not run: it needs credentials and a real model.)

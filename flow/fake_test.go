@@ -1,13 +1,11 @@
 package flow
 
-import (
-	"context"
-	"fmt"
-	"strings"
-	"sync"
+import "context"
+import "fmt"
+import "strings"
+import "sync"
 
-	"github.com/flowerhq/flower/harness"
-)
+import "github.com/flowerhq/flower/harness"
 
 // call is one Run the fake runner saw.
 type call struct {

@@ -1,12 +1,10 @@
 package flow
 
-import (
-	"regexp"
-	"strconv"
-	"strings"
+import "regexp"
+import "strconv"
+import "strings"
 
-	"github.com/flowerhq/flower/internal/docs"
-)
+import "github.com/flowerhq/flower/internal/docs"
 
 // Goal section names, byte-exact.
 const (

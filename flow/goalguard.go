@@ -1,14 +1,12 @@
 package flow
 
-import (
-	"context"
-	"fmt"
-	"strings"
+import "context"
+import "fmt"
+import "strings"
 
-	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/internal/docs"
-	"github.com/flowerhq/flower/internal/textclip"
-)
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/internal/docs"
+import "github.com/flowerhq/flower/internal/textclip"
 
 // The three options the person gets when the judge says the goal is
 // unreachable. Anything else typed counts as "the judge was wrong".

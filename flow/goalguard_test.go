@@ -1,14 +1,12 @@
 package flow
 
-import (
-	"context"
-	"path/filepath"
-	"reflect"
-	"strings"
-	"testing"
+import "context"
+import "path/filepath"
+import "reflect"
+import "strings"
+import "testing"
 
-	"github.com/flowerhq/flower/harness"
-)
+import "github.com/flowerhq/flower/harness"
 
 const (
 	vAchieved    = "## 结论\n已达成\n## 理由\n都对\n## 未通过\n无"

@@ -1,17 +1,15 @@
 package flow
 
-import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+import "encoding/json"
+import "errors"
+import "fmt"
+import "io/fs"
+import "os"
+import "path/filepath"
 
-	"github.com/gofrs/flock"
+import "github.com/gofrs/flock"
 
-	"github.com/flowerhq/flower/internal/atomicfile"
-)
+import "github.com/flowerhq/flower/internal/atomicfile"
 
 // LineageFile is the lineage's file name inside the run directory.
 const LineageFile = "lineage.json"

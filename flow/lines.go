@@ -1,11 +1,9 @@
 package flow
 
-import (
-	"bufio"
-	"context"
-	"io"
-	"sync"
-)
+import "bufio"
+import "context"
+import "io"
+import "sync"
 
 // Lines is the one reader of a terminal: a single goroutine reads lines
 // from In and hands each to whoever asked for it — the channel's questions

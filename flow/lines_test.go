@@ -1,14 +1,12 @@
 package flow
 
-import (
-	"context"
-	"fmt"
-	"io"
-	"testing"
-	"time"
+import "context"
+import "fmt"
+import "io"
+import "testing"
+import "time"
 
-	"github.com/flowerhq/flower/internal/testbed"
-)
+import "github.com/flowerhq/flower/internal/testbed"
 
 // One reader hands each line to whoever asked; the newest asker first; a
 // cancelled asker takes nothing; EOF ends everyone.

@@ -1,17 +1,15 @@
 package flow
 
-import (
-	"bufio"
-	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net"
-	"strings"
-	"time"
+import "bufio"
+import "context"
+import "encoding/json"
+import "fmt"
+import "io"
+import "net"
+import "strings"
+import "time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
+import "github.com/modelcontextprotocol/go-sdk/mcp"
 
 // askArgs is the ask tool's input.
 type askArgs struct {

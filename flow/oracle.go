@@ -1,12 +1,10 @@
 package flow
 
-import (
-	"fmt"
-	"strings"
+import "fmt"
+import "strings"
 
-	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/internal/textclip"
-)
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/internal/textclip"
 
 // askDigestEvents is how many notable events AskPrompt quotes.
 const askDigestEvents = 40

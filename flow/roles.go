@@ -1,11 +1,9 @@
 package flow
 
-import (
-	"slices"
-	"strings"
+import "slices"
+import "strings"
 
-	"github.com/flowerhq/flower/harness"
-)
+import "github.com/flowerhq/flower/harness"
 
 // Tool groups (the seed keeps them unexported; they decide the defaults).
 var (

@@ -1,13 +1,11 @@
 package flow
 
-import (
-	"reflect"
-	"slices"
-	"strings"
-	"testing"
+import "reflect"
+import "slices"
+import "strings"
+import "testing"
 
-	"github.com/flowerhq/flower/harness"
-)
+import "github.com/flowerhq/flower/harness"
 
 func TestCoordinator(t *testing.T) {
 	ch := &fakeChannel{}

@@ -1,16 +1,14 @@
 package flow
 
-import (
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
-	"time"
+import "errors"
+import "fmt"
+import "io"
+import "os"
+import "path/filepath"
+import "strings"
+import "time"
 
-	"github.com/flowerhq/flower/harness"
-)
+import "github.com/flowerhq/flower/harness"
 
 // Starter names, byte-exact.
 const (

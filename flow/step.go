@@ -1,12 +1,10 @@
 package flow
 
-import (
-	"context"
-	"errors"
-	"fmt"
+import "context"
+import "errors"
+import "fmt"
 
-	"github.com/flowerhq/flower/harness"
-)
+import "github.com/flowerhq/flower/harness"
 
 // Ctx is the state a Workflow hands from step to step (seed Ctx =
 // dict[str, Any]). Step names are keys for step outputs; every key the

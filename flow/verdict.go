@@ -1,14 +1,12 @@
 package flow
 
-import (
-	"regexp"
-	"slices"
-	"sort"
-	"strings"
-	"unicode/utf8"
+import "regexp"
+import "slices"
+import "sort"
+import "strings"
+import "unicode/utf8"
 
-	"github.com/flowerhq/flower/internal/docs"
-)
+import "github.com/flowerhq/flower/internal/docs"
 
 // Verdict section names, byte-exact.
 const (

@@ -1,12 +1,10 @@
 package flow
 
-import (
-	"context"
-	"fmt"
-	"time"
+import "context"
+import "fmt"
+import "time"
 
-	"github.com/flowerhq/flower/harness"
-)
+import "github.com/flowerhq/flower/harness"
 
 // Workflow runs Steps in order and hands state between them through a Ctx.
 // Build it with NewWorkflow to get the seed's defaults (Name "workflow",

@@ -1,15 +1,13 @@
 package flow
 
-import (
-	"context"
-	"errors"
-	"os"
-	"path/filepath"
-	"reflect"
-	"testing"
+import "context"
+import "errors"
+import "os"
+import "path/filepath"
+import "reflect"
+import "testing"
 
-	"github.com/flowerhq/flower/harness"
-)
+import "github.com/flowerhq/flower/harness"
 
 func spec(name string) harness.AgentSpec { return harness.NewAgentSpec(name, "") }
 

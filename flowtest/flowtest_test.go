@@ -1,19 +1,17 @@
 package flowtest_test
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
+import "fmt"
+import "os"
+import "path/filepath"
+import "strings"
+import "testing"
 
-	"github.com/flowerhq/flower/flow"
-	"github.com/flowerhq/flower/flowtest"
-	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/internal/wire"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/flow"
+import "github.com/flowerhq/flower/flowtest"
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/internal/wire"
+import "github.com/flowerhq/flower/scripted"
 
 // markerScript is the "real model" of the recording: one Bash call that
 // touches a marker in the workspace, then a final text.

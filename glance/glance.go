@@ -1,11 +1,9 @@
 package glance
 
-import (
-	"strings"
-	"sync"
+import "strings"
+import "sync"
 
-	"mvdan.cc/sh/v3/syntax"
-)
+import "mvdan.cc/sh/v3/syntax"
 
 // MaxLen bounds the commands IsEphemeral looks at. A glance is a
 // short command; anything longer is not worth the parse and is not a glance.

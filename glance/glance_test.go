@@ -1,11 +1,9 @@
 package glance
 
-import (
-	"strings"
-	"testing"
+import "strings"
+import "testing"
 
-	"mvdan.cc/sh/v3/syntax"
-)
+import "mvdan.cc/sh/v3/syntax"
 
 // readOnlyCommands are everyday glances a coordinator runs: all ephemeral.
 var readOnlyCommands = []string{

@@ -1,9 +1,7 @@
 package glance
 
-import (
-	"strings"
-	"sync"
-)
+import "strings"
+import "sync"
 
 // kind says whether an option takes a value.
 type kind uint8

@@ -1,9 +1,7 @@
 package glance
 
-import (
-	"strings"
-	"sync"
-)
+import "strings"
+import "sync"
 
 // verbs is the allowlist: every verb a glance may run, with its exact
 // options. Verbs that are not here (xargs, exec, eval, source, ., tee, cd,

@@ -1,13 +1,11 @@
 package harness
 
-import (
-	"encoding/json"
-	"slices"
-	"strings"
-	"testing"
+import "encoding/json"
+import "slices"
+import "strings"
+import "testing"
 
-	"github.com/flowerhq/flower/hooks"
-)
+import "github.com/flowerhq/flower/hooks"
 
 func TestBuildArgs_Roles(t *testing.T) {
 	wb := &Workbench{Workspace: "/ws", Home: "/runs/workbench"}

@@ -1,23 +1,21 @@
 package harness_test
 
-import (
-	"context"
-	"fmt"
-	"io"
-	"net"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
-	"testing"
-	"time"
+import "context"
+import "fmt"
+import "io"
+import "net"
+import "os"
+import "path/filepath"
+import "strings"
+import "sync"
+import "testing"
+import "time"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
 
 // faultRecipe is a recipe of scripts/record-faults.sh: its first reply (the
 // fault) and its "# env:" settings, plus what claude printed when it was

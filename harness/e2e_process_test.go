@@ -1,22 +1,20 @@
 package harness_test
 
-import (
-	"context"
-	"encoding/json"
-	"errors"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
-	"testing"
-	"time"
+import "context"
+import "encoding/json"
+import "errors"
+import "os"
+import "path/filepath"
+import "strconv"
+import "strings"
+import "syscall"
+import "testing"
+import "time"
 
-	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/internal/wire"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/internal/wire"
+import "github.com/flowerhq/flower/scripted"
 
 // fakeClaude writes a shell script that stands in for claude.
 func fakeClaude(t *testing.T, body string) string {

@@ -1,15 +1,13 @@
 package harness
 
-import (
-	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
-	"testing"
+import "os"
+import "path/filepath"
+import "sort"
+import "strconv"
+import "strings"
+import "testing"
 
-	"github.com/tidwall/gjson"
-)
+import "github.com/tidwall/gjson"
 
 // recordedFaults are the faults scripts/record-faults.sh recorded from the
 // real claude (testdata/faults/<name>.jsonl + .exit), with the class each

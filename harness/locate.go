@@ -1,16 +1,14 @@
 package harness
 
-import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
+import "encoding/json"
+import "errors"
+import "fmt"
+import "os"
+import "os/exec"
+import "path/filepath"
+import "strings"
 
-	"github.com/flowerhq/flower/internal/pinned"
-)
+import "github.com/flowerhq/flower/internal/pinned"
 
 // ErrClaudeNotFound is returned when no claude binary can be located.
 var ErrClaudeNotFound = errors.New("claude not found")

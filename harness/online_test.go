@@ -1,14 +1,12 @@
 package harness
 
-import (
-	"context"
-	"errors"
-	"net"
-	"strings"
-	"sync"
-	"testing"
-	"time"
-)
+import "context"
+import "errors"
+import "net"
+import "strings"
+import "sync"
+import "testing"
+import "time"
 
 // freePort returns a loopback address nobody listens on (yet).
 func freePort(t *testing.T) string {

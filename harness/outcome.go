@@ -1,14 +1,12 @@
 package harness
 
-import (
-	"errors"
-	"fmt"
-	"strings"
+import "errors"
+import "fmt"
+import "strings"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/internal/textclip"
-)
+import "github.com/flowerhq/flower/internal/textclip"
 
 // The outcomes of one attempt that are not a success, matched with
 // errors.Is and errors.As. StepResult.Error and StepResult.Errors keep their

@@ -1,19 +1,17 @@
 package harness
 
-import (
-	"context"
-	"errors"
-	"io/fs"
-	"net"
-	"os"
-	"path/filepath"
-	"strings"
-	"syscall"
-	"time"
+import "context"
+import "errors"
+import "io/fs"
+import "net"
+import "os"
+import "path/filepath"
+import "strings"
+import "syscall"
+import "time"
 
-	"github.com/flowerhq/flower/internal/atomicfile"
-	"github.com/flowerhq/flower/internal/redact"
-)
+import "github.com/flowerhq/flower/internal/atomicfile"
+import "github.com/flowerhq/flower/internal/redact"
 
 // Private by default: the run dir and everything flower writes in it are
 // 0700/0600, and secrets never reach the disk. flower narrows the modes it

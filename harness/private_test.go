@@ -1,16 +1,14 @@
 package harness
 
-import (
-	"encoding/json"
-	"io"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"testing"
-	"time"
-)
+import "encoding/json"
+import "io"
+import "net"
+import "os"
+import "os/exec"
+import "path/filepath"
+import "strings"
+import "testing"
+import "time"
 
 // captureStderr runs fn with os.Stderr redirected and returns what it wrote.
 func captureStderr(t *testing.T, fn func()) string {

@@ -1,21 +1,19 @@
 package harness
 
-import (
-	"bufio"
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"strings"
-	"sync"
-	"syscall"
-	"time"
+import "bufio"
+import "context"
+import "encoding/json"
+import "errors"
+import "fmt"
+import "io"
+import "os"
+import "os/exec"
+import "strings"
+import "sync"
+import "syscall"
+import "time"
 
-	"github.com/flowerhq/flower/internal/child"
-)
+import "github.com/flowerhq/flower/internal/child"
 
 // maxLine is the stream-json line cap: large tool results arrive as one line.
 const maxLine = 64 << 20

@@ -1,19 +1,17 @@
 package harness
 
-import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"net"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
-	"testing"
-	"time"
+import "encoding/json"
+import "errors"
+import "fmt"
+import "net"
+import "os"
+import "path/filepath"
+import "strings"
+import "sync"
+import "testing"
+import "time"
 
-	"github.com/tidwall/gjson"
-)
+import "github.com/tidwall/gjson"
 
 func TestClassify(t *testing.T) {
 	tests := []struct {

@@ -1,18 +1,16 @@
 package harness
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"net"
-	"net/url"
-	"regexp"
-	"strconv"
-	"strings"
-	"time"
+import "context"
+import "errors"
+import "fmt"
+import "net"
+import "net/url"
+import "regexp"
+import "strconv"
+import "strings"
+import "time"
 
-	"github.com/flowerhq/flower/internal/envlist"
-)
+import "github.com/flowerhq/flower/internal/envlist"
 
 // Resilience is the retry policy of the Runtime (seed Resilience; its table
 // was lost). The zero value is disabled; NewResilience gives the defaults.

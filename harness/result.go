@@ -1,9 +1,7 @@
 package harness
 
-import (
-	"encoding/json"
-	"time"
-)
+import "encoding/json"
+import "time"
 
 // StepResult is the complete account of one run step (seed StepResult).
 // Times are Unix seconds, as in the seed; Context is the last main-thread

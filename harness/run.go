@@ -1,19 +1,17 @@
 package harness
 
-import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"time"
+import "context"
+import "encoding/json"
+import "errors"
+import "fmt"
+import "os"
+import "path/filepath"
+import "strconv"
+import "strings"
+import "time"
 
-	"github.com/flowerhq/flower/internal/envlist"
-	"github.com/flowerhq/flower/internal/textclip"
-)
+import "github.com/flowerhq/flower/internal/envlist"
+import "github.com/flowerhq/flower/internal/textclip"
 
 // attemptArgs are the per-attempt inputs of one claude process.
 type attemptArgs struct {

@@ -1,22 +1,20 @@
 package harness
 
-import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
-	"sync"
-	"time"
+import "context"
+import "crypto/rand"
+import "encoding/hex"
+import "fmt"
+import "os"
+import "path/filepath"
+import "regexp"
+import "sync"
+import "time"
 
-	"github.com/joho/godotenv"
+import "github.com/joho/godotenv"
 
-	"github.com/flowerhq/flower/internal/envlist"
-	"github.com/flowerhq/flower/internal/linesock"
-	"github.com/flowerhq/flower/internal/redact"
-)
+import "github.com/flowerhq/flower/internal/envlist"
+import "github.com/flowerhq/flower/internal/linesock"
+import "github.com/flowerhq/flower/internal/redact"
 
 // Class constants of the seed's Runtime.
 const (

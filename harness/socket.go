@@ -1,13 +1,11 @@
 package harness
 
-import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"time"
+import "context"
+import "encoding/json"
+import "fmt"
+import "time"
 
-	"github.com/flowerhq/flower/internal/linesock"
-)
+import "github.com/flowerhq/flower/internal/linesock"
 
 // startReportServer opens the private Unix socket that flower-hook reports
 // to (design.md §3; a linesock.Server): one JSON line per connection (more

@@ -1,10 +1,8 @@
 package harness
 
-import (
-	"os"
-	"strconv"
-	"strings"
-)
+import "os"
+import "strconv"
+import "strings"
 
 // AgentSpec is the complete declaration of one specialised agent (seed
 // "AgentSpec"). BuildArgs compiles it into a claude command line.

@@ -1,15 +1,13 @@
 package harness
 
-import (
-	"bytes"
-	"encoding/json"
-	"math"
-	"os"
-	"path/filepath"
-	"reflect"
-	"testing"
-	"time"
-)
+import "bytes"
+import "encoding/json"
+import "math"
+import "os"
+import "path/filepath"
+import "reflect"
+import "testing"
+import "time"
 
 // eventsOf turns a recorded stream into the events the Runtime would
 // record for one step: step_start, what the stream machine emits, step_end.

@@ -1,12 +1,10 @@
 package harness
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"sync"
-	"time"
-)
+import "context"
+import "errors"
+import "fmt"
+import "sync"
+import "time"
 
 // stepRun is the state of one Run across its attempts.
 type stepRun struct {

@@ -1,16 +1,14 @@
 package harness
 
-import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"strings"
-	"time"
+import "encoding/json"
+import "errors"
+import "fmt"
+import "strings"
+import "time"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/internal/textclip"
-)
+import "github.com/flowerhq/flower/internal/textclip"
 
 // stream is the pure state machine of one attempt, and it owns every
 // decision about it: it consumes what the supervisor observes (stdout

@@ -1,13 +1,11 @@
 package harness
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
+import "fmt"
+import "os"
+import "path/filepath"
+import "strings"
 
-	"github.com/flowerhq/flower/hooks"
-)
+import "github.com/flowerhq/flower/hooks"
 
 // Workbench is the spill-over working directory of a run (seed Workbench):
 // scripts/, artifacts/, notes/ (plus spill/ for the spill guard) and an

@@ -1,19 +1,17 @@
 package hooks_test
 
-import (
-	"bytes"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
-	"strings"
-	"testing"
-	"time"
+import "bytes"
+import "fmt"
+import "os"
+import "os/exec"
+import "path/filepath"
+import "slices"
+import "strings"
+import "testing"
+import "time"
 
-	"github.com/flowerhq/flower/hooks"
-	"github.com/flowerhq/flower/internal/testbed"
-)
+import "github.com/flowerhq/flower/hooks"
+import "github.com/flowerhq/flower/internal/testbed"
 
 // pyHook is the Python equivalent of `flower-hook delegate`: parse the same
 // JSON, decide the same way, print the same answer, report the same line.

@@ -1,12 +1,10 @@
 package hooks
 
-import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
-)
+import "encoding/json"
+import "os"
+import "path/filepath"
+import "strings"
+import "testing"
 
 // Spill never writes through a symlinked spill folder or a planted
 // symlink file: the original output stands and the decision says why. The

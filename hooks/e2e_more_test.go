@@ -1,18 +1,16 @@
 package hooks_test
 
-import (
-	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
-	"testing"
+import "bytes"
+import "os"
+import "os/exec"
+import "path/filepath"
+import "strings"
+import "sync"
+import "testing"
 
-	"github.com/flowerhq/flower/hooks"
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/hooks"
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
 
 func TestE2E_SpillKeepsPointerReadBackWholeReadInOwnShape(t *testing.T) {
 	t.Parallel()

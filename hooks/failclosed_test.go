@@ -1,16 +1,14 @@
 package hooks
 
-import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"testing"
+import "bytes"
+import "encoding/json"
+import "os"
+import "os/exec"
+import "path/filepath"
+import "strings"
+import "testing"
 
-	"github.com/flowerhq/flower/internal/testbed"
-)
+import "github.com/flowerhq/flower/internal/testbed"
 
 // The plugin's delegate hook is exactly DenyCommand: the committed
 // hooks.json cannot drift from the wrapper the tests prove.

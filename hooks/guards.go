@@ -1,11 +1,9 @@
 package hooks
 
-import (
-	"encoding/json"
-	"fmt"
-	"regexp"
-	"strings"
-)
+import "encoding/json"
+import "fmt"
+import "regexp"
+import "strings"
 
 // Matcher matches tool names the way a Claude Code hook matcher does: the
 // whole name against a regular expression, "" and "*" matching every tool.

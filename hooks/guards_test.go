@@ -1,11 +1,9 @@
 package hooks
 
-import (
-	"encoding/json"
-	"reflect"
-	"strings"
-	"testing"
-)
+import "encoding/json"
+import "reflect"
+import "strings"
+import "testing"
 
 func mustMatcher(t *testing.T, expr string) interface{ MatchString(string) bool } {
 	t.Helper()

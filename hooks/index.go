@@ -1,17 +1,15 @@
 package hooks
 
-import (
-	"bufio"
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
+import "bufio"
+import "encoding/json"
+import "fmt"
+import "os"
+import "path/filepath"
+import "sort"
+import "strings"
 
-	"github.com/flowerhq/flower/internal/atomicfile"
-	"github.com/flowerhq/flower/internal/textclip"
-)
+import "github.com/flowerhq/flower/internal/atomicfile"
+import "github.com/flowerhq/flower/internal/textclip"
 
 // IndexFolders are the workbench folders INDEX.md lists, with what each is for.
 var IndexFolders = []struct{ Name, Purpose string }{

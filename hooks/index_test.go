@@ -1,13 +1,11 @@
 package hooks
 
-import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
-	"time"
-)
+import "encoding/json"
+import "os"
+import "path/filepath"
+import "strings"
+import "testing"
+import "time"
 
 func write(t *testing.T, path, text string, age time.Duration) {
 	t.Helper()

@@ -1,16 +1,14 @@
 package hooks
 
-import (
-	"encoding/json"
-	"errors"
-	"flag"
-	"fmt"
-	"io"
-	"os"
-	"strings"
+import "encoding/json"
+import "errors"
+import "flag"
+import "fmt"
+import "io"
+import "os"
+import "strings"
 
-	"github.com/flowerhq/flower/glance"
-)
+import "github.com/flowerhq/flower/glance"
 
 // maxInput caps the hook input read from stdin. Tool outputs reach the hook
 // already truncated by the CLI; more than this is garbage.

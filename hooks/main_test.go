@@ -1,16 +1,14 @@
 package hooks
 
-import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"net"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
-	"time"
-)
+import "bufio"
+import "bytes"
+import "encoding/json"
+import "net"
+import "os"
+import "path/filepath"
+import "strings"
+import "testing"
+import "time"
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 

@@ -1,10 +1,8 @@
 package hooks
 
-import (
-	"encoding/json"
-	"fmt"
-	"time"
-)
+import "encoding/json"
+import "fmt"
+import "time"
 
 // ReportTimeout bounds the whole report (connect and write) where the
 // platform needs a timeout. The socket is local; when the listener is

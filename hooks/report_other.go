@@ -2,10 +2,8 @@
 
 package hooks
 
-import (
-	"net"
-	"time"
-)
+import "net"
+import "time"
 
 // sendLine sends line to the Unix socket at path within timeout.
 func sendLine(path string, line []byte, timeout time.Duration) error {

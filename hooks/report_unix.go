@@ -2,11 +2,9 @@
 
 package hooks
 
-import (
-	"errors"
-	"syscall"
-	"time"
-)
+import "errors"
+import "syscall"
+import "time"
 
 // sendLine sends line over a non-blocking Unix stream socket: connect and
 // write either complete at once or fail (EAGAIN when the listener's backlog

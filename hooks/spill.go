@@ -1,22 +1,20 @@
 package hooks
 
-import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strings"
-	"sync"
-	"unicode/utf8"
+import "bytes"
+import "crypto/sha256"
+import "encoding/hex"
+import "encoding/json"
+import "fmt"
+import "os"
+import "path/filepath"
+import "regexp"
+import "strings"
+import "sync"
+import "unicode/utf8"
 
-	"github.com/flowerhq/flower/internal/atomicfile"
-	"github.com/flowerhq/flower/internal/redact"
-	"github.com/flowerhq/flower/internal/textclip"
-)
+import "github.com/flowerhq/flower/internal/atomicfile"
+import "github.com/flowerhq/flower/internal/redact"
+import "github.com/flowerhq/flower/internal/textclip"
 
 // SpillConfig configures the spill guard.
 type SpillConfig struct {

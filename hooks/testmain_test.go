@@ -1,11 +1,9 @@
 package hooks_test
 
-import (
-	"os"
-	"testing"
+import "os"
+import "testing"
 
-	"github.com/flowerhq/flower/internal/testbed"
-)
+import "github.com/flowerhq/flower/internal/testbed"
 
 // TestMain removes the binaries testbed.BuildBinary built after the tests.
 func TestMain(m *testing.M) { os.Exit(testbed.Main(m.Run)) }

@@ -1,11 +1,9 @@
 package hooks
 
-import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-)
+import "bytes"
+import "encoding/json"
+import "errors"
+import "fmt"
 
 // Guard names: the first argument of flower-hook (design §3).
 const (

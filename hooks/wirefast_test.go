@@ -1,11 +1,9 @@
 package hooks
 
-import (
-	"encoding/json"
-	"reflect"
-	"strings"
-	"testing"
-)
+import "encoding/json"
+import "reflect"
+import "strings"
+import "testing"
 
 // jsonStrings are strings whose encoding/json form the fast escaper must
 // reproduce byte for byte.

@@ -1,15 +1,13 @@
 package scripted
 
-import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"net"
-	"net/http"
-	"time"
+import "context"
+import "encoding/json"
+import "fmt"
+import "net"
+import "net/http"
+import "time"
 
-	"github.com/flowerhq/flower/internal/textclip"
-)
+import "github.com/flowerhq/flower/internal/textclip"
 
 // defaultFaultMessages are the texts the real API sends for each fault.
 var defaultFaultMessages = map[int]string{

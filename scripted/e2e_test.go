@@ -1,15 +1,13 @@
 package scripted_test
 
-import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
+import "encoding/json"
+import "os"
+import "path/filepath"
+import "strings"
+import "testing"
 
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
 
 func mustParse(t *testing.T, js string) *scripted.Script {
 	t.Helper()

@@ -1,10 +1,8 @@
 package scripted
 
-import (
-	"strings"
+import "strings"
 
-	"github.com/flowerhq/flower/internal/envlist"
-)
+import "github.com/flowerhq/flower/internal/envlist"
 
 // scrubbed reports whether an inherited variable must not reach claude: it
 // would point it at a real account, a real server, or a parent Claude Code.

@@ -1,14 +1,12 @@
 package scripted_test
 
-import (
-	"io"
-	"net/http"
-	"path/filepath"
-	"strings"
-	"testing"
+import "io"
+import "net/http"
+import "path/filepath"
+import "strings"
+import "testing"
 
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/scripted"
 
 // Every recipe scripts/record-faults.sh records must parse.
 func TestFaultRecipesParse(t *testing.T) {

@@ -1,20 +1,18 @@
 package scripted
 
-import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/url"
-	"os"
-	"slices"
-	"strings"
-	"sync"
-	"time"
-)
+import "bufio"
+import "bytes"
+import "encoding/json"
+import "fmt"
+import "io"
+import "net"
+import "net/http"
+import "net/url"
+import "os"
+import "slices"
+import "strings"
+import "sync"
+import "time"
 
 // Recorder is a recording proxy for the Messages API: claude's
 // ANTHROPIC_BASE_URL points at it, it forwards every request to the

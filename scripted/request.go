@@ -1,12 +1,10 @@
 package scripted
 
-import (
-	"encoding/json"
-	"strings"
-	"time"
+import "encoding/json"
+import "strings"
+import "time"
 
-	"github.com/tidwall/gjson"
-)
+import "github.com/tidwall/gjson"
 
 // Request is one recorded HTTP request and how it was answered.
 type Request struct {

@@ -22,16 +22,14 @@
 // and messages; see normalize.go), and is Closed like any Server.
 package scripted
 
-import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"strings"
+import "bytes"
+import "encoding/json"
+import "errors"
+import "fmt"
+import "os"
+import "strings"
 
-	"sigs.k8s.io/yaml"
-)
+import "sigs.k8s.io/yaml"
 
 // Script says, per conversation, which replies to give in order.
 type Script struct {

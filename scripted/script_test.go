@@ -1,16 +1,14 @@
 package scripted_test
 
-import (
-	"io"
-	"net"
-	"net/http"
-	"strings"
-	"testing"
+import "io"
+import "net"
+import "net/http"
+import "strings"
+import "testing"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/scripted"
 
 func httpPost(url, body string) (int, error) {
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))

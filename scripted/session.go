@@ -1,11 +1,9 @@
 package scripted
 
-import (
-	"encoding/json"
-	"net/http"
+import "encoding/json"
+import "net/http"
 
-	"github.com/tidwall/gjson"
-)
+import "github.com/tidwall/gjson"
 
 // sessionOf names the claude session a request belongs to: the
 // X-Claude-Code-Session-Id header claude sends on every Messages call, else

@@ -1,15 +1,13 @@
 package scripted_test
 
-import (
-	"bytes"
-	"strings"
-	"testing"
-	"unicode/utf8"
+import "bytes"
+import "strings"
+import "testing"
+import "unicode/utf8"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/scripted"
 
 // post sends body to the server's Messages endpoint with the given headers.
 func post(t *testing.T, srv *scripted.Server, body string, header ...string) (int, string) {

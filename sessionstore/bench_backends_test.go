@@ -1,19 +1,17 @@
 package sessionstore_test
 
-import (
-	"bufio"
-	"context"
-	"encoding/json"
-	"fmt"
-	"math"
-	"os"
-	"path/filepath"
-	"testing"
-	"time"
+import "bufio"
+import "context"
+import "encoding/json"
+import "fmt"
+import "math"
+import "os"
+import "path/filepath"
+import "testing"
+import "time"
 
-	"github.com/flowerhq/flower/internal/pgtest"
-	"github.com/flowerhq/flower/sessionstore"
-)
+import "github.com/flowerhq/flower/internal/pgtest"
+import "github.com/flowerhq/flower/sessionstore"
 
 // backendFigures are one backend's timings in one run.
 type backendFigures struct {

@@ -1,13 +1,11 @@
 package sessionstore_test
 
-import (
-	"path/filepath"
-	"testing"
+import "path/filepath"
+import "testing"
 
-	"github.com/flowerhq/flower/internal/pgtest"
-	"github.com/flowerhq/flower/sessionstore"
-	"github.com/flowerhq/flower/sessionstore/storetest"
-)
+import "github.com/flowerhq/flower/internal/pgtest"
+import "github.com/flowerhq/flower/sessionstore"
+import "github.com/flowerhq/flower/sessionstore/storetest"
 
 func openTemp(t *testing.T, opts ...sessionstore.Option) *sessionstore.Store {
 	t.Helper()

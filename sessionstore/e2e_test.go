@@ -6,25 +6,23 @@ package sessionstore_test
 // claude --resume replays it; the assertions read the request the resumed
 // call sent to the model.
 
-import (
-	"bufio"
-	"encoding/json"
-	"fmt"
-	"maps"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
-	"syscall"
-	"testing"
-	"time"
+import "bufio"
+import "encoding/json"
+import "fmt"
+import "maps"
+import "os"
+import "path/filepath"
+import "slices"
+import "strings"
+import "syscall"
+import "testing"
+import "time"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/scripted"
-	"github.com/flowerhq/flower/sessionstore"
-)
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
+import "github.com/flowerhq/flower/sessionstore"
 
 const projectKey = "flowerproj"
 

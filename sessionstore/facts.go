@@ -1,12 +1,10 @@
 package sessionstore
 
-import (
-	"context"
-	"database/sql"
-	"encoding/json"
-	"strconv"
-	"strings"
-)
+import "context"
+import "database/sql"
+import "encoding/json"
+import "strconv"
+import "strings"
 
 // Facts: what the load pipeline needs to know about a line (lineMeta, see
 // parseLine), derived when the line is appended and stored in the entries

@@ -1,12 +1,10 @@
 package sessionstore
 
-import (
-	"bytes"
-	"encoding/json"
-	"path/filepath"
-	"reflect"
-	"testing"
-)
+import "bytes"
+import "encoding/json"
+import "path/filepath"
+import "reflect"
+import "testing"
 
 func TestFactsRoundTrip(t *testing.T) {
 	for _, tc := range []struct {

@@ -1,10 +1,8 @@
 package sessionstore
 
-import (
-	"strings"
+import "strings"
 
-	"github.com/tidwall/gjson"
-)
+import "github.com/tidwall/gjson"
 
 // A minimal walker over JSON text that is already known to be valid (every
 // stored entry was validated on append). Unlike gjson it never decodes a

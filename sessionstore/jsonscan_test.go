@@ -1,13 +1,11 @@
 package sessionstore
 
-import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"strings"
-	"testing"
-	"unicode/utf8"
-)
+import "bufio"
+import "bytes"
+import "encoding/json"
+import "strings"
+import "testing"
+import "unicode/utf8"
 
 // The raw walker and decoder agree with encoding/json on awkward text.
 func TestJSONScanAgreesWithEncodingJSON(t *testing.T) {

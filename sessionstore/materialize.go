@@ -1,23 +1,21 @@
 package sessionstore
 
-import (
-	"bufio"
-	"bytes"
-	"context"
-	"database/sql"
-	"database/sql/driver"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
+import "bufio"
+import "bytes"
+import "context"
+import "database/sql"
+import "database/sql/driver"
+import "encoding/json"
+import "errors"
+import "fmt"
+import "io"
+import "io/fs"
+import "os"
+import "path/filepath"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/internal/atomicfile"
-)
+import "github.com/flowerhq/flower/internal/atomicfile"
 
 // Materialize writes key's session for a resume:
 // <configDir>/projects/<ProjectKey>/<SessionID>.jsonl from the load pipeline

@@ -1,17 +1,15 @@
 package sessionstore
 
-import (
-	"database/sql"
-	"embed"
-	"errors"
-	"fmt"
-	"io/fs"
-	"math/rand/v2"
-	"sort"
-	"time"
+import "database/sql"
+import "embed"
+import "errors"
+import "fmt"
+import "io/fs"
+import "math/rand/v2"
+import "sort"
+import "time"
 
-	"github.com/mattn/go-sqlite3"
-)
+import "github.com/mattn/go-sqlite3"
 
 //go:embed migrations/*.sql migrations/postgres/*.sql
 var migrations embed.FS

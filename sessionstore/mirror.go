@@ -1,20 +1,18 @@
 package sessionstore
 
-import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
+import "bufio"
+import "bytes"
+import "context"
+import "encoding/json"
+import "errors"
+import "fmt"
+import "io"
+import "os"
+import "path/filepath"
+import "sort"
+import "strings"
 
-	"github.com/tidwall/gjson"
-)
+import "github.com/tidwall/gjson"
 
 // maxLine caps one JSONL line or stream-json frame, as the Runtime does.
 const maxLine = 64 << 20

@@ -1,18 +1,16 @@
 package sessionstore_test
 
-import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
+import "bytes"
+import "encoding/json"
+import "errors"
+import "os"
+import "path/filepath"
+import "strings"
+import "testing"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/sessionstore"
-)
+import "github.com/flowerhq/flower/sessionstore"
 
 func TestKeyFromPath(t *testing.T) {
 	for _, tc := range []struct {

@@ -1,10 +1,8 @@
 package sessionstore
 
-import (
-	"path/filepath"
-	"sync"
-	"testing"
-)
+import "path/filepath"
+import "sync"
+import "testing"
 
 // TestOpenConcurrentlyOnANewFile: eight openers racing to create and switch
 // one new database to WAL all succeed (regression: eight `flower step`

@@ -1,23 +1,21 @@
 package sessionstore_test
 
-import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
-	"testing"
-	"time"
+import "bytes"
+import "context"
+import "encoding/json"
+import "fmt"
+import "os"
+import "path/filepath"
+import "strconv"
+import "strings"
+import "sync"
+import "testing"
+import "time"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/internal/pgtest"
-	"github.com/flowerhq/flower/sessionstore"
-)
+import "github.com/flowerhq/flower/internal/pgtest"
+import "github.com/flowerhq/flower/sessionstore"
 
 func init() {
 	// observe URL TAG N: N batches under helperKey, each followed by a read

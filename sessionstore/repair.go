@@ -1,13 +1,11 @@
 package sessionstore
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"strconv"
+import "crypto/sha256"
+import "encoding/hex"
+import "encoding/json"
+import "strconv"
 
-	"github.com/tidwall/gjson"
-)
+import "github.com/tidwall/gjson"
 
 // planPrune removes every permission denial but the last keep: the denied
 // tool_result block and its tool_use block, and any line left empty.

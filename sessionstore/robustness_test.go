@@ -1,26 +1,24 @@
 package sessionstore_test
 
-import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"os/signal"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
-	"testing"
+import "bytes"
+import "context"
+import "encoding/json"
+import "errors"
+import "fmt"
+import "os"
+import "os/exec"
+import "os/signal"
+import "path/filepath"
+import "strconv"
+import "strings"
+import "syscall"
+import "testing"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/internal/pgtest"
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/sessionstore"
-)
+import "github.com/flowerhq/flower/internal/pgtest"
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/sessionstore"
 
 // The test binary doubles as a second process that writes to a store
 // (stdlib exec_test style): SESSIONSTORE_HELPER names the scenario.

@@ -1,10 +1,8 @@
 package sessionstore
 
-import (
-	"context"
-	"encoding/json"
-	"fmt"
-)
+import "context"
+import "encoding/json"
+import "fmt"
 
 // RunRecord is one run as the command records it in a shared store: its id,
 // when it started (Unix seconds) and its manifest row, kept verbatim.

@@ -1,24 +1,22 @@
 package sessionstore
 
-import (
-	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"log"
-	"net/url"
-	"os"
-	"path"
-	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
-	"time"
+import "context"
+import "database/sql"
+import "encoding/json"
+import "errors"
+import "fmt"
+import "log"
+import "net/url"
+import "os"
+import "path"
+import "path/filepath"
+import "strings"
+import "sync"
+import "syscall"
+import "time"
 
-	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
-	"github.com/tidwall/gjson"
-)
+import _ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
+import "github.com/tidwall/gjson"
 
 // Key names one transcript: the CLI's project folder name, the session id,
 // and for a subagent transcript its path under the session

@@ -1,13 +1,11 @@
 package sessionstore
 
-import (
-	"encoding/json"
-	"strings"
+import "encoding/json"
+import "strings"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/internal/textclip"
-)
+import "github.com/flowerhq/flower/internal/textclip"
 
 // FoldSummary is the default summary fold, the Go counterpart of the SDK's
 // fold_session_summary: what a session list shows without loading the

@@ -1,10 +1,8 @@
 package sessionstore
 
-import (
-	"strings"
-	"unicode/utf8"
-	"unsafe"
-)
+import "strings"
+import "unicode/utf8"
+import "unsafe"
 
 // The load pipeline works in two passes over a transcript, so that a
 // session of any size is never held in memory more than once (Materialize

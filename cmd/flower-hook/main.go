@@ -4,11 +4,9 @@
 // documentation and design.md §3 for the guards, flags and exit codes.
 package main
 
-import (
-	"os"
+import "os"
 
-	"github.com/flowerhq/flower/hooks"
-)
+import "github.com/flowerhq/flower/hooks"
 
 func main() {
 	os.Exit(hooks.Main(os.Stdin, os.Stdout, os.Stderr, os.Getenv))

@@ -1,16 +1,14 @@
 package main
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"strings"
+import "context"
+import "errors"
+import "fmt"
+import "io"
+import "os"
+import "strings"
 
-	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
-)
+import "github.com/urfave/cli/v2"
+import "golang.org/x/term"
 
 // Exit codes of design.md §3.
 const (

@@ -1,19 +1,17 @@
 package main
 
-import (
-	"bytes"
-	"context"
-	"os"
-	"path/filepath"
-	"reflect"
-	"runtime"
-	"strings"
-	"testing"
+import "bytes"
+import "context"
+import "os"
+import "path/filepath"
+import "reflect"
+import "runtime"
+import "strings"
+import "testing"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/internal/pinned"
-)
+import "github.com/flowerhq/flower/internal/pinned"
 
 // testEnv is a cmdEnv on buffers with an empty environment and no terminal.
 func testEnv(stdin string) (*cmdEnv, *bytes.Buffer, *bytes.Buffer) {

@@ -1,14 +1,12 @@
 package main
 
-import (
-	"fmt"
-	"regexp"
-	"slices"
-	"sort"
-	"strings"
+import "fmt"
+import "regexp"
+import "slices"
+import "sort"
+import "strings"
 
-	"github.com/urfave/cli/v2"
-)
+import "github.com/urfave/cli/v2"
 
 // normalizeArgs lets flags stand anywhere, as in gh and kubectl: urfave/cli
 // stops at the first positional, so the command path (flower sessions show)

@@ -1,19 +1,17 @@
 package main
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
+import "crypto/sha256"
+import "encoding/hex"
+import "io/fs"
+import "os"
+import "path/filepath"
+import "strings"
+import "testing"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
 
 // treeHash hashes every file (path and bytes) under dir.
 func treeHash(t *testing.T, dir string) string {

@@ -1,22 +1,20 @@
 package main
 
-import (
-	"bytes"
-	"io/fs"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
-	"sync"
-	"testing"
+import "bytes"
+import "io/fs"
+import "net/http"
+import "net/http/httptest"
+import "os"
+import "path/filepath"
+import "sort"
+import "strings"
+import "sync"
+import "testing"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
 
 // cassetteKey is the credential the recorded run uses; it must never reach
 // the cassette.

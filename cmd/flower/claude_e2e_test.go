@@ -1,16 +1,14 @@
 package main
 
-import (
-	"context"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
+import "context"
+import "os"
+import "path/filepath"
+import "strings"
+import "testing"
 
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/scripted"
-	"github.com/flowerhq/flower/sessionstore"
-)
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
+import "github.com/flowerhq/flower/sessionstore"
 
 // guardedPlugin copies plugin/ into a temp dir with a freshly built
 // flower-hook in its bin/, as scripts/setup.sh lays it out.

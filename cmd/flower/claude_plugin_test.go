@@ -1,14 +1,12 @@
 package main
 
-import (
-	"bytes"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
+import "bytes"
+import "os"
+import "path/filepath"
+import "strings"
+import "testing"
 
-	"github.com/flowerhq/flower/internal/testbed"
-)
+import "github.com/flowerhq/flower/internal/testbed"
 
 // `flower claude` refuses to start claude when the guards plugin has no
 // flower-hook (it is built by scripts/setup.sh, not committed): without it

@@ -1,17 +1,15 @@
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
+import "context"
+import "fmt"
+import "os"
+import "path/filepath"
+import "strings"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/flow"
-	"github.com/flowerhq/flower/harness"
-)
+import "github.com/flowerhq/flower/flow"
+import "github.com/flowerhq/flower/harness"
 
 // askOptions are the options of `flower ask`.
 type askOptions struct {

@@ -1,17 +1,15 @@
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"time"
+import "context"
+import "fmt"
+import "os"
+import "path/filepath"
+import "time"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/flow"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/flow"
+import "github.com/flowerhq/flower/scripted"
 
 // demoAsk is what the person "asks" in the demo.
 const demoAsk = "在工作区写一个 hello.txt,再生成一份 1 到 2000 的编号清单"

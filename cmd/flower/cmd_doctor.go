@@ -1,18 +1,16 @@
 package main
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"strings"
-	"time"
+import "context"
+import "errors"
+import "fmt"
+import "strings"
+import "time"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/internal/child"
-	"github.com/flowerhq/flower/internal/pinned"
-)
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/internal/child"
+import "github.com/flowerhq/flower/internal/pinned"
 
 // doctorOptions are the options of `flower doctor`.
 type doctorOptions struct {

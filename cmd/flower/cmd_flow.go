@@ -1,21 +1,19 @@
 package main
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
-	"time"
+import "context"
+import "errors"
+import "fmt"
+import "io"
+import "os"
+import "path/filepath"
+import "strings"
+import "time"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/flow"
-	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/sessionstore"
-)
+import "github.com/flowerhq/flower/flow"
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/sessionstore"
 
 // starterOptions are the options of `flower "ask"`: starter_flow's
 // parameters (design.md §3) and where it runs.

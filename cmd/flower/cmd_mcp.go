@@ -1,13 +1,11 @@
 package main
 
-import (
-	"io"
-	"os"
+import "io"
+import "os"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/flow"
-)
+import "github.com/flowerhq/flower/flow"
 
 // newMCPChannelCmd is the hidden `flower mcp-channel`: the HumanChannel's MCP
 // stdio server that claude starts from --mcp-config. It relays the ask and

@@ -1,13 +1,11 @@
 package main
 
-import (
-	"context"
-	"fmt"
+import "context"
+import "fmt"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/scripted"
 
 // modelServeOptions are the options of `flower model serve`.
 type modelServeOptions struct {

@@ -1,20 +1,18 @@
 package main
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"path/filepath"
-	"sort"
-	"strings"
-	"time"
+import "context"
+import "errors"
+import "fmt"
+import "io/fs"
+import "path/filepath"
+import "sort"
+import "strings"
+import "time"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/flow"
-	"github.com/flowerhq/flower/harness"
-)
+import "github.com/flowerhq/flower/flow"
+import "github.com/flowerhq/flower/harness"
 
 // runsOptions are the options of `flower runs` and `flower runs show`.
 type runsOptions struct {

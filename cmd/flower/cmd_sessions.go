@@ -1,19 +1,17 @@
 package main
 
-import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"time"
+import "bytes"
+import "context"
+import "encoding/json"
+import "fmt"
+import "os"
+import "path/filepath"
+import "time"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/sessionstore"
-)
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/sessionstore"
 
 // sessionsOptions are the options of every `flower sessions` command; the
 // resume policies (Trim, NoEphemeral, KeepDenials) only matter to show and

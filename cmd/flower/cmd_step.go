@@ -1,19 +1,17 @@
 package main
 
-import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"strings"
-	"sync"
-	"time"
+import "context"
+import "encoding/json"
+import "fmt"
+import "io"
+import "strings"
+import "sync"
+import "time"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/flow"
-	"github.com/flowerhq/flower/harness"
-)
+import "github.com/flowerhq/flower/flow"
+import "github.com/flowerhq/flower/harness"
 
 // stepOptions are the options of `flower step` (design.md §3).
 type stepOptions struct {

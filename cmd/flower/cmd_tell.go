@@ -1,16 +1,14 @@
 package main
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"strings"
-	"time"
+import "context"
+import "errors"
+import "fmt"
+import "strings"
+import "time"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/flow"
-)
+import "github.com/flowerhq/flower/flow"
 
 // tellOptions are the options of `flower tell`.
 type tellOptions struct {

@@ -1,15 +1,13 @@
 package main
 
-import (
-	"fmt"
-	"io"
-	"runtime"
-	"runtime/debug"
+import "fmt"
+import "io"
+import "runtime"
+import "runtime/debug"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/internal/pinned"
-)
+import "github.com/flowerhq/flower/internal/pinned"
 
 // versionInfo is what `flower version` reports: the module version, the
 // commit it was built from (from the Go build's VCS stamp), the Go version

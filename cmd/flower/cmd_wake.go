@@ -1,12 +1,10 @@
 package main
 
-import (
-	"fmt"
+import "fmt"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/flow"
-)
+import "github.com/flowerhq/flower/flow"
 
 // wakeOptions are the options of `flower wake-state`.
 type wakeOptions struct {

@@ -1,16 +1,14 @@
 package main
 
-import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"path/filepath"
-	"strings"
+import "context"
+import "encoding/json"
+import "fmt"
+import "io"
+import "path/filepath"
+import "strings"
 
-	"github.com/flowerhq/flower/flow"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/flow"
+import "github.com/flowerhq/flower/scripted"
 
 // The demo's scripted documents: what the roles "write".
 const (

@@ -1,19 +1,17 @@
 package main
 
-import (
-	"io"
-	"os"
-	"path/filepath"
-	"regexp"
-	"slices"
-	"strings"
-	"testing"
+import "io"
+import "os"
+import "path/filepath"
+import "regexp"
+import "slices"
+import "strings"
+import "testing"
 
-	"github.com/urfave/cli/v2"
-	"sigs.k8s.io/yaml"
+import "github.com/urfave/cli/v2"
+import "sigs.k8s.io/yaml"
 
-	"github.com/flowerhq/flower/internal/testbed"
-)
+import "github.com/flowerhq/flower/internal/testbed"
 
 // jobTemplate is the part of a batch/v1 Job the check reads.
 type jobTemplate struct {

@@ -1,15 +1,13 @@
 package main
 
-import (
-	"bytes"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
+import "bytes"
+import "os"
+import "path/filepath"
+import "strings"
+import "testing"
 
-	"github.com/flowerhq/flower/internal/pinned"
-	"github.com/flowerhq/flower/internal/testbed"
-)
+import "github.com/flowerhq/flower/internal/pinned"
+import "github.com/flowerhq/flower/internal/testbed"
 
 // TestE2E_Doctor: the guard self-test passes with the real flower-hook and
 // fails (exit 1) when the hook does nothing (its silent success is denied

@@ -1,15 +1,13 @@
 package main
 
-import (
-	"bytes"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
+import "bytes"
+import "os"
+import "path/filepath"
+import "strings"
+import "testing"
 
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
 
 // unverifiableCheck is a check the goal-setting judge cannot verify here.
 const unverifiableCheck = "- 在 macOS 上也能打开 hello.txt [此环境无法验证:这里没有 macOS]"

@@ -1,13 +1,11 @@
 package main
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
+import "fmt"
+import "os"
+import "path/filepath"
+import "strings"
 
-	"github.com/urfave/cli/v2"
-)
+import "github.com/urfave/cli/v2"
 
 // The flags several commands share are built by these constructors, one
 // fresh flag per command, each writing into that command's options. Every

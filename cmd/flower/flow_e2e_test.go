@@ -1,18 +1,16 @@
 package main
 
-import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"testing"
+import "bytes"
+import "encoding/json"
+import "os"
+import "os/exec"
+import "path/filepath"
+import "strings"
+import "testing"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/internal/testbed"
-)
+import "github.com/flowerhq/flower/internal/testbed"
 
 // jsonLines parses every stdout line; a line that is not JSON fails the test.
 func jsonLines(t *testing.T, out []byte) []gjson.Result {

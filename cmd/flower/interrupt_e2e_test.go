@@ -1,14 +1,12 @@
 package main
 
-import (
-	"path/filepath"
-	"strings"
-	"testing"
-	"time"
+import "path/filepath"
+import "strings"
+import "testing"
+import "time"
 
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
 
 // TestE2E_HumanInterrupt types Ctrl-C into a running `flower` at a terminal:
 // flower asks for the words, and the step resumes its session with them.

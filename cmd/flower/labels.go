@@ -1,11 +1,9 @@
 package main
 
-import (
-	"regexp"
-	"strings"
+import "regexp"
+import "strings"
 
-	"github.com/flowerhq/flower/flow"
-)
+import "github.com/flowerhq/flower/flow"
 
 // Step names are the seed's model-facing names (确认需求, 执行-评审#1); they
 // stay so in events, documents and file names. A person at the terminal

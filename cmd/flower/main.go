@@ -4,12 +4,10 @@
 // and the packages it calls.
 package main
 
-import (
-	"context"
-	"os"
-	"os/signal"
-	"syscall"
-)
+import "context"
+import "os"
+import "os/signal"
+import "syscall"
 
 // Only SIGTERM cancels the root context: Ctrl-C means "interrupt the step"
 // to a flow at a terminal (see interruptible), and commands that want it

@@ -1,17 +1,15 @@
 package main
 
-import (
-	"bufio"
-	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"syscall"
-	"testing"
+import "bufio"
+import "bytes"
+import "os"
+import "os/exec"
+import "path/filepath"
+import "strings"
+import "syscall"
+import "testing"
 
-	"github.com/flowerhq/flower/internal/testbed"
-)
+import "github.com/flowerhq/flower/internal/testbed"
 
 // modelServer is a `flower model serve` (or record) process of a test.
 type modelServer struct {

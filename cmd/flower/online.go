@@ -1,14 +1,12 @@
 package main
 
-import (
-	"fmt"
-	"io"
-	"time"
+import "fmt"
+import "io"
+import "time"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/harness"
-)
+import "github.com/flowerhq/flower/harness"
 
 // onlineTimeoutFlag bounds the wait for the API between attempts
 // (Resilience.OnlineTimeout); 0, the default, waits until it answers.

@@ -1,13 +1,11 @@
 package main
 
-import (
-	"bytes"
-	"strings"
-	"testing"
-	"time"
+import "bytes"
+import "strings"
+import "testing"
+import "time"
 
-	"github.com/flowerhq/flower/harness"
-)
+import "github.com/flowerhq/flower/harness"
 
 // The status line says the API is unreachable and when the next probe
 // comes, and stops saying it once an online event arrives.

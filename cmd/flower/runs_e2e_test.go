@@ -1,17 +1,15 @@
 package main
 
-import (
-	"bytes"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
+import "bytes"
+import "os"
+import "path/filepath"
+import "strings"
+import "testing"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
 
 // TestE2E_Runs: a step with a guard denial and a spill shows up in
 // `flower runs` and `flower runs show` with both counted.

@@ -1,16 +1,14 @@
 package main
 
-import (
-	"os"
-	"path/filepath"
-	"strings"
-	"sync/atomic"
-	"testing"
-	"time"
+import "os"
+import "path/filepath"
+import "strings"
+import "sync/atomic"
+import "testing"
+import "time"
 
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
 
 // TestE2E_InterruptAfterQuestion types into a real terminal: the clarifier
 // asks a question, the person answers it, then presses Ctrl-C while the next

@@ -1,18 +1,16 @@
 package main
 
-import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"path/filepath"
+import "context"
+import "encoding/json"
+import "fmt"
+import "io"
+import "path/filepath"
 
-	"github.com/urfave/cli/v2"
+import "github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/internal/wire"
-	"github.com/flowerhq/flower/sessionstore"
-)
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/internal/wire"
+import "github.com/flowerhq/flower/sessionstore"
 
 // storeFlag names the session store every store-using command reads and
 // writes: one SQLite file per run dir by default, or a database shared by

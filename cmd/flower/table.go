@@ -1,12 +1,10 @@
 package main
 
-import (
-	"fmt"
-	"io"
-	"strings"
+import "fmt"
+import "io"
+import "strings"
 
-	"github.com/mattn/go-runewidth"
-)
+import "github.com/mattn/go-runewidth"
 
 // table lines up columns by display width, so a Chinese step name (two
 // columns a character) does not push its row out of line as it does in

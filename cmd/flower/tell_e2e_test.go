@@ -1,19 +1,17 @@
 package main
 
-import (
-	"bytes"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strings"
-	"testing"
-	"time"
+import "bytes"
+import "os"
+import "path/filepath"
+import "regexp"
+import "strings"
+import "testing"
+import "time"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
 
 const tellMsg = "TELL-MSG 也要支持乘法"
 

@@ -1,10 +1,8 @@
 package main
 
-import (
-	"bytes"
-	"strings"
-	"testing"
-)
+import "bytes"
+import "strings"
+import "testing"
 
 // The status line shows a told message until the coordinator reads it; a
 // pipeline's JSON output stays untouched.

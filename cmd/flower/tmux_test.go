@@ -1,18 +1,16 @@
 package main
 
-import (
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"testing"
-	"time"
+import "context"
+import "os"
+import "os/exec"
+import "path/filepath"
+import "strconv"
+import "strings"
+import "testing"
+import "time"
 
-	"github.com/flowerhq/flower/internal/child"
-	"github.com/flowerhq/flower/internal/testbed"
-)
+import "github.com/flowerhq/flower/internal/child"
+import "github.com/flowerhq/flower/internal/testbed"
 
 // terminal is a tmux session running one command, for tests that type into
 // flower the way a person does and read the screen.

@@ -1,14 +1,12 @@
 package main
 
-import (
-	"bytes"
-	"context"
-	"os"
-	"path/filepath"
-	"testing"
+import "bytes"
+import "context"
+import "os"
+import "path/filepath"
+import "testing"
 
-	"github.com/tidwall/gjson"
-)
+import "github.com/tidwall/gjson"
 
 // TestWakeStateCommand: the probe reports the brief it finds and leaves the
 // workspace byte-identical.

@@ -1,9 +1,7 @@
 package main
 
-import (
-	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/internal/wire"
-)
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/internal/wire"
 
 // runtimeOptions are the seed's Runtime defaults for workspace with what the
 // libraries leave to the command wired in: the SQLite session store and the

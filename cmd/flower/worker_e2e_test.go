@@ -1,14 +1,12 @@
 package main
 
-import (
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
+import "os"
+import "path/filepath"
+import "strings"
+import "testing"
 
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
 
 // TestE2E_WorkerCanRunCommands: in the starter flow the coordinator may not
 // touch anything, but the coder it delegates to must be able to run a

@@ -1,11 +1,9 @@
 package archtest
 
-import (
-	"os/exec"
-	"slices"
-	"strings"
-	"testing"
-)
+import "os/exec"
+import "slices"
+import "strings"
+import "testing"
 
 const mod = "github.com/flowerhq/flower/"
 

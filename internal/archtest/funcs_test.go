@@ -1,18 +1,16 @@
 package archtest
 
-import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"testing"
+import "go/ast"
+import "go/parser"
+import "go/token"
+import "io/fs"
+import "os"
+import "path/filepath"
+import "strconv"
+import "strings"
+import "testing"
 
-	"github.com/flowerhq/flower/internal/testbed"
-)
+import "github.com/flowerhq/flower/internal/testbed"
 
 // maxFuncLines is the longest a non-test function may be, braces included.
 const maxFuncLines = 100

@@ -1,10 +1,8 @@
 package atomicfile
 
-import (
-	"os"
-	"path/filepath"
-	"testing"
-)
+import "os"
+import "path/filepath"
+import "testing"
 
 func TestWrite(t *testing.T) {
 	dir := t.TempDir()

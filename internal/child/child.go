@@ -21,12 +21,10 @@
 // killed by the group signal on every path flower itself controls.
 package child
 
-import (
-	"context"
-	"os/exec"
-	"syscall"
-	"time"
-)
+import "context"
+import "os/exec"
+import "syscall"
+import "time"
 
 // WaitDelay is how long Wait waits for the output pipes after the child
 // exited or was cancelled.

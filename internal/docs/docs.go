@@ -8,16 +8,14 @@
 // cached between calls and every function is safe for concurrent use.
 package docs
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
-	"unicode"
+import "fmt"
+import "os"
+import "path/filepath"
+import "sort"
+import "strings"
+import "unicode"
 
-	"github.com/flowerhq/flower/internal/atomicfile"
-)
+import "github.com/flowerhq/flower/internal/atomicfile"
 
 // Section names one fixed section of a document: its Key in the parsed map,
 // the canonical (byte-exact) Chinese heading Name, and the Aliases the parser

@@ -6,10 +6,8 @@
 // argument untouched. A leaf: it imports nothing of this module.
 package envlist
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
+import "strings"
 
 // Name is the NAME of one "NAME=value" entry (all of kv when it has no "=").
 func Name(kv string) string {

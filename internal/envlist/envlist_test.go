@@ -1,10 +1,8 @@
 package envlist
 
-import (
-	"slices"
-	"strings"
-	"testing"
-)
+import "slices"
+import "strings"
+import "testing"
 
 func TestEdits(t *testing.T) {
 	env := []string{"A=1", "B=2", "A=3", "C=x=y", "BARE"}

@@ -1,17 +1,15 @@
 package pgtest
 
-import (
-	"bufio"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
-	"testing"
-	"time"
+import "bufio"
+import "os"
+import "path/filepath"
+import "strconv"
+import "strings"
+import "syscall"
+import "testing"
+import "time"
 
-	"github.com/flowerhq/flower/internal/testbed"
-)
+import "github.com/flowerhq/flower/internal/testbed"
 
 // TestServerDiesWithACrashedTestBinary: a test binary that starts the
 // cluster and is then killed (no TestMain cleanup runs) takes its postgres

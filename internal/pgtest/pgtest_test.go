@@ -1,12 +1,10 @@
 package pgtest_test
 
-import (
-	"database/sql"
-	"os"
-	"testing"
+import "database/sql"
+import "os"
+import "testing"
 
-	"github.com/flowerhq/flower/internal/pgtest"
-)
+import "github.com/flowerhq/flower/internal/pgtest"
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 

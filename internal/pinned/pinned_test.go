@@ -1,11 +1,9 @@
 package pinned
 
-import (
-	"os"
-	"regexp"
-	"strings"
-	"testing"
-)
+import "os"
+import "regexp"
+import "strings"
+import "testing"
 
 // TestSetupScriptInStep: scripts/setup.sh installs exactly ClaudeVersion at
 // ClaudeRelPath, and the record scripts run that claude (the shell cannot

@@ -9,11 +9,9 @@
 // damage of replacing them in ordinary text, and are left alone.
 package redact
 
-import (
-	"bytes"
-	"sort"
-	"strings"
-)
+import "bytes"
+import "sort"
+import "strings"
 
 // Mark replaces a secret.
 const Mark = "[redacted]"

@@ -1,19 +1,17 @@
 package testbed
 
-import (
-	"context"
-	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
-	"testing"
-	"time"
+import "context"
+import "errors"
+import "os"
+import "os/exec"
+import "path/filepath"
+import "strconv"
+import "strings"
+import "syscall"
+import "testing"
+import "time"
 
-	"github.com/flowerhq/flower/internal/child"
-)
+import "github.com/flowerhq/flower/internal/child"
 
 // Cap bounds every child a test starts when the test binary's own deadline
 // (go test -timeout) is further away or absent: a hang fails the test after

@@ -1,10 +1,8 @@
 package textclip
 
-import (
-	"strings"
-	"testing"
-	"unicode/utf8"
-)
+import "strings"
+import "testing"
+import "unicode/utf8"
 
 func TestRunesAndMark(t *testing.T) {
 	for _, tc := range []struct {

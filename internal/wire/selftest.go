@@ -1,16 +1,14 @@
 package wire
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
+import "context"
+import "errors"
+import "fmt"
+import "os"
+import "path/filepath"
+import "strings"
 
-	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/scripted"
 
 // canaryScript drives the guard self-test: the main thread tries a writing
 // Bash command (the delegate guard must deny it), then sends a worker whose

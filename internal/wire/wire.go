@@ -10,15 +10,13 @@
 // canary run (its own scripted model, temporary workspace and HOME).
 package wire
 
-import (
-	"context"
-	"fmt"
-	"log"
-	"sync"
+import "context"
+import "fmt"
+import "log"
+import "sync"
 
-	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/sessionstore"
-)
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/sessionstore"
 
 // Defaults wires the seed's batteries into o: the SQLite store at
 // <run_dir>/sessions.db and the credentials copy. Fields already set stay.

@@ -10,25 +10,23 @@
 // .failure].json, then stop both servers and remove the temporary folders.
 package main
 
-import (
-	"context"
-	"encoding/json"
-	"encoding/pem"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"strings"
-	"time"
+import "context"
+import "encoding/json"
+import "encoding/pem"
+import "fmt"
+import "net/http"
+import "net/http/httptest"
+import "os"
+import "path/filepath"
+import "strings"
+import "time"
 
-	"github.com/tidwall/gjson"
+import "github.com/tidwall/gjson"
 
-	"github.com/flowerhq/flower/internal/child"
-	"github.com/flowerhq/flower/internal/pinned"
-	"github.com/flowerhq/flower/internal/testbed"
-	"github.com/flowerhq/flower/scripted"
-)
+import "github.com/flowerhq/flower/internal/child"
+import "github.com/flowerhq/flower/internal/pinned"
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
 
 // outDir is where the shapes land, relative to the repository root.
 const outDir = "hooks/testdata/shapes"

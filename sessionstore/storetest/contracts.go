@@ -1,11 +1,9 @@
 package storetest
 
-import (
-	"encoding/json"
-	"slices"
+import "encoding/json"
+import "slices"
 
-	"github.com/flowerhq/flower/sessionstore"
-)
+import "github.com/flowerhq/flower/sessionstore"
 
 var contracts = []struct {
 	name string

@@ -8,16 +8,14 @@
 // contract runs as its own subtest named after it.
 package storetest
 
-import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"reflect"
-	"slices"
-	"testing"
+import "context"
+import "encoding/json"
+import "fmt"
+import "reflect"
+import "slices"
+import "testing"
 
-	"github.com/flowerhq/flower/sessionstore"
-)
+import "github.com/flowerhq/flower/sessionstore"
 
 // Store is the method set the contracts exercise.
 type Store interface {
