@@ -71,13 +71,19 @@ func (h *harness) append(k sessionstore.Key, e []json.RawMessage) {
 	}
 }
 
+// must is v, or the test stops naming the call that failed.
+func must[T any](h *harness, call string, arg any, v T, err error) T {
+	h.t.Helper()
+	if err != nil {
+		h.t.Fatalf("%s(%v): %v", call, arg, err)
+	}
+	return v
+}
+
 func (h *harness) load(k sessionstore.Key) []json.RawMessage {
 	h.t.Helper()
 	got, err := h.s.Load(h.ctx, k)
-	if err != nil {
-		h.t.Fatalf("Load(%v): %v", k, err)
-	}
-	return got
+	return must(h, "Load", k, got, err)
 }
 
 // wantEntries checks deep equality (not byte equality) and order.
@@ -105,13 +111,21 @@ func (h *harness) wantEntries(k sessionstore.Key, want []json.RawMessage) {
 	}
 }
 
+// keptApart appends different entries under a and b and loads each back
+// unmixed.
+func (h *harness) keptApart(a, b sessionstore.Key) {
+	h.t.Helper()
+	ea, eb := entries("a", 3), entries("b", 2)
+	h.append(a, ea)
+	h.append(b, eb)
+	h.wantEntries(a, ea)
+	h.wantEntries(b, eb)
+}
+
 func (h *harness) sessions(pk string) []sessionstore.SessionInfo {
 	h.t.Helper()
 	got, err := h.s.ListSessions(h.ctx, pk)
-	if err != nil {
-		h.t.Fatalf("ListSessions(%q): %v", pk, err)
-	}
-	return got
+	return must(h, "ListSessions", pk, got, err)
 }
 
 func (h *harness) sessionIDs(pk string) []string {
@@ -127,9 +141,7 @@ func (h *harness) sessionIDs(pk string) []string {
 func (h *harness) subkeys(k sessionstore.Key) []string {
 	h.t.Helper()
 	got, err := h.s.ListSubkeys(h.ctx, k)
-	if err != nil {
-		h.t.Fatalf("ListSubkeys(%v): %v", k, err)
-	}
+	got = must(h, "ListSubkeys", k, got, err)
 	slices.Sort(got)
 	return got
 }
@@ -137,10 +149,7 @@ func (h *harness) subkeys(k sessionstore.Key) []string {
 func (h *harness) summaries(pk string) []sessionstore.Summary {
 	h.t.Helper()
 	got, err := h.s.ListSessionSummaries(h.ctx, pk)
-	if err != nil {
-		h.t.Fatalf("ListSessionSummaries(%q): %v", pk, err)
-	}
-	return got
+	return must(h, "ListSessionSummaries", pk, got, err)
 }
 
 func (h *harness) delete(k sessionstore.Key) {
