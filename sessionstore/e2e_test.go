@@ -51,15 +51,7 @@ func runStep(t *testing.T, bed *testbed.Bed, st *sessionstore.Store, cfg string,
 	full := append([]string{"-p", "--output-format", "stream-json", "--verbose", "--session-mirror", "--allowedTools", "Bash"}, args...)
 	cmd := bed.Command(ctx, full...)
 	cmd.Env = append(bed.Env(), "CLAUDE_CONFIG_DIR="+cfg, "CLAUDE_CODE_PROJECT_DIR_NAME="+projectKey)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	out, stderr := testbed.Start(t, cmd)
 	run := &stepRun{}
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
@@ -87,7 +79,7 @@ func runStep(t *testing.T, bed *testbed.Bed, st *sessionstore.Store, cfg string,
 			onLine(l, cmd.Process.Pid)
 		}
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if ee, ok := err.(interface{ ExitCode() int }); ok && err != nil {
 		run.exitCode = ee.ExitCode()
 	}

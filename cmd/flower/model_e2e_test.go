@@ -30,16 +30,8 @@ func startModelEnv(t *testing.T, flower string, env []string, args ...string) *m
 	t.Helper()
 	cmd := testbed.Command(t, flower, append([]string{"model"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	m := &modelServer{cmd: cmd, stderr: &stderr}
+	out, stderr := testbed.Start(t, cmd)
+	m := &modelServer{cmd: cmd, stderr: stderr}
 	t.Cleanup(func() { m.Stop(t) })
 	line, err := bufio.NewReader(out).ReadString('\n')
 	_, rest, ok := strings.Cut(strings.TrimSpace(line), " on ")

@@ -24,13 +24,7 @@ func TestServerDiesWithACrashedTestBinary(t *testing.T) {
 	URL(t) // skip or fail like every test without PostgreSQL
 	cmd := testbed.Command(t, os.Args[0], "-test.run=^TestServerDiesWithACrashedTestBinary$")
 	cmd.Env = append(os.Environ(), "PGTEST_CRASH_CHILD=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	out, _ := testbed.Start(t, cmd)
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		cmd.Process.Kill()

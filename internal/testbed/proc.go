@@ -1,7 +1,9 @@
 package testbed
 
+import "bytes"
 import "context"
 import "errors"
+import "io"
 import "os"
 import "os/exec"
 import "path/filepath"
@@ -63,6 +65,22 @@ func Command(t testing.TB, bin string, args ...string) *exec.Cmd {
 		}
 	})
 	return cmd
+}
+
+// Start starts cmd (see Command) with its stdout a pipe for the test to
+// read and its stderr collected; it fails the test when cmd cannot start.
+func Start(t testing.TB, cmd *exec.Cmd) (stdout io.Reader, stderr *bytes.Buffer) {
+	t.Helper()
+	stderr = new(bytes.Buffer)
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return out, stderr
 }
 
 // contain registers the cleanup that kills and reaps a child of t that was
