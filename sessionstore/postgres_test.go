@@ -12,8 +12,6 @@ import "sync"
 import "testing"
 import "time"
 
-import "github.com/tidwall/gjson"
-
 import "github.com/flowerhq/flower/internal/pgtest"
 import "github.com/flowerhq/flower/sessionstore"
 
@@ -112,23 +110,7 @@ func TestSixteenWritersOnPostgres(t *testing.T) {
 		}
 	}
 	s := openURLAt(t, u)
-	got, err := s.Load(t.Context(), helperKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != writers*batches*5 {
-		t.Fatalf("loaded %d entries, want %d: some were lost", len(got), writers*batches*5)
-	}
-	next := map[string]int{}
-	for _, e := range got {
-		uuid := gjson.GetBytes(e, "uuid").String()
-		tag := uuid[:3]
-		want := fmt.Sprintf("%s-%04d-%d", tag, next[tag]/5, next[tag]%5)
-		if uuid != want {
-			t.Fatalf("writer %s: got %s, want %s next (order lost)", tag, uuid, want)
-		}
-		next[tag]++
-	}
+	writersInOrder(t, s, writers*batches)
 	sums, err := s.ListSessionSummaries(t.Context(), helperKey.ProjectKey)
 	if err != nil || len(sums) != 1 {
 		t.Fatalf("summaries = %v, %v", sums, err)
