@@ -6,6 +6,7 @@ import "os/exec"
 import "path/filepath"
 import "strconv"
 import "strings"
+import "sync/atomic"
 import "testing"
 import "time"
 
@@ -18,6 +19,9 @@ type terminal struct {
 	t    *testing.T
 	sock string
 }
+
+// terminals counts the terminals this test process opened.
+var terminals atomic.Int64
 
 // newTerminal runs command (a sh script) in a 150×40 tmux pane with exactly
 // env, in dir. A missing tmux skips, or fails under FLOWER_REQUIRE_CLAUDE=1.
@@ -37,9 +41,10 @@ func newTerminal(t *testing.T, env []string, dir, command string) *terminal {
 	if err := os.WriteFile(envFile, []byte(sb.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// The socket name carries the pid: test processes of other packages or
-	// checkouts run at the same time, and each numbers its temp dirs alike.
-	term := &terminal{t: t, sock: "flower-test-" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(t.TempDir())}
+	// The socket name carries the pid (test processes of other packages or
+	// checkouts run at the same time) and a count of this process's
+	// terminals (parallel tests number their temp dirs alike).
+	term := &terminal{t: t, sock: "flower-test-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(terminals.Add(1), 10)}
 	// trap: Ctrl-C goes to the command, the pane's shell stays.
 	script := "trap : INT; . " + envFile + "; cd " + dir + "; " + command + "; echo FLOWER-EXIT=$?; sleep 60"
 	term.tmux("new-session", "-d", "-s", "t", "-x", "150", "-y", "40", "sh", "-c", script)
