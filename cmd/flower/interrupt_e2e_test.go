@@ -20,23 +20,9 @@ func TestE2E_HumanInterrupt(t *testing.T) {
 			return scripted.Reply{Text: strings.ReplaceAll(brief, `\n`, "\n")}
 		},
 	}}})
-	flower := testbed.BuildBinary(t, "./cmd/flower")
-	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
-	term := newTerminal(t, env, bed.Workspace, flower+" --no-self-test --clarify-only --run-dir "+
-		filepath.Join(t.TempDir(), "runs")+" 'make a thing'")
-	// Wait until the slow request is in flight, then interrupt.
-	if !testbed.Eventually(60*time.Second, func() bool { return len(bed.Model.RequestsFor("clarify")) > 0 }) {
-		t.Fatalf("the clarifier never called the model:\n%s", term.screen())
-	}
-	term.keys("C-c")
-	term.waitFor("What should it do instead?")
-	term.keys("WORDS-FROM-THE-PERSON", "Enter")
-	term.waitFor("FLOWER-EXIT=0")
-
-	reqs := bed.Model.RequestsFor("clarify")
-	last := reqs[len(reqs)-1]
+	last, _ := interruptAt(t, bed, "clarify", "WORDS-FROM-THE-PERSON", "--no-self-test --clarify-only", "'make a thing'")
 	if !strings.Contains(last.Text(), "WORDS-FROM-THE-PERSON") {
-		t.Fatalf("the resumed request does not carry the words; %d requests", len(reqs))
+		t.Fatalf("the resumed request does not carry the words")
 	}
 	// Same session: the history holds the original ask and the interrupt.
 	if h := last.Messages().Raw; !strings.Contains(h, "诉求: make a thing") || !strings.Contains(h, "[Request interrupted by user]") {
@@ -51,21 +37,31 @@ func TestE2E_StepHumanInterrupt(t *testing.T) {
 		Name: "main", Replies: []scripted.Reply{{Text: "too slow", DelayMS: 60000}},
 		Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "STEP-RESUMED-OK"} },
 	}}})
-	flower := testbed.BuildBinary(t, "./cmd/flower")
-	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
-	term := newTerminal(t, env, bed.Workspace, flower+" step --run-dir "+filepath.Join(t.TempDir(), "runs")+" 'a long job'")
-	if !testbed.Eventually(60*time.Second, func() bool { return len(bed.Model.RequestsFor("main")) > 0 }) {
-		t.Fatalf("the step never called the model:\n%s", term.screen())
-	}
-	term.keys("C-c")
-	term.waitFor("What should it do instead?")
-	term.keys("STEP-WORDS", "Enter")
-	term.waitFor("FLOWER-EXIT=0")
+	last, term := interruptAt(t, bed, "main", "STEP-WORDS", "step", "'a long job'")
 	if !strings.Contains(term.screen(), "STEP-RESUMED-OK") {
 		t.Errorf("the resumed step's answer is not on screen:\n%s", term.screen())
 	}
-	reqs := bed.Model.RequestsFor("main")
-	if last := reqs[len(reqs)-1]; !strings.Contains(last.Text(), "STEP-WORDS") || !strings.Contains(last.Messages().Raw, "a long job") {
+	if !strings.Contains(last.Text(), "STEP-WORDS") || !strings.Contains(last.Messages().Raw, "a long job") {
 		t.Errorf("the resumed request lacks the words or the original prompt")
 	}
+}
+
+// interruptAt runs `flower FLAGS --run-dir DIR PROMPT` at a terminal over
+// bed, types Ctrl-C once conversation conv's request is in flight, answers
+// flower's question with words and waits for flower to exit 0. It returns
+// conv's last request (the resumed one) and the terminal.
+func interruptAt(t *testing.T, bed *testbed.Bed, conv, words, flags, prompt string) (scripted.Request, *terminal) {
+	t.Helper()
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	term := newTerminal(t, env, bed.Workspace, flower+" "+flags+" --run-dir "+filepath.Join(t.TempDir(), "runs")+" "+prompt)
+	if !testbed.Eventually(60*time.Second, func() bool { return len(bed.Model.RequestsFor(conv)) > 0 }) {
+		t.Fatalf("conversation %s never called the model:\n%s", conv, term.screen())
+	}
+	term.keys("C-c")
+	term.waitFor("What should it do instead?")
+	term.keys(words, "Enter")
+	term.waitFor("FLOWER-EXIT=0")
+	reqs := bed.Model.RequestsFor(conv)
+	return reqs[len(reqs)-1], term
 }
