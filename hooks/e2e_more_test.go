@@ -2,7 +2,6 @@ package hooks_test
 
 import "bytes"
 import "os"
-import "os/exec"
 import "path/filepath"
 import "strings"
 import "sync"
@@ -223,24 +222,18 @@ func TestE2E_FailClosedOnBadInput(t *testing.T) {
 		for _, g := range [][]string{{"delegate"}, {"whitelist", "--allow", "Read"}, {"spill", "--dir", dir}} {
 			cmd := testbed.Command(t, hook, g...)
 			cmd.Stdin = bytes.NewReader(in)
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			err := cmd.Run()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			}
-			if strings.Contains(errb.String(), "panic") {
-				t.Errorf("%s %s panicked: %s", g[0], name, errb.String())
+			out, errb, code := testbed.Exec(t, cmd)
+			if strings.Contains(errb, "panic") {
+				t.Errorf("%s %s panicked: %s", g[0], name, errb)
 			}
 			if g[0] == "spill" {
-				if code != 0 || strings.TrimSpace(out.String()) != "{}" {
-					t.Errorf("spill on %s: exit %d out %q, want 0 {}", name, code, out.String())
+				if code != 0 || strings.TrimSpace(out) != "{}" {
+					t.Errorf("spill on %s: exit %d out %q, want 0 {}", name, code, out)
 				}
 				continue
 			}
-			if code != hooks.ExitDeny || !strings.Contains(errb.String(), "denied") {
-				t.Errorf("%s on %s: exit %d stderr %q, want exit 2 with a reason", g[0], name, code, errb.String())
+			if code != hooks.ExitDeny || !strings.Contains(errb, "denied") {
+				t.Errorf("%s on %s: exit %d stderr %q, want exit 2 with a reason", g[0], name, code, errb)
 			}
 		}
 	}

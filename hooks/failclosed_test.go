@@ -1,9 +1,7 @@
 package hooks
 
-import "bytes"
 import "encoding/json"
 import "os"
-import "os/exec"
 import "path/filepath"
 import "strings"
 import "testing"
@@ -68,18 +66,10 @@ func TestDenyCommandFailsClosed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cmd := testbed.Command(t, "/bin/sh", "-c", DenyCommand(ShellQuote(tt.bin), GuardDelegate, "--glance"))
 			cmd.Stdin = strings.NewReader(`{"tool_name":"Bash"}`)
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			err := cmd.Run()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			if code != tt.code || out.String() != tt.stdout || !strings.Contains(errb.String(), tt.reasonIn) {
+			out, errb, code := testbed.Exec(t, cmd)
+			if code != tt.code || out != tt.stdout || !strings.Contains(errb, tt.reasonIn) {
 				t.Errorf("exit %d stdout %q stderr %q, want exit %d stdout %q stderr with %q",
-					code, out.String(), errb.String(), tt.code, tt.stdout, tt.reasonIn)
+					code, out, errb, tt.code, tt.stdout, tt.reasonIn)
 			}
 		})
 	}

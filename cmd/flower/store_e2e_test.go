@@ -1,6 +1,5 @@
 package main
 
-import "bytes"
 import "os"
 import "path/filepath"
 import "strings"
@@ -35,10 +34,7 @@ func (m *machine) run(args ...string) (stdout, stderr string, code int) {
 	m.t.Helper()
 	cmd := testbed.Command(m.t, m.flower, args...)
 	cmd.Env, cmd.Dir = m.env, m.dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Run()
-	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+	return testbed.Exec(m.t, cmd)
 }
 
 // twoMachineScript: step one lists the workspace (an ephemeral command whose

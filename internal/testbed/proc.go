@@ -83,6 +83,18 @@ func Start(t testing.TB, cmd *exec.Cmd) (stdout io.Reader, stderr *bytes.Buffer)
 	return out, stderr
 }
 
+// Exec runs cmd (see Command) to its end and returns what it printed and its
+// exit code; it fails the test when cmd could not run at all.
+func Exec(t testing.TB, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		t.Fatalf("%s: %v", cmd.Path, err)
+	}
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+}
+
 // contain registers the cleanup that kills and reaps a child of t that was
 // started and never waited for.
 func contain(t testing.TB, cmd *exec.Cmd) {
