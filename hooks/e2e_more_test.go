@@ -186,14 +186,10 @@ func copyTo(t *testing.T, path string, data []byte, mode os.FileMode) {
 func TestE2E_IndexRefreshedOnWorkbenchWrite(t *testing.T) {
 	t.Parallel()
 	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
-	sc := &scripted.Script{Conversations: []scripted.Conversation{
-		{Name: "main", Match: scripted.Match{FirstUser: "index test"}, Replies: []scripted.Reply{
-			tool("Write", map[string]any{"file_path": "WS/.flower/artifacts/report.md", "content": "# report\n"}),
-			tool("Write", map[string]any{"file_path": "WS/.flower/scripts/check.sh", "content": "#!/bin/sh\n# desc: checks the build\necho ok\n"}),
-			{Text: "index done"}}},
-	}}
-	bed := testbed.New(t, sc)
-	fixPaths(sc, bed.Workspace)
+	bed := mainBed(t, "index test",
+		tool("Write", map[string]any{"file_path": "WS/.flower/artifacts/report.md", "content": "# report\n"}),
+		tool("Write", map[string]any{"file_path": "WS/.flower/scripts/check.sh", "content": "#!/bin/sh\n# desc: checks the build\necho ok\n"}),
+		scripted.Reply{Text: "index done"})
 	wb := filepath.Join(bed.Workspace, ".flower")
 	settings := writeSettings(t, bed.Home, hookEntry{"PostToolUse", hooks.IndexTools, hook + " index --dir " + wb})
 	run := runClaude(t, bed, nil, "index test", "--settings", settings, "--permission-mode", "acceptEdits")

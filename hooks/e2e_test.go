@@ -120,11 +120,32 @@ func bashCall(command, description string) scripted.Reply {
 }
 
 // mainBed is a bed whose one conversation, "main", answers the prompt first
-// with replies.
+// with replies; "WS/" in their tool inputs is the workspace (fixPaths).
 func mainBed(t *testing.T, first string, replies ...scripted.Reply) *testbed.Bed {
 	t.Helper()
-	return testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
+	return scriptBed(t, &scripted.Script{Conversations: []scripted.Conversation{
 		{Name: "main", Match: scripted.Match{FirstUser: first}, Replies: replies}}})
+}
+
+// delegationBed is a bed where "main", asked first, makes the call mine, then
+// sends the worker subagent with "SUBTASK: "+task, which makes the call
+// theirs; each then answers "main done" and "sub done". "WS/" in the calls is
+// the workspace (fixPaths).
+func delegationBed(t *testing.T, first, task string, mine, theirs scripted.Reply) *testbed.Bed {
+	t.Helper()
+	send := tool("Agent", map[string]any{"description": task, "prompt": "SUBTASK: " + task, "subagent_type": "worker", "run_in_background": false})
+	return scriptBed(t, &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "sub", Match: scripted.Match{FirstUser: "SUBTASK: " + task}, Replies: []scripted.Reply{theirs, {Text: "sub done"}}},
+		{Name: "main", Match: scripted.Match{FirstUser: first}, Replies: []scripted.Reply{mine, send, {Text: "main done"}}},
+	}})
+}
+
+// scriptBed is a bed for sc with "WS/" in its tool inputs made the workspace.
+func scriptBed(t *testing.T, sc *scripted.Script) *testbed.Bed {
+	t.Helper()
+	bed := testbed.New(t, sc)
+	fixPaths(sc, bed.Workspace)
+	return bed
 }
 
 // putFile writes a fixture file into dir.
@@ -147,16 +168,7 @@ func lastResult(t *testing.T, r scripted.Request) scripted.ToolResult {
 func TestE2E_DelegateDeniesMainThreadSubagentRuns(t *testing.T) {
 	t.Parallel()
 	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
-	s := &scripted.Script{Conversations: []scripted.Conversation{
-		{Name: "sub", Match: scripted.Match{FirstUser: "SUBTASK: echo"}, Replies: []scripted.Reply{
-			tool("Bash", map[string]any{"command": "echo sub-bash-ran", "description": "echo"}),
-			{Text: "sub done"}}},
-		{Name: "main", Match: scripted.Match{FirstUser: "delegate please"}, Replies: []scripted.Reply{
-			tool("Bash", map[string]any{"command": "echo main-bash-ran", "description": "echo"}),
-			tool("Agent", map[string]any{"description": "echo", "prompt": "SUBTASK: echo", "subagent_type": "worker", "run_in_background": false}),
-			{Text: "main done"}}},
-	}}
-	bed := testbed.New(t, s)
+	bed := delegationBed(t, "delegate please", "echo", bashCall("echo main-bash-ran", "echo"), bashCall("echo sub-bash-ran", "echo"))
 	sk := listen(t)
 	settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.DefaultDelegateTools, hook + " delegate"})
 	agents := `{"worker":{"description":"does work","prompt":"You are WORKER","tools":["Bash"]}}`
@@ -223,17 +235,8 @@ func TestE2E_DelegateGlanceLetsReadOnlyBashThrough(t *testing.T) {
 func TestE2E_WhitelistDeniesMainWriteSubagentWrites(t *testing.T) {
 	t.Parallel()
 	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
-	sc := &scripted.Script{Conversations: []scripted.Conversation{
-		{Name: "sub", Match: scripted.Match{FirstUser: "SUBTASK: write"}, Replies: []scripted.Reply{
-			tool("Write", map[string]any{"file_path": "WS/sub.txt", "content": "from sub"}),
-			{Text: "sub wrote"}}},
-		{Name: "main", Match: scripted.Match{FirstUser: "write please"}, Replies: []scripted.Reply{
-			tool("Write", map[string]any{"file_path": "WS/main.txt", "content": "from main"}),
-			tool("Agent", map[string]any{"description": "write", "prompt": "SUBTASK: write", "subagent_type": "worker", "run_in_background": false}),
-			{Text: "main done"}}},
-	}}
-	bed := testbed.New(t, sc)
-	fixPaths(sc, bed.Workspace)
+	bed := delegationBed(t, "write please", "write", tool("Write", map[string]any{"file_path": "WS/main.txt", "content": "from main"}),
+		tool("Write", map[string]any{"file_path": "WS/sub.txt", "content": "from sub"}))
 	settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.HandsOnTools, hook + " whitelist --allow Read,Glob,Grep --role judge"})
 	agents := `{"worker":{"description":"does work","prompt":"You are WORKER","tools":["Write","Read"]}}`
 	run := runClaude(t, bed, nil, "write please", "--settings", settings, "--agents", agents, "--permission-mode", "acceptEdits")

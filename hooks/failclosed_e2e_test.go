@@ -69,13 +69,7 @@ func TestE2E_DenyGuardsFailClosedWithoutTheBinary(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			sc := &scripted.Script{Conversations: []scripted.Conversation{
-				{Name: "main", Match: scripted.Match{FirstUser: "fail closed"}, Replies: []scripted.Reply{
-					tool("Bash", map[string]any{"command": "touch WS/marker.txt", "description": "marker"}),
-					{Text: "fail closed done"}}},
-			}}
-			bed := testbed.New(t, sc)
-			fixPaths(sc, bed.Workspace)
+			bed := mainBed(t, "fail closed", bashCall("touch WS/marker.txt", "marker"), scripted.Reply{Text: "fail closed done"})
 			args := append(c.args(t, bed), "--permission-mode", "bypassPermissions")
 			run := runClaude(t, bed, []string{"IS_SANDBOX=1"}, "fail closed", args...)
 			if run.Result.Get("result").String() != "fail closed done" {
