@@ -70,29 +70,23 @@ func eventOut(e harness.Event) eventJSON {
 	return o
 }
 
+// stepResultJSON is harness.StepResult on the wire: its fields, with the
+// times as RFC 3339, the elapsed seconds added, and the fields StepResult
+// omits when empty shadowed by ones always present.
 type stepResultJSON struct {
-	Kind      string   `json:"kind"`
-	Step      string   `json:"step"`
-	SessionID string   `json:"session_id"`
-	OK        bool     `json:"ok"`
-	CostUSD   float64  `json:"cost_usd"`
-	NumTurns  int      `json:"num_turns"`
-	Text      string   `json:"text"`
-	Error     string   `json:"error"`
-	StartedAt string   `json:"started_at"`
-	EndedAt   string   `json:"ended_at"`
-	Seconds   float64  `json:"seconds"`
-	Attempts  int      `json:"attempts"`
-	Errors    []string `json:"errors"`
-	Resumed   bool     `json:"resumed"`
-	Retired   []string `json:"retired"`
-	Context   int      `json:"context"`
+	Kind string `json:"kind"`
+	harness.StepResult
+	SessionID string  `json:"session_id"`
+	Error     string  `json:"error"`
+	StartedAt string  `json:"started_at"`
+	EndedAt   string  `json:"ended_at"`
+	Seconds   float64 `json:"seconds"`
 }
 
 func stepResultOut(r harness.StepResult) stepResultJSON {
-	o := stepResultJSON{Kind: "step_result", Step: r.Step, SessionID: r.SessionID, OK: r.OK, CostUSD: r.CostUSD, NumTurns: r.NumTurns,
-		Text: r.Text, Error: r.Error, StartedAt: rfc3339(r.StartedAt), EndedAt: rfc3339(r.EndedAt), Attempts: r.Attempts,
-		Errors: orEmpty(r.Errors), Resumed: r.Resumed, Retired: orEmpty(r.Retired), Context: r.Context}
+	o := stepResultJSON{Kind: "step_result", StepResult: r, SessionID: r.SessionID, Error: r.Error,
+		StartedAt: rfc3339(r.StartedAt), EndedAt: rfc3339(r.EndedAt)}
+	o.Errors, o.Retired = orEmpty(r.Errors), orEmpty(r.Retired)
 	if r.EndedAt > r.StartedAt && r.StartedAt > 0 {
 		o.Seconds = r.EndedAt - r.StartedAt
 	}
