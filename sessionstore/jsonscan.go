@@ -14,52 +14,48 @@ import "github.com/tidwall/gjson"
 // (without quotes; object keys in transcripts carry no escapes) and the raw
 // value; it stops when f returns false.
 func members(obj string, f func(key, val string) bool) {
-	i := strings.IndexByte(obj, '{')
-	if i < 0 {
-		return
-	}
-	i++
-	for {
-		i = skipSpace(obj, i)
-		if i >= len(obj) || obj[i] == '}' || obj[i] != '"' {
-			return
+	items(obj, '{', '}', func(i int) (int, bool) {
+		if obj[i] != '"' {
+			return i, false
 		}
 		kend := skipString(obj, i)
-		key := obj[i+1 : kend-1]
-		i = skipSpace(obj, kend)
-		if i >= len(obj) || obj[i] != ':' {
-			return
+		v := skipSpace(obj, kend)
+		if v >= len(obj) || obj[v] != ':' {
+			return v, false
 		}
-		i = skipSpace(obj, i+1)
-		vend := skipValue(obj, i)
-		if !f(key, obj[i:vend]) {
-			return
-		}
-		i = skipSpace(obj, vend)
-		if i < len(obj) && obj[i] == ',' {
-			i++
-		}
-	}
+		v = skipSpace(obj, v+1)
+		vend := skipValue(obj, v)
+		return vend, f(obj[i+1:kend-1], obj[v:vend])
+	})
 }
 
 // elements calls f for each element of the array arr.
 func elements(arr string, f func(val string) bool) {
-	i := strings.IndexByte(arr, '[')
+	items(arr, '[', ']', func(i int) (int, bool) {
+		vend := skipValue(arr, i)
+		return vend, f(arr[i:vend])
+	})
+}
+
+// items walks the items of the first open…shut container in s: item gets
+// where one starts and returns where it ends and whether to go on.
+func items(s string, open, shut byte, item func(i int) (end int, more bool)) {
+	i := strings.IndexByte(s, open)
 	if i < 0 {
 		return
 	}
 	i++
 	for {
-		i = skipSpace(arr, i)
-		if i >= len(arr) || arr[i] == ']' {
+		i = skipSpace(s, i)
+		if i >= len(s) || s[i] == shut {
 			return
 		}
-		vend := skipValue(arr, i)
-		if !f(arr[i:vend]) {
+		end, more := item(i)
+		if !more {
 			return
 		}
-		i = skipSpace(arr, vend)
-		if i < len(arr) && arr[i] == ',' {
+		i = skipSpace(s, end)
+		if i < len(s) && s[i] == ',' {
 			i++
 		}
 	}
