@@ -58,6 +58,22 @@ func docStepSpec(name, def, instructions string, role RoleOptions, explicit *har
 	return name, build(name, role)
 }
 
+// unlessOnDisk is a document step's When: the step runs when always is set
+// or no complete document loads from path; a complete one is injected into
+// ctx instead, and the step is skipped.
+func unlessOnDisk[D interface{ Complete() bool }](always bool, path string, load func(string) (D, error), inject func(Ctx, D)) func(Ctx) bool {
+	return func(c Ctx) bool {
+		if always {
+			return true
+		}
+		if d, err := load(path); err == nil && d.Complete() {
+			inject(c, d)
+			return false
+		}
+		return true
+	}
+}
+
 // ClarifyStep builds the step that clarifies: ask → parse a Brief → when all
 // four sections are there, freeze it to BriefPath. Its When puts a complete
 // brief from disk into ctx and skips (unless AlwaysAsk) — even a skipped
@@ -77,16 +93,7 @@ func ClarifyStep(ch Channel, o ClarifyStepOptions) Step {
 		Name: name, Spec: spec, Prompt: o.Prompt,
 		Retries: o.Retries, OnFail: o.OnFail,
 		ResumePrompt: Text(ClarifyResume),
-		When: func(c Ctx) bool {
-			if o.AlwaysAsk {
-				return true
-			}
-			if b, err := LoadBrief(o.BriefPath); err == nil && b.Complete() {
-				inject(c, b)
-				return false
-			}
-			return true
-		},
+		When:         unlessOnDisk(o.AlwaysAsk, o.BriefPath, LoadBrief, inject),
 		Gate: func(_ context.Context, r harness.StepResult, c Ctx) (bool, error) {
 			b := ParseBrief(r.Text)
 			if !b.Complete() {
@@ -154,16 +161,7 @@ func GoalStep(ch Channel, o GoalStepOptions) Step {
 			}
 			return strings.Replace(GoalPrompt, "%s", brief, 1)
 		},
-		When: func(c Ctx) bool {
-			if o.AlwaysSet {
-				return true
-			}
-			if g, err := LoadGoal(o.GoalPath); err == nil && g.Complete() {
-				inject(c, g)
-				return false
-			}
-			return true
-		},
+		When: unlessOnDisk(o.AlwaysSet, o.GoalPath, LoadGoal, inject),
 		Gate: func(_ context.Context, r harness.StepResult, c Ctx) (bool, error) {
 			g := ParseGoal(r.Text)
 			if !g.Complete() {
