@@ -1,6 +1,7 @@
 package sessionstore
 
 import "context"
+import "database/sql"
 import "encoding/json"
 import "fmt"
 
@@ -27,22 +28,14 @@ func (s *Store) PutRun(ctx context.Context, r RunRecord) error {
 
 // Runs lists every recorded run, oldest first.
 func (s *Store) Runs(ctx context.Context) ([]RunRecord, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT run, started_at, row FROM runs ORDER BY started_at, run")
+	out, err := queryAll(ctx, s.db, "SELECT run, started_at, row FROM runs ORDER BY started_at, run",
+		func(rows *sql.Rows) (r RunRecord, err error) {
+			var row string
+			err = rows.Scan(&r.Run, &r.StartedAt, &row)
+			r.Row = json.RawMessage(row)
+			return
+		})
 	if err != nil {
-		return nil, fmt.Errorf("sessionstore: runs: %w", err)
-	}
-	defer rows.Close()
-	out := []RunRecord{}
-	for rows.Next() {
-		var r RunRecord
-		var row string
-		if err := rows.Scan(&r.Run, &r.StartedAt, &row); err != nil {
-			return nil, fmt.Errorf("sessionstore: runs: %w", err)
-		}
-		r.Row = json.RawMessage(row)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sessionstore: runs: %w", err)
 	}
 	return out, nil

@@ -327,45 +327,46 @@ func (s *Store) Load(ctx context.Context, key Key) ([]json.RawMessage, error) {
 	if err := key.validate(); err != nil {
 		return nil, fmt.Errorf("sessionstore: load: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT entry FROM entries
+	out, err := queryAll(ctx, s.db, s.q(`SELECT entry FROM entries
 		WHERE project_key = ? AND session_id = ? AND subpath = ? ORDER BY seq`),
+		func(rows *sql.Rows) (json.RawMessage, error) { var b []byte; err := rows.Scan(&b); return b, err },
 		key.ProjectKey, key.SessionID, key.Subpath)
 	if err != nil {
 		return nil, fmt.Errorf("sessionstore: load %s: %w", key, err)
 	}
-	defer rows.Close()
-	var out []json.RawMessage
-	for rows.Next() {
-		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			return nil, fmt.Errorf("sessionstore: load %s: %w", key, err)
-		}
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sessionstore: load %s: %w", key, err)
+	if len(out) == 0 {
+		return nil, nil
 	}
 	return out, nil
+}
+
+// queryAll runs query with args on db and makes one T of each row with
+// scan, in row order; no rows is an empty list, not nil.
+func queryAll[T any](ctx context.Context, db *sql.DB, query string, scan func(*sql.Rows) (T, error), args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // ListSessions lists the main sessions of projectKey (never subagent
 // transcripts), newest first.
 func (s *Store) ListSessions(ctx context.Context, projectKey string) ([]SessionInfo, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT session_id, mtime FROM meta
-		WHERE project_key = ? AND subpath = '' ORDER BY mtime DESC`), projectKey)
+	out, err := queryAll(ctx, s.db, s.q(`SELECT session_id, mtime FROM meta
+		WHERE project_key = ? AND subpath = '' ORDER BY mtime DESC`),
+		func(rows *sql.Rows) (si SessionInfo, err error) { err = rows.Scan(&si.SessionID, &si.MTime); return },
+		projectKey)
 	if err != nil {
-		return nil, fmt.Errorf("sessionstore: list sessions: %w", err)
-	}
-	defer rows.Close()
-	out := []SessionInfo{}
-	for rows.Next() {
-		var si SessionInfo
-		if err := rows.Scan(&si.SessionID, &si.MTime); err != nil {
-			return nil, fmt.Errorf("sessionstore: list sessions: %w", err)
-		}
-		out = append(out, si)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sessionstore: list sessions: %w", err)
 	}
 	return out, nil
@@ -374,25 +375,18 @@ func (s *Store) ListSessions(ctx context.Context, projectKey string) ([]SessionI
 // ListSessionSummaries returns the summary of every main session of
 // projectKey, newest first.
 func (s *Store) ListSessionSummaries(ctx context.Context, projectKey string) ([]Summary, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT session_id, mtime, data FROM summaries
-		WHERE project_key = ? ORDER BY mtime DESC`), projectKey)
-	if err != nil {
-		return nil, fmt.Errorf("sessionstore: list summaries: %w", err)
-	}
-	defer rows.Close()
-	out := []Summary{}
-	for rows.Next() {
-		var sum Summary
+	out, err := queryAll(ctx, s.db, s.q(`SELECT session_id, mtime, data FROM summaries
+		WHERE project_key = ? ORDER BY mtime DESC`), func(rows *sql.Rows) (sum Summary, err error) {
 		var data string
 		if err := rows.Scan(&sum.SessionID, &sum.MTime, &data); err != nil {
-			return nil, fmt.Errorf("sessionstore: list summaries: %w", err)
+			return sum, err
 		}
 		if err := json.Unmarshal([]byte(data), &sum.Data); err != nil {
-			return nil, fmt.Errorf("sessionstore: list summaries: %s: %w", sum.SessionID, err)
+			return sum, fmt.Errorf("%s: %w", sum.SessionID, err)
 		}
-		out = append(out, sum)
-	}
-	if err := rows.Err(); err != nil {
+		return sum, nil
+	}, projectKey)
+	if err != nil {
 		return nil, fmt.Errorf("sessionstore: list summaries: %w", err)
 	}
 	return out, nil
@@ -442,21 +436,10 @@ func (s *Store) ListSubkeys(ctx context.Context, key Key) ([]string, error) {
 }
 
 func (s *Store) subkeys(ctx context.Context, key Key) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT subpath FROM meta
-		WHERE project_key = ? AND session_id = ? AND subpath != '' ORDER BY subpath`), key.ProjectKey, key.SessionID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []string{}
-	for rows.Next() {
-		var sp string
-		if err := rows.Scan(&sp); err != nil {
-			return nil, err
-		}
-		out = append(out, sp)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, s.q(`SELECT subpath FROM meta
+		WHERE project_key = ? AND session_id = ? AND subpath != '' ORDER BY subpath`),
+		func(rows *sql.Rows) (sp string, err error) { err = rows.Scan(&sp); return },
+		key.ProjectKey, key.SessionID)
 }
 
 // SessionRef is one main session of any project, for listings.
@@ -470,23 +453,14 @@ type SessionRef struct {
 
 // Sessions lists every main session in the store, newest first.
 func (s *Store) Sessions(ctx context.Context) ([]SessionRef, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT m.project_key, m.session_id, m.mtime,
+	out, err := queryAll(ctx, s.db, s.q(`SELECT m.project_key, m.session_id, m.mtime,
 		(SELECT count(*) FROM entries e WHERE e.project_key = m.project_key AND e.session_id = m.session_id AND e.subpath = ''),
 		(SELECT count(*) FROM meta x WHERE x.project_key = m.project_key AND x.session_id = m.session_id AND x.subpath != '')
-		FROM meta m WHERE m.subpath = '' ORDER BY m.mtime DESC`))
+		FROM meta m WHERE m.subpath = '' ORDER BY m.mtime DESC`), func(rows *sql.Rows) (r SessionRef, err error) {
+		err = rows.Scan(&r.Key.ProjectKey, &r.Key.SessionID, &r.MTime, &r.Entries, &r.Subkeys)
+		return
+	})
 	if err != nil {
-		return nil, fmt.Errorf("sessionstore: sessions: %w", err)
-	}
-	defer rows.Close()
-	out := []SessionRef{}
-	for rows.Next() {
-		var r SessionRef
-		if err := rows.Scan(&r.Key.ProjectKey, &r.Key.SessionID, &r.MTime, &r.Entries, &r.Subkeys); err != nil {
-			return nil, fmt.Errorf("sessionstore: sessions: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sessionstore: sessions: %w", err)
 	}
 	return out, nil
@@ -499,22 +473,11 @@ func (s *Store) Find(ctx context.Context, id string) (Key, error) {
 	if id == "" {
 		return Key{}, fmt.Errorf("sessionstore: find: empty session id: %w", ErrNotFound)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT project_key, session_id FROM meta
+	found, err := queryAll(ctx, s.db, s.q(`SELECT project_key, session_id FROM meta
 		WHERE subpath = '' AND (session_id = ? OR substr(session_id, 1, ?) = ?) ORDER BY session_id = ? DESC, mtime DESC`),
+		func(rows *sql.Rows) (k Key, err error) { err = rows.Scan(&k.ProjectKey, &k.SessionID); return },
 		id, len(id), id, id)
 	if err != nil {
-		return Key{}, fmt.Errorf("sessionstore: find %q: %w", id, err)
-	}
-	defer rows.Close()
-	var found []Key
-	for rows.Next() {
-		var k Key
-		if err := rows.Scan(&k.ProjectKey, &k.SessionID); err != nil {
-			return Key{}, fmt.Errorf("sessionstore: find %q: %w", id, err)
-		}
-		found = append(found, k)
-	}
-	if err := rows.Err(); err != nil {
 		return Key{}, fmt.Errorf("sessionstore: find %q: %w", id, err)
 	}
 	switch {
