@@ -29,6 +29,19 @@ func members(obj string, f func(key, val string) bool) {
 	})
 }
 
+// member is the raw value of the first member key of the object obj, ""
+// when it has none.
+func member(obj, key string) (val string) {
+	members(obj, func(k, v string) bool {
+		if k == key {
+			val = v
+			return false
+		}
+		return true
+	})
+	return val
+}
+
 // elements calls f for each element of the array arr.
 func elements(arr string, f func(val string) bool) {
 	items(arr, '[', ']', func(i int) (int, bool) {

@@ -46,5 +46,8 @@ func TestJSONScanAgreesWithEncodingJSON(t *testing.T) {
 		if strings.Join(keys, ",") != "a,b,e,f,g" {
 			t.Errorf("members keys = %v", keys)
 		}
+		if a, f, d := member(obj, "a"), member(obj, "f"), member(obj, "d"); a != r || f != "-1.5e3" || d != "" {
+			t.Errorf("member a, f, d (nested, not a member) = %q, %q, %q", a, f, d)
+		}
 	}
 }

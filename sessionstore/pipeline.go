@@ -301,13 +301,7 @@ func (p *plan) editParent(i int, line string) (sp []splice, content string) {
 				sp = append(sp, splice{at, at + len(v), val})
 			}
 		case "message":
-			members(v, func(k, v string) bool {
-				if k == "content" {
-					content = v
-					return false
-				}
-				return true
-			})
+			content = member(v, "content")
 		}
 		return true
 	})
@@ -504,15 +498,7 @@ func replaceText(c string, text string) []byte {
 	placed := false
 	elements(c, func(blk string) bool {
 		part := []byte(blk)
-		var typ string
-		members(blk, func(k, v string) bool {
-			if k == "type" {
-				typ = str(v)
-				return false
-			}
-			return true
-		})
-		if typ == "text" {
+		if str(member(blk, "type")) == "text" {
 			if placed {
 				return true
 			}

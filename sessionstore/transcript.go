@@ -118,13 +118,7 @@ func parseLine(raw []byte) lineMeta {
 		case "toolDenialKind":
 			denialKind = str(v)
 		case "permissionDecision":
-			members(v, func(k, v string) bool {
-				if k == "decision" {
-					decision = str(v)
-					return false
-				}
-				return true
-			})
+			decision = str(member(v, "decision"))
 		}
 		return true
 	})
@@ -169,13 +163,7 @@ func parseMessage(m *lineMeta, msg string) {
 			case "content":
 				body = v
 			case "input":
-				members(v, func(k, v string) bool {
-					if k == "command" {
-						cmd = v
-						return false
-					}
-					return true
-				})
+				cmd = member(v, "command")
 			}
 			return true
 		})
