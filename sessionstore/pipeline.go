@@ -456,32 +456,8 @@ func applySplices(raw []byte, sp []splice) []byte {
 // or its text blocks joined. only is false when an image / document block
 // is present.
 func plainText(c string) (text string, only bool) {
-	if strings.HasPrefix(c, "\"") {
-		return str(c), true
-	}
-	if !strings.HasPrefix(c, "[") {
-		return "", false
-	}
 	var b strings.Builder
-	only = true
-	elements(c, func(blk string) bool {
-		var typ, t string
-		members(blk, func(k, v string) bool {
-			switch k {
-			case "type":
-				typ = str(v)
-			case "text":
-				t = v
-			}
-			return true
-		})
-		if typ == "text" {
-			b.WriteString(str(t))
-		} else {
-			only = false
-		}
-		return true
-	})
+	only = textParts(c, func(t string) { b.WriteString(str(t)) })
 	return b.String(), only
 }
 

@@ -181,11 +181,21 @@ func parseMessage(m *lineMeta, msg string) {
 // textRunes is the length in characters of a tool_result content's text
 // (see plainText), counted on the JSON text without decoding it.
 func textRunes(c string) (n int, only bool) {
+	only = textParts(c, func(t string) { n += jsonStringRunes(t) })
+	return n, only
+}
+
+// textParts calls f with the raw JSON string of each part of a tool_result
+// content's text: the content itself when it is a string, else the text of
+// each of its text blocks. only is false when the content is neither, or a
+// block is not text (an image, a document).
+func textParts(c string, f func(raw string)) (only bool) {
 	if strings.HasPrefix(c, "\"") {
-		return jsonStringRunes(c), true
+		f(c)
+		return true
 	}
 	if !strings.HasPrefix(c, "[") {
-		return 0, false
+		return false
 	}
 	only = true
 	elements(c, func(blk string) bool {
@@ -200,13 +210,13 @@ func textRunes(c string) (n int, only bool) {
 			return true
 		})
 		if typ == "text" {
-			n += jsonStringRunes(text)
+			f(text)
 		} else {
 			only = false
 		}
 		return true
 	})
-	return n, only
+	return only
 }
 
 // jsonStringRunes counts the characters a JSON string literal decodes to;
