@@ -53,27 +53,27 @@ func containerRule(args []arg) bool {
 		return false
 	}
 	s := scanner{args: args}
-	sub, done, ok := s.next(containerGlobal)
-	if !ok || done || s.ended {
+	sub, ok := s.sub(containerGlobal)
+	if !ok {
 		return false
 	}
-	if o, found := containerSubs[sub.v]; found {
+	if o, found := containerSubs[sub]; found {
 		_, ok := operands(o, args[s.i:])
 		return ok
 	}
-	group, found := containerGroups[sub.v]
+	group, found := containerGroups[sub]
 	if !found {
 		return false
 	}
 	groupOpts := noOpts
-	if sub.v == "compose" {
+	if sub == "compose" {
 		groupOpts = ctrCompose
 	}
-	sub2, done, ok := s.next(groupOpts)
-	if !ok || done || s.ended {
+	sub2, ok := s.sub(groupOpts)
+	if !ok {
 		return false
 	}
-	o, found := group[sub2.v]
+	o, found := group[sub2]
 	if !found {
 		return false
 	}
@@ -127,30 +127,30 @@ func kubectlRule(args []arg) bool {
 	}
 	// The verb is the first operand; options before it are global ones.
 	s := scanner{args: args}
-	v, done, ok := s.next(kubeGlobalOpts)
-	if !ok || done || s.ended {
+	v, ok := s.sub(kubeGlobalOpts)
+	if !ok {
 		return false
 	}
-	kv, found := kubeVerbs[v.v]
+	kv, found := kubeVerbs[v]
 	if !found {
 		return false
 	}
 	rest := append(append([]arg{}, args[:s.i-1]...), args[s.i:]...)
 	if kv.subs == nil {
 		ops, ok := operands(kv.opts, rest)
-		return ok && (v.v != "cluster-info" && v.v != "api-versions" || len(ops) == 0)
+		return ok && (v != "cluster-info" && v != "api-versions" || len(ops) == 0)
 	}
 	s = scanner{args: args[s.i:]}
-	sub, done, ok := s.next(kv.opts)
-	if !ok || done || s.ended {
+	sub, ok := s.sub(kv.opts)
+	if !ok {
 		return false
 	}
-	o, found := kv.subs[sub.v]
+	o, found := kv.subs[sub]
 	if !found {
 		return false
 	}
 	ops, ok := operands(o, s.args[s.i:])
-	return ok && (sub.v == "can-i" || len(ops) <= 1 && (sub.v == "view" || sub.v == "get-contexts") || len(ops) == 0)
+	return ok && (sub == "can-i" || len(ops) <= 1 && (sub == "view" || sub == "get-contexts") || len(ops) == 0)
 }
 
 // findRule accepts find with starting points, options and tests from an

@@ -123,11 +123,11 @@ func gitRule(args []arg) bool {
 	}
 	s := scanner{args: args}
 	// Global options stop at the first non-option word: the subcommand.
-	sub, done, ok := s.next(gitGlobal)
-	if !ok || done || s.ended {
+	sub, ok := s.sub(gitGlobal)
+	if !ok {
 		return false
 	}
-	g, found := gitSubs[sub.v]
+	g, found := gitSubs[sub]
 	if !found {
 		return false
 	}

@@ -114,6 +114,14 @@ func (s *scanner) next(o *optSet) (operand arg, done, ok bool) {
 	return arg{}, true, true
 }
 
+// sub returns the next operand as a subcommand, checking the options before
+// it against o. ok is false on an option not in o, when no word is left, or
+// when the word came after "--" (an operand then, never a subcommand).
+func (s *scanner) sub(o *optSet) (string, bool) {
+	w, done, ok := s.next(o)
+	return w.v, ok && !done && !s.ended
+}
+
 // option checks one option word (and consumes its value when it takes one).
 func (s *scanner) option(set *optSet, w string) bool {
 	o := set.tab()
