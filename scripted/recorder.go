@@ -12,7 +12,6 @@ import "os"
 import "slices"
 import "strings"
 import "sync"
-import "time"
 
 // Recorder is a recording proxy for the Messages API: claude's
 // ANTHROPIC_BASE_URL points at it, it forwards every request to the
@@ -62,14 +61,10 @@ func Record(upstream, out, addr string) (*Recorder, error) {
 	for _, name := range credentialEnv {
 		r.addSecret(os.Getenv(name))
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
+	if r.ln, r.srv, err = serveHTTP(addr, r); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("scripted: listen on %s: %w", addr, err)
+		return nil, err
 	}
-	r.ln = ln
-	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
-	go r.srv.Serve(ln)
 	return r, nil
 }
 

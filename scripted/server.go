@@ -72,14 +72,23 @@ func (s *Server) listen(addr string, opts []Option) (*Server, error) {
 			return nil, err
 		}
 	}
+	var err error
+	if s.ln, s.srv, err = serveHTTP(addr, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// serveHTTP serves h on a new listener at addr (the Server's and the
+// Recorder's one way to listen).
+func serveHTTP(addr string, h http.Handler) (net.Listener, *http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("scripted: listen on %s: %w", addr, err)
+		return nil, nil, fmt.Errorf("scripted: listen on %s: %w", addr, err)
 	}
-	s.ln = ln
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go s.srv.Serve(ln)
-	return s, nil
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	return ln, srv, nil
 }
 
 // URL is the base URL to give claude as ANTHROPIC_BASE_URL.
