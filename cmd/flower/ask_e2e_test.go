@@ -42,7 +42,7 @@ func TestE2E_Ask(t *testing.T) {
 	}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	runDir := filepath.Join(t.TempDir(), "runs")
-	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"), "FLOWER_RUN_DIR="+runDir)
+	env := flowerEnv(t, bed.Env(), bed.Claude, "FLOWER_RUN_DIR="+runDir)
 	run := func(args ...string) (string, int) {
 		cmd := testbed.Command(t, flower, args...)
 		cmd.Env, cmd.Dir = env, bed.Workspace

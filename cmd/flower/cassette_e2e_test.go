@@ -49,7 +49,7 @@ func cassetteStarterRun(t *testing.T, flower, ws, home, url, ask string, extraEn
 	answers := filepath.Join(t.TempDir(), "answers.txt")
 	os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o600)
 	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", filepath.Join(t.TempDir(), "runs"), ask)
-	cmd.Env = append(append(testbed.BaseEnv(home, url), "FLOWER_CLAUDE="+testbed.ClaudePath(t), "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook")), extraEnv...)
+	cmd.Env = flowerEnv(t, testbed.BaseEnv(home, url), testbed.ClaudePath(t), extraEnv...)
 	cmd.Dir = ws
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

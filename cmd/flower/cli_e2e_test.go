@@ -21,7 +21,7 @@ func TestE2E_FlagsAfterPromptAndRunsWithWorkspace(t *testing.T) {
 	t.Parallel()
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{{Text: "FLAGS-OK"}}}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	env := flowerEnv(t, bed.Env(), bed.Claude)
 	elsewhere := t.TempDir()
 	run := func(args ...string) []byte {
 		t.Helper()
@@ -82,7 +82,7 @@ func TestE2E_WordsThatAreNotAsks(t *testing.T) {
 	t.Parallel()
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{{Text: "ASKED"}}}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	env := flowerEnv(t, bed.Env(), bed.Claude)
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -144,7 +144,7 @@ func TestE2E_InterruptedSaysHowToResume(t *testing.T) {
 	}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	cmd := testbed.Command(t, flower, "step", "a long job", "-C", bed.Workspace, "--json")
-	cmd.Env = append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {

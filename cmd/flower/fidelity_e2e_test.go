@@ -43,7 +43,7 @@ func starterRun(t *testing.T, bed *testbed.Bed, runDir, ask string) string {
 	answers := filepath.Join(t.TempDir(), "answers.txt")
 	os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o600)
 	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "-C", bed.Workspace, ask)
-	cmd.Env = append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
 	cmd.Dir = t.TempDir()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -73,7 +73,7 @@ func TestE2E_FlowRecordAndWorkspaces(t *testing.T) {
 	run := func(args ...string) string {
 		t.Helper()
 		cmd := testbed.Command(t, flower, args...)
-		cmd.Env = append(bed1.Env(), "FLOWER_CLAUDE="+bed1.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"), "FLOWER_RUN_DIR="+runDir)
+		cmd.Env = flowerEnv(t, bed1.Env(), bed1.Claude, "FLOWER_RUN_DIR="+runDir)
 		cmd.Dir = bed1.Workspace
 		out, err := cmd.CombinedOutput()
 		if err != nil {

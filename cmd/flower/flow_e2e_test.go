@@ -36,7 +36,7 @@ func TestE2E_Demo(t *testing.T) {
 	claude := testbed.ClaudePath(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	cmd := testbed.Command(t, flower, "demo", "--json", "--keep")
-	env := append(os.Environ(), "FLOWER_CLAUDE="+claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	env := flowerEnv(t, os.Environ(), claude)
 	cmd.Env = append(env, "TMPDIR="+t.TempDir())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -118,7 +118,7 @@ func TestE2E_StarterPipeline(t *testing.T) {
 	answers := filepath.Join(t.TempDir(), "answers.txt")
 	os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o644)
 	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", filepath.Join(t.TempDir(), "runs"), "-")
-	cmd.Env = append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
 	cmd.Dir = bed.Workspace
 	cmd.Stdin = strings.NewReader(demoAsk + "\n")
 	var stderr bytes.Buffer

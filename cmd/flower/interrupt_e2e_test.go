@@ -53,7 +53,7 @@ func TestE2E_StepHumanInterrupt(t *testing.T) {
 func interruptAt(t *testing.T, bed *testbed.Bed, conv, words, flags, prompt string) (scripted.Request, *terminal) {
 	t.Helper()
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	env := flowerEnv(t, bed.Env(), bed.Claude)
 	term := newTerminal(t, env, bed.Workspace, flower+" "+flags+" --run-dir "+filepath.Join(t.TempDir(), "runs")+" "+prompt)
 	if !testbed.Eventually(60*time.Second, func() bool { return len(bed.Model.RequestsFor(conv)) > 0 }) {
 		t.Fatalf("conversation %s never called the model:\n%s", conv, term.screen())

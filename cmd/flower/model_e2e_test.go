@@ -61,7 +61,6 @@ func TestE2E_ModelServesAScriptToTwoRuns(t *testing.T) {
 	t.Parallel()
 	claude := testbed.ClaudePath(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
 	dir := t.TempDir()
 	script := filepath.Join(dir, "script.yaml")
 	os.WriteFile(script, []byte("conversations:\n  - name: main\n    match: {first_user: say the scripted words}\n    replies:\n      - text: SCRIPTED-WORDS-ÄÖ\n"), 0o600)
@@ -70,7 +69,7 @@ func TestE2E_ModelServesAScriptToTwoRuns(t *testing.T) {
 	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
 	os.MkdirAll(ws, 0o700)
 	os.MkdirAll(home, 0o700)
-	env := append(testbed.BaseEnv(home, srv.URL), "FLOWER_CLAUDE="+claude, "FLOWER_HOOK="+hook)
+	env := flowerEnv(t, testbed.BaseEnv(home, srv.URL), claude)
 	for run := 1; run <= 2; run++ {
 		cmd := testbed.Command(t, flower, "step", "-C", ws, "--run-dir", filepath.Join(dir, "runs"), "say the scripted words")
 		cmd.Env = env

@@ -30,7 +30,7 @@ func newStepBedScript(t *testing.T, sc *scripted.Script) *stepBed {
 	t.Helper()
 	bed := testbed.New(t, sc)
 	runDir := filepath.Join(t.TempDir(), "runs")
-	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"),
+	env := flowerEnv(t, bed.Env(), bed.Claude,
 		"FLOWER_RUN_DIR="+runDir)
 	return &stepBed{t: t, bed: bed, flower: testbed.BuildBinary(t, "./cmd/flower"), env: env, runDir: runDir}
 }

@@ -24,7 +24,7 @@ func TestE2E_Runs(t *testing.T) {
 		t.Fatal(err)
 	}
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"),
+	env := flowerEnv(t, bed.Env(), bed.Claude,
 		"FLOWER_RUN_DIR="+filepath.Join(t.TempDir(), "runs"))
 	run := func(args ...string) string {
 		t.Helper()

@@ -35,7 +35,7 @@ func TestE2E_InterruptAfterQuestion(t *testing.T) {
 		},
 	}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	env := flowerEnv(t, bed.Env(), bed.Claude)
 	term := newTerminal(t, env, bed.Workspace, flower+" --no-self-test --clarify-only --run-dir "+
 		filepath.Join(t.TempDir(), "runs")+" 'make a thing'")
 	term.waitFor("QUESTION-ONE")

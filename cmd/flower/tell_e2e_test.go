@@ -52,7 +52,7 @@ func TestE2E_Tell(t *testing.T) {
 	bed := testbed.NewFor(t, tellScript)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	runDir := filepath.Join(t.TempDir(), "runs")
-	env := append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	env := flowerEnv(t, bed.Env(), bed.Claude)
 	tell := func(extra ...string) (string, int) {
 		cmd := testbed.Command(t, flower, append([]string{"tell", "--run-dir", runDir, "-C", bed.Workspace, tellMsg}, extra...)...)
 		cmd.Env, cmd.Dir = env, t.TempDir()

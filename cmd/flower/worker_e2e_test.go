@@ -28,7 +28,7 @@ func TestE2E_WorkerCanRunCommands(t *testing.T) {
 	})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	cmd := testbed.Command(t, flower, "--json", "--no-goal", "--no-self-test", "--timeout", "0", "--run-dir", filepath.Join(t.TempDir(), "runs"), "make a folder")
-	cmd.Env = append(bed.Env(), "FLOWER_CLAUDE="+bed.Claude, "FLOWER_HOOK="+testbed.BuildBinary(t, "./cmd/flower-hook"))
+	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
 	cmd.Dir = bed.Workspace
 	out, err := cmd.CombinedOutput()
 	if err != nil {
