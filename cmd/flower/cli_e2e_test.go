@@ -1,6 +1,7 @@
 package main
 
 import "bytes"
+import "fmt"
 import "os"
 import "path/filepath"
 import "strings"
@@ -27,19 +28,10 @@ func TestE2E_FlagsAfterPromptAndRunsWithWorkspace(t *testing.T) {
 		t.Helper()
 		cmd := testbed.Command(t, flower, args...)
 		cmd.Env, cmd.Dir = env, elsewhere
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("flower %q: %v\n%s\n%s", args, err, errb.String(), tailOf(out))
-		}
+		out, _ := mustOutput(t, cmd, fmt.Sprintf("flower %q", args))
 		return out
 	}
-	out := run("step", "PROMPT-WORDS", "-C", bed.Workspace, "--json")
-	lines := jsonLines(t, out)
-	for _, l := range lines {
-		checkSchema(t, "step --json", l.Raw)
-	}
+	lines := schemaLines(t, run("step", "PROMPT-WORDS", "-C", bed.Workspace, "--json"), "step --json")
 	last := lines[len(lines)-1]
 	if last.Get("kind").String() != "step_result" || last.Get("text").String() != "FLAGS-OK" || !last.Get("ok").Bool() {
 		t.Fatalf("last line: %s", last.Raw)

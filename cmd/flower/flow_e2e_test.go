@@ -28,6 +28,30 @@ func jsonLines(t *testing.T, out []byte) []gjson.Result {
 	return lines
 }
 
+// mustOutput runs cmd to success and returns its stdout and stderr; a
+// failure fails the test (what names the command) with stderr and the tail
+// of stdout.
+func mustOutput(t *testing.T, cmd *exec.Cmd, what string) (stdout []byte, stderr string) {
+	t.Helper()
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\nstderr: %s\nstdout tail: %s", what, err, errb.String(), tailOf(out))
+	}
+	return out, errb.String()
+}
+
+// schemaLines is jsonLines with every line held to the --json schema.
+func schemaLines(t *testing.T, out []byte, what string) []gjson.Result {
+	t.Helper()
+	lines := jsonLines(t, out)
+	for _, l := range lines {
+		checkSchema(t, what, l.Raw)
+	}
+	return lines
+}
+
 // TestE2E_Demo: `flower demo` runs the whole starter flow offline and shows
 // every promised moment: a question answered, the goal, a denied direct edit
 // by the coordinator, a delegation, a spill, a rejection, then success.
@@ -38,22 +62,14 @@ func TestE2E_Demo(t *testing.T) {
 	cmd := testbed.Command(t, flower, "demo", "--json", "--keep")
 	env := flowerEnv(t, os.Environ(), claude)
 	cmd.Env = append(env, "TMPDIR="+t.TempDir())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("demo: %v\nstderr: %s\nstdout tail: %s", err, stderr.String(), tailOf(out))
-	}
-	lines := jsonLines(t, out)
-	for _, l := range lines {
-		checkSchema(t, "demo --json", l.Raw)
-	}
+	out, stderr := mustOutput(t, cmd, "demo")
+	lines := schemaLines(t, out, "demo --json")
 	final := lines[len(lines)-1]
 	if final.Get("kind").String() != "flow_result" || !final.Get("ok").Bool() || final.Get("verdict").String() != "achieved" {
 		t.Fatalf("last line: %s", final.Raw)
 	}
-	if !strings.Contains(stderr.String(), "the clarifier asks") {
-		t.Errorf("the question was not shown: %s", stderr.String())
+	if !strings.Contains(stderr, "the clarifier asks") {
+		t.Errorf("the question was not shown: %s", stderr)
 	}
 	var mainDenied, subWrote, spilled bool
 	var verdicts []string
@@ -121,16 +137,8 @@ func TestE2E_StarterPipeline(t *testing.T) {
 	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
 	cmd.Dir = bed.Workspace
 	cmd.Stdin = strings.NewReader(demoAsk + "\n")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("flower: %v\n%s\n%s", err, stderr.String(), tailOf(out))
-	}
-	lines := jsonLines(t, out)
-	for _, l := range lines {
-		checkSchema(t, "flower --json", l.Raw)
-	}
+	out, _ := mustOutput(t, cmd, "flower")
+	lines := schemaLines(t, out, "flower --json")
 	if last := lines[len(lines)-1]; last.Get("kind").String() != "flow_result" || last.Get("exit_code").Int() != 0 {
 		t.Fatalf("last line: %s", last.Raw)
 	}
