@@ -116,6 +116,22 @@ func runFlow(t *testing.T, wf *flow.Workflow, rt *harness.Runtime) flow.Ctx {
 	return c
 }
 
+// runStarter runs the starter flow for sentence with o on bed's real CLI
+// (closing it when the test ends) and wants a successful outcome.
+func runStarter(t *testing.T, bed *testbed.Bed, sentence string, o flow.StarterOptions) (flow.Ctx, *flow.Workflow) {
+	t.Helper()
+	wf, err := flow.StarterFlow(sentence, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wf.Close() })
+	c := runFlow(t, wf, newRuntime(t, bed, o.RunDir, wf.Workbench))
+	if err := c.Outcome(); err != nil {
+		t.Fatalf("outcome of %q: %v", sentence, err)
+	}
+	return c, wf
+}
+
 func clip(s string) string {
 	if len(s) > 200 {
 		return s[:200]
@@ -146,15 +162,7 @@ func TestE2EStarterFlowAndWake(t *testing.T) {
 	runDir := filepath.Join(filepath.Dir(bed.Workspace), "runs")
 	o := flow.StarterOptions{Workspace: bed.Workspace, RunDir: runDir, Answerer: fa, Timeout: 10 * time.Second,
 		ChannelCommand: []string{flower, "mcp-channel"}}
-	wf, err := flow.StarterFlow("帮我写个 hello.txt", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wf.Close()
-	c := runFlow(t, wf, newRuntime(t, bed, runDir, wf.Workbench))
-	if err := c.Outcome(); err != nil {
-		t.Fatalf("outcome: %v", err)
-	}
+	c, wf := runStarter(t, bed, "帮我写个 hello.txt", o)
 
 	// The clarifier asked once through the MCP ask tool, answered from the file.
 	asked := false
@@ -215,15 +223,7 @@ func TestE2EStarterFlowAndWake(t *testing.T) {
 		t.Fatalf("wake state = %+v, %v", state, err)
 	}
 	before := len(srv.Requests())
-	wf2, err := flow.StarterFlow("还要支持乘法", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wf2.Close()
-	c2 := runFlow(t, wf2, newRuntime(t, bed, runDir, wf2.Workbench))
-	if err := c2.Outcome(); err != nil {
-		t.Fatalf("wake outcome: %v", err)
-	}
+	runStarter(t, bed, "还要支持乘法", o)
 	if b, _ := flow.LoadBrief(filepath.Join(notes, "需求.md")); !strings.Contains(b.Goal, "还要支持乘法") {
 		t.Errorf("the sentence is not in the brief: %q", b.Goal)
 	}
@@ -257,19 +257,12 @@ func TestE2EUnattendedAsk(t *testing.T) {
 	defer srv.Close()
 	bed.Model = srv
 	runDir := filepath.Join(filepath.Dir(bed.Workspace), "runs")
-	wf, err := flow.StarterFlow("帮我写个 hello.txt", flow.StarterOptions{Workspace: bed.Workspace, RunDir: runDir, ClarifyOnly: true,
-		Timeout: flow.NoWait, ChannelCommand: []string{testbed.BuildBinary(t, "./cmd/flower"), "mcp-channel"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wf.Close()
+	o := flow.StarterOptions{Workspace: bed.Workspace, RunDir: runDir, ClarifyOnly: true,
+		Timeout: flow.NoWait, ChannelCommand: []string{testbed.BuildBinary(t, "./cmd/flower"), "mcp-channel"}}
 	start := time.Now()
-	c := runFlow(t, wf, newRuntime(t, bed, runDir, wf.Workbench))
+	runStarter(t, bed, "帮我写个 hello.txt", o)
 	if d := time.Since(start); d > 60*time.Second {
 		t.Errorf("unattended clarify took %v", d)
-	}
-	if err := c.Outcome(); err != nil {
-		t.Fatal(err)
 	}
 	got := ""
 	for _, r := range srv.RequestsFor("clarify") {
