@@ -72,14 +72,14 @@ func WriteManifestRow(path string, row ManifestRow) error {
 }
 
 func writeRow(path string, row ManifestRow, red *redact.Redactor) error {
-	return updateManifest(path, red, func(rows []ManifestRow) []ManifestRow {
+	return updateManifest(path, red, func(rows []ManifestRow) ([]ManifestRow, bool) {
 		for i := range rows {
 			if rows[i].Run == row.Run {
 				rows[i] = row
-				return rows
+				return rows, true
 			}
 		}
-		return append(rows, row)
+		return append(rows, row), true
 	})
 }
 
@@ -96,7 +96,7 @@ func RecoverRunDir(runDir string) (int, error) {
 		return 0, nil
 	}
 	marked := 0
-	err := updateManifest(path, nil, func(rows []ManifestRow) []ManifestRow {
+	err := updateManifest(path, nil, func(rows []ManifestRow) ([]ManifestRow, bool) {
 		// Under the lock no write is under way: a temp file of the atomic
 		// writer is what a process killed mid-write left.
 		tmps, _ := filepath.Glob(filepath.Join(runDir, ".manifest.json.tmp*"))
@@ -119,7 +119,9 @@ func RecoverRunDir(runDir string) (int, error) {
 			}
 			rows[i].Running = live
 		}
-		return rows
+		// Nothing marked: the file on disk is already right, and a write
+		// (two fsyncs) would only delay the step.
+		return rows, marked > 0
 	})
 	return marked, err
 }
@@ -134,8 +136,9 @@ func processAlive(pid int) bool {
 }
 
 // updateManifest applies change to the rows on disk under the manifest
-// lock and writes the result, redacted by red.
-func updateManifest(path string, red *redact.Redactor, change func([]ManifestRow) []ManifestRow) error {
+// lock and, when change reports a change, writes the result, redacted by
+// red.
+func updateManifest(path string, red *redact.Redactor, change func([]ManifestRow) ([]ManifestRow, bool)) error {
 	if err := privateDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("harness: manifest: %w", err)
 	}
@@ -158,7 +161,11 @@ func updateManifest(path string, red *redact.Redactor, change func([]ManifestRow
 	if err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(change(rows), "", "  ")
+	rows, changed := change(rows)
+	if !changed {
+		return nil
+	}
+	data, err := json.MarshalIndent(rows, "", "  ")
 	if err != nil {
 		return fmt.Errorf("harness: manifest: %w", err)
 	}
@@ -211,16 +218,25 @@ func (l *eventLog) close() error {
 }
 
 // stepBegins lists step as running in this run's manifest row, so that a
-// flower killed mid-step leaves a trace RecoverRunDir can mark. A failure to
-// write is left to stepEnds to report.
-func (r *Runtime) stepBegins(step string, started float64) {
-	r.manifestMu.Lock()
-	defer r.manifestMu.Unlock()
+// flower killed mid-step leaves a trace RecoverRunDir can mark. The write
+// (two fsyncs) runs beside claude's start instead of before it; the
+// returned channel is closed once it is done, and stepEnds must wait for
+// it. A failure to write is left to stepEnds to report.
+func (r *Runtime) stepBegins(step string, started float64) <-chan struct{} {
 	r.mu.Lock()
 	r.running = append(r.running, RunningStep{Step: step, PID: os.Getpid(), StartedAt: started})
-	row := r.rowLocked()
 	r.mu.Unlock()
-	r.writeRow(row)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.manifestMu.Lock()
+		defer r.manifestMu.Unlock()
+		r.mu.Lock()
+		row := r.rowLocked()
+		r.mu.Unlock()
+		r.writeRow(row)
+	}()
+	return done
 }
 
 // stepEnds adds res to this run's row (and takes its step off Running).

@@ -53,6 +53,8 @@ func (s redactedStore) Mirror(ctx context.Context, line []byte) error {
 	return s.SessionStore.Mirror(ctx, s.red.Bytes(line))
 }
 
+func (s redactedStore) Checkpoint(ctx context.Context) error { return checkpoint(ctx, s.SessionStore) }
+
 // scrubTree redacts, in place, every regular file under dir that holds a
 // secret: claude's own transcripts and tool-result files in the portable
 // config dir, which flower did not write but keeps in the run dir. The

@@ -220,6 +220,7 @@ type watchers struct {
 	onMirror func([]byte)
 	onNear   func()
 	onInit   func(sessionID string)
+	onResult func() // a result line arrived (claude exits next)
 }
 
 // supervise feeds the stream machine what it observes of the process and
@@ -273,10 +274,13 @@ func (p *proc) consume(s *stream, m lineMsg, h watchers) action {
 	if m.err != nil {
 		return s.readError(m.err, now)
 	}
-	wasInit := s.sawInit
+	wasInit, results := s.sawInit, s.results
 	ev, emit, act := s.line(m.line, now)
 	if !wasInit && s.sawInit {
 		h.onInit(s.sessionID)
+	}
+	if s.results > results && h.onResult != nil {
+		h.onResult()
 	}
 	for _, mr := range s.mirror {
 		h.onMirror(mr)

@@ -83,7 +83,11 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 		return attemptOut{err: &StartError{Reason: err.Error()}}
 	}
 	if a.resume != "" && r.store != nil && r.configDir != "" {
-		if err := r.store.Materialize(ctx, r.project, a.resume, r.configDir); err != nil && a.emit != nil {
+		st, err := r.store.wait()
+		if err != nil {
+			return attemptOut{err: &StartError{Reason: err.Error()}}
+		}
+		if err := st.Materialize(ctx, r.project, a.resume, r.configDir); err != nil && a.emit != nil {
 			a.emit(Event{Kind: EventStore, Data: map[string]any{"error": err.Error(), "op": "materialize"}})
 		}
 	}
@@ -91,6 +95,15 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	out, err := p.start()
 	if err != nil {
 		return attemptOut{err: &StartError{Reason: fmt.Sprintf("claude %s: %v", r.claude, err)}}
+	}
+	// The store opened while claude started; without it there is no step.
+	var store SessionStore
+	if r.store != nil {
+		if store, err = r.store.wait(); err != nil {
+			out.Close()
+			p.stop(2 * time.Second)
+			return attemptOut{err: &StartError{Reason: err.Error()}}
+		}
 	}
 	r.mu.Lock()
 	r.active[p] = struct{}{}
@@ -113,16 +126,17 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	o := p.supervise(ctx, out, s, watchers{
 		onLine: emit,
 		onMirror: func(line []byte) {
-			if r.store == nil {
+			if store == nil {
 				return
 			}
-			if err := r.store.Mirror(ctx, line); err != nil {
+			if err := store.Mirror(ctx, line); err != nil {
 				emit(Event{Kind: EventStore, Data: map[string]any{"error": err.Error(), "op": "mirror"}})
 			}
 		},
 		onNear: func() {
 			emit(Event{Kind: EventHandoff, Data: map[string]any{"phase": HandoffNear, "context": s.context, "warn_at": a.handoff.WarnAt(), "at": a.handoff.At()}})
 		},
+		onResult: func() { r.checkpointSoon(ctx) },
 		onInit: func(sid string) {
 			r.mu.Lock()
 			r.sessions[sid] = a.step

@@ -38,6 +38,22 @@ type SessionStore interface {
 	Close() error
 }
 
+// checkpointer is a SessionStore that can settle its writes ahead of Close
+// (SQLite's write-ahead log): the Runtime asks it to while a finished
+// claude exits, so that closing after the last step is quick.
+type checkpointer interface {
+	Checkpoint(ctx context.Context) error
+}
+
+// checkpoint settles st's writes when it can; a store that cannot has
+// nothing to settle.
+func checkpoint(ctx context.Context, st SessionStore) error {
+	if c, ok := st.(checkpointer); ok {
+		return c.Checkpoint(ctx)
+	}
+	return nil
+}
+
 // StoreOptions are the Runtime's session-store policies (seed: trim,
 // ephemeral, keep_denials) handed to Options.OpenStore.
 type StoreOptions struct {
@@ -121,10 +137,11 @@ type Runtime struct {
 	run       string
 	claude    string
 	hook      string
-	env       []string // base child env
-	configDir string   // portable config dir, "" when not portable
-	project   string   // CLAUDE_CODE_PROJECT_DIR_NAME
-	store     SessionStore
+	env       []string       // base child env
+	configDir string         // portable config dir, "" when not portable
+	project   string         // CLAUDE_CODE_PROJECT_DIR_NAME
+	store     *openingStore  // nil: no session store
+	settled   sync.WaitGroup // checkpoints under way (Close waits)
 	events    *eventLog
 	sock      *linesock.Server
 	started   float64
@@ -162,8 +179,9 @@ func (r *Runtime) OnSession(fn func(sessionID string)) (restore func()) {
 
 // New builds a Runtime: loads <workspace>/.env (never overriding the
 // environment), checks credentials (fails here, not at the first step),
-// locates claude and flower-hook, opens the store and events file and starts
-// the report socket.
+// locates claude and flower-hook, starts opening the store (a store that
+// cannot open fails each step with a StartError, which is not retried),
+// opens the events file and starts the report socket.
 func New(ctx context.Context, o Options) (*Runtime, error) {
 	if o.Workspace == "" {
 		return nil, fmt.Errorf("harness: workspace is required")
@@ -292,18 +310,21 @@ func (r *Runtime) prepareDirs(getenv func(string) string) error {
 	return wb.Ensure()
 }
 
-// open opens the session store (when one is wired in), the events file and
-// the report socket.
+// open starts opening the session store (when one is wired in) and opens
+// the events file and the report socket. The store opens beside the first
+// claude's start (see openingStore).
 func (r *Runtime) open(ctx context.Context) error {
 	if o := r.opts; o.OpenStore != nil && !o.NoStore {
-		st, err := o.OpenStore(ctx, filepath.Join(r.runDir, "sessions.db"), StoreOptions{Workspace: r.workspace, Trim: o.Trim, Ephemeral: o.Ephemeral, KeepDenials: o.KeepDenials})
-		if err != nil {
-			return fmt.Errorf("harness: session store: %w", err)
-		}
-		r.store = st
-		if r.red != nil {
-			r.store = redactedStore{st, r.red}
-		}
+		r.store = openInBackground(func() (SessionStore, error) {
+			st, err := o.OpenStore(ctx, filepath.Join(r.runDir, "sessions.db"), StoreOptions{Workspace: r.workspace, Trim: o.Trim, Ephemeral: o.Ephemeral, KeepDenials: o.KeepDenials})
+			if err != nil {
+				return nil, fmt.Errorf("harness: session store: %w", err)
+			}
+			if r.red == nil {
+				return st, nil
+			}
+			return redactedStore{st, r.red}, nil
+		})
 	}
 	var err error
 	if r.events, err = openEventLog(r.EventsPath(), r.red); err != nil {
@@ -341,11 +362,55 @@ func (r *Runtime) Close() error {
 		r.events.close()
 	}
 	if r.store != nil {
-		err := r.store.Close()
+		r.settled.Wait()
+		st, err := r.store.wait()
 		r.store = nil
-		return err
+		if err != nil {
+			return nil // the steps reported it
+		}
+		return st.Close()
 	}
 	return nil
+}
+
+// openingStore is the session store while it opens in the background: an
+// open costs milliseconds (SQLite: file, WAL, migrations) and claude
+// hundreds to boot, so the first step starts claude and then waits for it
+// (attempt). An open that failed fails every step with its error.
+type openingStore struct {
+	done chan struct{}
+	st   SessionStore
+	err  error
+}
+
+func openInBackground(open func() (SessionStore, error)) *openingStore {
+	o := &openingStore{done: make(chan struct{})}
+	go func() {
+		defer close(o.done)
+		o.st, o.err = open()
+	}()
+	return o
+}
+
+// wait returns the store once it is open, or why it is not.
+func (o *openingStore) wait() (SessionStore, error) {
+	<-o.done
+	return o.st, o.err
+}
+
+// checkpointSoon settles the store's writes in the background (while a
+// finished claude exits); Close waits for it.
+func (r *Runtime) checkpointSoon(ctx context.Context) {
+	if r.store == nil {
+		return
+	}
+	r.settled.Add(1)
+	go func() {
+		defer r.settled.Done()
+		if st, err := r.store.wait(); err == nil {
+			checkpoint(context.WithoutCancel(ctx), st)
+		}
+	}()
 }
 
 // RunID is this Runtime's run id (its manifest row and events directory).

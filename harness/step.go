@@ -11,13 +11,14 @@ type stepRun struct {
 	spec    AgentSpec
 	prompt  string // the step's own prompt (handoffs restate it)
 	res     StepResult
-	emit    func(Event) // records an event of the step, then observes it
-	observe func(Event) // folds an event into stats, then calls OnEvent
-	mu      sync.Mutex  // serialises observe: stream lines and socket reports
-	stats   StepStats   // the fold of the step's events: res's counters
-	next    attemptArgs // what the next attempt runs
-	warned  bool        // handoff/near told, per generation
-	attempt int         // counted attempts (interrupts and handoffs not counted)
+	emit    func(Event)     // records an event of the step, then observes it
+	observe func(Event)     // folds an event into stats, then calls OnEvent
+	mu      sync.Mutex      // serialises observe: stream lines and socket reports
+	stats   StepStats       // the fold of the step's events: res's counters
+	next    attemptArgs     // what the next attempt runs
+	warned  bool            // handoff/near told, per generation
+	attempt int             // counted attempts (interrupts and handoffs not counted)
+	begun   <-chan struct{} // closed once the manifest lists the step as running
 }
 
 // next is what Run does after an attempt: decide's answer.
@@ -69,7 +70,7 @@ func (r *Runtime) Run(ctx context.Context, spec AgentSpec, prompt string, o RunO
 	st := r.newStepRun(spec, prompt, o)
 	defer r.watchStep(st.res.Step, st.observe)()
 	st.emit(Event{Kind: EventStepStart, Data: map[string]any{"resume": o.Resume, "fork": o.Fork}})
-	r.stepBegins(st.res.Step, st.res.StartedAt)
+	st.begun = r.stepBegins(st.res.Step, st.res.StartedAt)
 	for {
 		st.attempt++
 		out := r.attempt(ctx, st.next)
@@ -226,5 +227,6 @@ func (r *Runtime) endStep(st *stepRun) (StepResult, error) {
 	res.Attempts = max(st.attempt, 1)
 	res.EndedAt = unixNow()
 	st.emit(Event{Kind: EventStepEnd, Data: map[string]any{"ok": res.OK, "error": res.Error, "session_id": res.SessionID, "attempts": res.Attempts}})
+	<-st.begun
 	return res, r.stepEnds(res)
 }

@@ -188,6 +188,20 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Checkpoint copies what SQLite's write-ahead log holds into the database
+// file (PASSIVE: it never waits for readers or writers), so that Close,
+// which does the same, has little left to do. The Runtime calls it while a
+// finished claude is still exiting. PostgreSQL has nothing to do.
+func (s *Store) Checkpoint(ctx context.Context) error {
+	if s.pg {
+		return nil
+	}
+	if _, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+		return fmt.Errorf("sessionstore: checkpoint: %w", err)
+	}
+	return nil
+}
+
 // Path is the database file, or the PostgreSQL URL with its password masked.
 func (s *Store) Path() string { return s.path }
 

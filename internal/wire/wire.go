@@ -46,6 +46,8 @@ func (a *storeAdapter) Materialize(ctx context.Context, projectKey, sessionID, c
 	return err
 }
 
+func (a *storeAdapter) Checkpoint(ctx context.Context) error { return a.s.Checkpoint(ctx) }
+
 func (a *storeAdapter) Close() error {
 	a.once.Do(func() { a.err = a.s.Close() })
 	return a.err
