@@ -37,6 +37,39 @@ if p:
 
 const benchInput = `{"session_id":"9d3c5b1e-0000-4000-8000-000000000001","transcript_path":"/tmp/x.jsonl","cwd":"/tmp/ws","prompt_id":"p","permission_mode":"default","effort":{"level":"medium"},"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test","description":"run tests"},"tool_use_id":"toolu_0001_1"}`
 
+// floorHook is the least any Go hook does: read the input, print a fixed
+// deny, send one line to $FLOWER_SOCKET, with nothing but package syscall
+// (not even os, whose start-up alone is measurable). No parsing, no
+// decision: it is the floor under flower-hook, measured beside it.
+const floorHook = `package main
+
+import "syscall"
+
+func main() {
+	buf := make([]byte, 0, 8192)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Read(0, buf[len(buf):cap(buf)])
+		if n <= 0 || err != nil {
+			break
+		}
+		buf = buf[:len(buf)+n]
+	}
+	syscall.Write(1, []byte(` + "`" + `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"delegate"}}` + "`" + `+"\n"))
+	if p, ok := syscall.Getenv("FLOWER_SOCKET"); ok {
+		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC|syscall.SOCK_NONBLOCK, 0)
+		if err == nil {
+			if syscall.Connect(fd, &syscall.SockaddrUnix{Name: p}) == nil {
+				syscall.Write(fd, []byte(` + "`" + `{"v":1,"kind":"guard","guard":"delegate","decision":"deny"}` + "`" + `+"\n"))
+			}
+			syscall.Close(fd)
+		}
+	}
+}
+`
+
 // BenchmarkHookSpawn times one hook invocation end to end (spawn, read
 // stdin, decide, print, report to a live unix socket, exit), flower-hook
 // against the python3 equivalent. Run with -benchtime=500x; p50/p99 are
@@ -63,6 +96,13 @@ func BenchmarkHookSpawn(b *testing.B) {
 	if out, err := testbed.Command(b, "go", "build", "-o", hello, hello+".go").CombinedOutput(); err != nil {
 		b.Fatalf("build hello: %v %s", err, out)
 	}
+	floor := filepath.Join(dir, "floor")
+	if err := os.WriteFile(floor+".go", []byte(floorHook), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if out, err := testbed.Command(b, "go", "build", "-o", floor, floor+".go").CombinedOutput(); err != nil {
+		b.Fatalf("build floor: %v %s", err, out)
+	}
 	// The interpreter itself, not a version-manager shim (pyenv's adds a
 	// bash script per start and would flatter flower-hook).
 	python, err := testbed.Command(b, "python3", "-c", "import sys; print(sys.executable)").Output()
@@ -77,6 +117,8 @@ func BenchmarkHookSpawn(b *testing.B) {
 		// The machine's floor: spawning a process that does nothing.
 		{"baseline-true", []string{"/bin/true"}},
 		{"baseline-go-empty", []string{hello}},
+		// The floor of any Go hook: only the I/O a hook must do.
+		{"floor-go-hook-io", []string{floor}},
 		{"flower-hook", []string{hook, "delegate"}},
 		{"python3", []string{string(bytes.TrimSpace(python)), py}},
 		// As the CLI runs a hook command: through /bin/sh, with the
@@ -127,7 +169,8 @@ func BenchmarkHookSpawn(b *testing.B) {
 		})
 	}
 	// The target is a ratio to the baseline measured in this same run.
-	for _, r := range [][2]string{{"flower-hook", "baseline-go-empty"}, {"sh-flower-hook-wrapped", "baseline-sh-go-empty"}} {
+	for _, r := range [][2]string{{"flower-hook", "baseline-go-empty"}, {"floor-go-hook-io", "baseline-go-empty"},
+		{"flower-hook", "floor-go-hook-io"}, {"sh-flower-hook-wrapped", "baseline-sh-go-empty"}} {
 		if p50[r[0]] > 0 && p50[r[1]] > 0 {
 			fmt.Fprintf(os.Stderr, "ratio %s / %s (wall p50) = %.2fx (target <= 1.2x)\n", r[0], r[1], p50[r[0]]/p50[r[1]])
 		}
