@@ -228,5 +228,8 @@ func (r *Runtime) endStep(st *stepRun) (StepResult, error) {
 	res.EndedAt = unixNow()
 	st.emit(Event{Kind: EventStepEnd, Data: map[string]any{"ok": res.OK, "error": res.Error, "session_id": res.SessionID, "attempts": res.Attempts}})
 	<-st.begun
+	// The store settles what the step's last lines wrote while the
+	// manifest row is written, not after it (Close then has nothing left).
+	r.checkpointSoon(context.Background())
 	return res, r.stepEnds(res)
 }
