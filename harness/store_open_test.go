@@ -46,7 +46,7 @@ func (f *fakeStore) Close() error {
 // starts. A store that cannot open fails the step with its error, once (a
 // StartError is not retried), and the model is never asked; the control
 // with a store that opens mirrors the session, settles it when the result
-// arrives and closes it after that.
+// arrives and again beside the end row, and closes it after that.
 func TestRun_StoreOpensBesideClaude(t *testing.T) {
 	t.Parallel()
 	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
@@ -81,8 +81,10 @@ func TestRun_StoreOpensBesideClaude(t *testing.T) {
 	}
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if fs.mirrored == 0 || fs.checkpoints != 1 || !fs.closed || fs.closedAfter != 1 {
-		t.Fatalf("store saw mirrored=%d checkpoints=%d closed=%v (after %d checkpoints); want lines mirrored, one checkpoint, then Close",
+	// One checkpoint when the result arrives, one beside the end row; Close
+	// only after both.
+	if fs.mirrored == 0 || fs.checkpoints != 2 || !fs.closed || fs.closedAfter != 2 {
+		t.Fatalf("store saw mirrored=%d checkpoints=%d closed=%v (after %d checkpoints); want lines mirrored, two checkpoints, then Close",
 			fs.mirrored, fs.checkpoints, fs.closed, fs.closedAfter)
 	}
 }
