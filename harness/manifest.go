@@ -1,5 +1,6 @@
 package harness
 
+import "bytes"
 import "encoding/json"
 import "errors"
 import "fmt"
@@ -11,6 +12,7 @@ import "syscall"
 import "time"
 
 import "github.com/gofrs/flock"
+import "github.com/tidwall/gjson"
 
 import "github.com/flowerhq/flower/internal/atomicfile"
 import "github.com/flowerhq/flower/internal/redact"
@@ -72,58 +74,114 @@ func WriteManifestRow(path string, row ManifestRow) error {
 }
 
 func writeRow(path string, row ManifestRow, red *redact.Redactor) error {
-	return updateManifest(path, red, func(rows []ManifestRow) ([]ManifestRow, bool) {
+	enc, err := encodeRow(row)
+	if err != nil {
+		return fmt.Errorf("harness: manifest: %w", err)
+	}
+	return updateManifest(path, red, func(rows []json.RawMessage) ([]json.RawMessage, bool) {
 		for i := range rows {
-			if rows[i].Run == row.Run {
-				rows[i] = row
+			if gjson.GetBytes(rows[i], "run").String() == row.Run {
+				rows[i] = enc
 				return rows, true
 			}
 		}
-		return append(rows, row), true
+		return append(rows, enc), true
 	})
+}
+
+// encodeRow is row as an element of the manifest's array, indented the way
+// json.MarshalIndent(rows, "", "  ") indents it.
+func encodeRow(row ManifestRow) (json.RawMessage, error) {
+	return json.MarshalIndent(row, "  ", "  ")
 }
 
 // RecoverRunDir is run when a Runtime opens runDir: every step a dead
 // flower left Running becomes a failed result whose Error starts with
 // KilledMidStep; temp files of a manifest write cut short and report sockets
-// of dead flowers are removed. (The flock lock file stays: the kernel drops
-// a dead holder's lock, and deleting the file under a waiter would split the
-// lock.) It reports how many steps it marked.
+// of dead flowers are removed (the sockets in the background, at most once
+// a minute per run dir). (The flock lock file stays: the kernel drops a dead holder's
+// lock, and deleting the file under a waiter would split the lock.) It
+// reports how many steps it marked.
 func RecoverRunDir(runDir string) (int, error) {
-	removeDeadSockets()
+	sweepSockets.Do(func() { go sweepDeadSockets(runDir) })
 	path := filepath.Join(runDir, "manifest.json")
-	if _, err := os.Stat(path); err != nil {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, nil
+	}
+	tmps, _ := filepath.Glob(filepath.Join(runDir, ".manifest.json.tmp*"))
+	if len(tmps) == 0 && !bytes.Contains(data, []byte(`"running":`)) {
+		// Nothing to mark (a row lists running steps only while they
+		// run) and nothing to clean: no lock, no parse.
 		return 0, nil
 	}
 	marked := 0
-	err := updateManifest(path, nil, func(rows []ManifestRow) ([]ManifestRow, bool) {
+	err = updateManifest(path, nil, func(rows []json.RawMessage) ([]json.RawMessage, bool) {
 		// Under the lock no write is under way: a temp file of the atomic
 		// writer is what a process killed mid-write left.
 		tmps, _ := filepath.Glob(filepath.Join(runDir, ".manifest.json.tmp*"))
 		for _, t := range tmps {
 			os.Remove(t)
 		}
-		now := unixNow()
 		for i := range rows {
-			var live []RunningStep
-			for _, s := range rows[i].Running {
-				if processAlive(s.PID) {
-					live = append(live, s)
-					continue
-				}
-				marked++
-				msg := fmt.Sprintf("%s: flower (pid %d) ended while the step ran", KilledMidStep, s.PID)
-				rows[i].Results = append(rows[i].Results, StepResult{Step: s.Step, StartedAt: s.StartedAt, EndedAt: now,
-					Attempts: 1, Error: msg, Errors: []string{msg}, Retired: []string{}})
-				rows[i].UpdatedAt = now
+			if !gjson.GetBytes(rows[i], "running").Exists() {
+				continue
 			}
-			rows[i].Running = live
+			var row ManifestRow
+			if json.Unmarshal(rows[i], &row) != nil {
+				continue
+			}
+			if n := markDead(&row); n > 0 {
+				if enc, err := encodeRow(row); err == nil {
+					rows[i] = enc
+					marked += n
+				}
+			}
 		}
 		// Nothing marked: the file on disk is already right, and a write
 		// (two fsyncs) would only delay the step.
 		return rows, marked > 0
 	})
 	return marked, err
+}
+
+// sweepSockets runs sweepDeadSockets once per process.
+var sweepSockets sync.Once
+
+// sweepDeadSockets runs removeDeadSockets unless a flower of this run dir
+// did in the last minute (the time of runDir/.sockets-swept says when):
+// the sweep reads the whole temp folder, and flower starts once a step.
+func sweepDeadSockets(runDir string) {
+	mark := filepath.Join(runDir, ".sockets-swept")
+	if st, err := os.Lstat(mark); err == nil && st.Mode().IsRegular() && time.Since(st.ModTime()) < time.Minute {
+		return
+	}
+	now := time.Now()
+	if os.WriteFile(mark, nil, 0o600) != nil || os.Chtimes(mark, now, now) != nil {
+		return
+	}
+	removeDeadSockets()
+}
+
+// markDead turns the running steps of row whose flower is gone into failed
+// results and reports how many.
+func markDead(row *ManifestRow) int {
+	now := unixNow()
+	var live []RunningStep
+	marked := 0
+	for _, s := range row.Running {
+		if processAlive(s.PID) {
+			live = append(live, s)
+			continue
+		}
+		marked++
+		msg := fmt.Sprintf("%s: flower (pid %d) ended while the step ran", KilledMidStep, s.PID)
+		row.Results = append(row.Results, StepResult{Step: s.Step, StartedAt: s.StartedAt, EndedAt: now,
+			Attempts: 1, Error: msg, Errors: []string{msg}, Retired: []string{}})
+		row.UpdatedAt = now
+	}
+	row.Running = live
+	return marked
 }
 
 // processAlive reports whether pid names a process (of any owner).
@@ -137,8 +195,10 @@ func processAlive(pid int) bool {
 
 // updateManifest applies change to the rows on disk under the manifest
 // lock and, when change reports a change, writes the result, redacted by
-// red.
-func updateManifest(path string, red *redact.Redactor, change func([]ManifestRow) ([]ManifestRow, bool)) error {
+// red. The rows stay undecoded (a run dir's manifest keeps every run, and a
+// step changes one row): change gets each element of the array as it stands
+// in the file and returns them to be written back in the same layout.
+func updateManifest(path string, red *redact.Redactor, change func([]json.RawMessage) ([]json.RawMessage, bool)) error {
 	if err := privateDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("harness: manifest: %w", err)
 	}
@@ -148,7 +208,7 @@ func updateManifest(path string, red *redact.Redactor, change func([]ManifestRow
 	}
 	defer lk.Unlock()
 	os.Chmod(path+".lock", 0o600) // flock creates it 0644; narrowing only
-	rows, err := ReadManifest(path)
+	rows, err := readRawManifest(path)
 	if errors.Is(err, ErrManifestDamaged) {
 		aside := path + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000Z")
 		if rerr := os.Rename(path, aside); rerr != nil {
@@ -165,14 +225,44 @@ func updateManifest(path string, red *redact.Redactor, change func([]ManifestRow
 	if !changed {
 		return nil
 	}
-	data, err := json.MarshalIndent(rows, "", "  ")
-	if err != nil {
-		return fmt.Errorf("harness: manifest: %w", err)
+	var buf bytes.Buffer
+	buf.WriteString("[")
+	for i, r := range rows {
+		if i > 0 {
+			buf.WriteString(",")
+		}
+		buf.WriteString("\n  ")
+		buf.Write(r)
 	}
-	if err := atomicfile.Write(path, append(red.Bytes(data), '\n'), 0o600); err != nil {
+	buf.WriteString("\n]\n")
+	if err := atomicfile.Write(path, red.Bytes(buf.Bytes()), 0o600); err != nil {
 		return fmt.Errorf("harness: manifest: %w", err)
 	}
 	return nil
+}
+
+// readRawManifest splits manifest.json into its rows without decoding
+// them; anything but a JSON array of objects is ErrManifestDamaged.
+func readRawManifest(path string) ([]json.RawMessage, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(data) == 0) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("harness: manifest: %w", err)
+	}
+	doc := gjson.ParseBytes(data)
+	if !gjson.ValidBytes(data) || !doc.IsArray() && doc.Type != gjson.Null {
+		return nil, fmt.Errorf("harness: manifest %s: %w: not a JSON array", path, ErrManifestDamaged)
+	}
+	var rows []json.RawMessage
+	for _, r := range doc.Array() {
+		if !r.IsObject() {
+			return nil, fmt.Errorf("harness: manifest %s: %w: an element is not an object", path, ErrManifestDamaged)
+		}
+		rows = append(rows, json.RawMessage(r.Raw))
+	}
+	return rows, nil
 }
 
 // eventLog appends Events as JSON lines to <run_dir>/<run>/events.jsonl.
