@@ -324,7 +324,7 @@ func (r *Runtime) stepBegins(step string, started float64) <-chan struct{} {
 		r.mu.Lock()
 		row := r.rowLocked()
 		r.mu.Unlock()
-		r.writeRow(row)
+		r.writeRowLocked(row)
 	}()
 	return done
 }
@@ -335,15 +335,51 @@ func (r *Runtime) stepEnds(res StepResult) error {
 	defer r.manifestMu.Unlock()
 	r.mu.Lock()
 	r.results = append(r.results, res)
-	for i, s := range r.running {
-		if s.Step == res.Step {
-			r.running = append(r.running[:i:i], r.running[i+1:]...)
-			break
-		}
-	}
+	r.running = withoutStep(r.running, res.Step)
 	row := r.rowLocked()
 	r.mu.Unlock()
-	return r.writeRow(row)
+	return r.writeRowLocked(row)
+}
+
+// endsEarly writes the row as it will be once res is this step's result,
+// without recording res yet (endStep does, and writes again unless the row
+// it would write is this one); it returns the write's number.
+func (r *Runtime) endsEarly(res StepResult) (int, error) {
+	r.manifestMu.Lock()
+	defer r.manifestMu.Unlock()
+	r.mu.Lock()
+	row := r.rowLocked()
+	row.Results = append(row.Results, res)
+	row.Running = withoutStep(row.Running, res.Step)
+	r.mu.Unlock()
+	err := r.writeRowLocked(row)
+	return r.manifestSeq, err
+}
+
+// endsAsWritten records res as endsEarly wrote it when no manifest write of
+// this Runtime came in between (write number seq); it reports whether it
+// did.
+func (r *Runtime) endsAsWritten(res StepResult, seq int) bool {
+	r.manifestMu.Lock()
+	defer r.manifestMu.Unlock()
+	if r.manifestSeq != seq {
+		return false
+	}
+	r.mu.Lock()
+	r.results = append(r.results, res)
+	r.running = withoutStep(r.running, res.Step)
+	r.mu.Unlock()
+	return true
+}
+
+// withoutStep is running without the entry of step (a new slice).
+func withoutStep(running []RunningStep, step string) []RunningStep {
+	for i, s := range running {
+		if s.Step == step {
+			return append(running[:i:i], running[i+1:]...)
+		}
+	}
+	return running
 }
 
 // rowLocked is this run's manifest row; r.mu is held.
@@ -352,4 +388,9 @@ func (r *Runtime) rowLocked() ManifestRow {
 		Results: append([]StepResult(nil), r.results...), Running: append([]RunningStep(nil), r.running...)}
 }
 
-func (r *Runtime) writeRow(row ManifestRow) error { return writeRow(r.ManifestPath(), row, r.red) }
+// writeRowLocked writes this run's row and counts the write; r.manifestMu
+// is held.
+func (r *Runtime) writeRowLocked(row ManifestRow) error {
+	r.manifestSeq++
+	return writeRow(r.ManifestPath(), row, r.red)
+}

@@ -279,9 +279,6 @@ func (p *proc) consume(s *stream, m lineMsg, h watchers) action {
 	if !wasInit && s.sawInit {
 		h.onInit(s.sessionID)
 	}
-	if s.results > results && h.onResult != nil {
-		h.onResult()
-	}
 	for _, mr := range s.mirror {
 		h.onMirror(mr)
 	}
@@ -291,6 +288,9 @@ func (p *proc) consume(s *stream, m lineMsg, h watchers) action {
 	}
 	if s.nearCrossed() {
 		h.onNear()
+	}
+	if s.results > results && h.onResult != nil {
+		h.onResult()
 	}
 	return act
 }

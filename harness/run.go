@@ -24,6 +24,7 @@ type attemptArgs struct {
 	emit     func(Event) // nil: record nothing (the handoff round)
 	warned   *bool
 	handoff  HandoffPolicy
+	settled  func(attemptOut) // a clean success result arrived (nil: not told)
 }
 
 // stepDirName makes a step name safe as a directory name.
@@ -136,7 +137,12 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 		onNear: func() {
 			emit(Event{Kind: EventHandoff, Data: map[string]any{"phase": HandoffNear, "context": s.context, "warn_at": a.handoff.WarnAt(), "at": a.handoff.At()}})
 		},
-		onResult: func() { r.checkpointSoon(ctx) },
+		onResult: func() {
+			r.checkpointSoon(ctx)
+			if humanInt, _ := p.interrupted(); a.settled != nil && !humanInt && s.settledOK() {
+				a.settled(attemptOut{sessionID: s.sessionID, text: s.final.Get("result").String(), context: s.context, sawInit: true})
+			}
+		},
 		onInit: func(sid string) {
 			r.mu.Lock()
 			r.sessions[sid] = a.step

@@ -3,6 +3,7 @@ package harness
 import "context"
 import "errors"
 import "fmt"
+import "reflect"
 import "sync"
 import "time"
 
@@ -19,6 +20,16 @@ type stepRun struct {
 	warned  bool            // handoff/near told, per generation
 	attempt int             // counted attempts (interrupts and handoffs not counted)
 	begun   <-chan struct{} // closed once the manifest lists the step as running
+	early   *earlyEnd       // the end row written while claude exited, if any
+}
+
+// earlyEnd is a step's end row written as soon as its result settled the
+// outcome, while claude was still exiting.
+type earlyEnd struct {
+	res  StepResult
+	seq  int // the manifest write's number
+	err  error
+	done chan struct{}
 }
 
 // next is what Run does after an attempt: decide's answer.
@@ -126,7 +137,7 @@ func (r *Runtime) newStepRun(spec AgentSpec, prompt string, o RunOptions) *stepR
 		st.observe(ev)
 	}
 	st.next = attemptArgs{spec: spec, prompt: prompt, step: step, resume: o.Resume, fork: o.Fork, resumeAt: o.ResumeAt,
-		emit: st.emit, warned: &st.warned, handoff: r.opts.Handoff}
+		emit: st.emit, warned: &st.warned, handoff: r.opts.Handoff, settled: func(out attemptOut) { r.endEarly(st, out) }}
 	return st
 }
 
@@ -145,20 +156,22 @@ func (r *Runtime) watchStep(step string, cb func(Event)) func() {
 
 // absorb adds one attempt's outcome to the step's result (its counters
 // come from the step's stats: endStep).
-func (st *stepRun) absorb(out attemptOut) {
-	res := &st.res
+func (st *stepRun) absorb(out attemptOut) { st.res = absorbed(st.res, out) }
+
+func absorbed(res StepResult, out attemptOut) StepResult {
 	if out.sessionID != "" {
 		res.SessionID = out.sessionID
 	}
 	if out.err == nil {
 		res.OK, res.Text, res.Error = true, out.text, ""
-		return
+		return res
 	}
 	res.Errors = append(res.Errors, out.err.Error())
 	res.Error = out.err.Error()
 	if !errors.Is(out.err, ErrInterrupted) {
 		res.Text = out.text
 	}
+	return res
 }
 
 // resumeWithWords resumes the session with the human's words and the
@@ -218,18 +231,47 @@ func (r *Runtime) backOff(ctx context.Context, st *stepRun, kind string, failure
 }
 
 // endStep records the finished step: its counters from the step's stats,
-// the step_end event, the Runtime's results and the manifest row.
+// the step_end event, the Runtime's results and the manifest row. The row
+// endEarly wrote while claude exited stands when the result is the same
+// (its end time then counts) and no other write came in between.
 func (r *Runtime) endStep(st *stepRun) (StepResult, error) {
-	res := st.res
-	st.mu.Lock()
-	res.CostUSD, res.NumTurns, res.Context = st.stats.CostUSD, st.stats.Turns, st.stats.Context
-	st.mu.Unlock()
-	res.Attempts = max(st.attempt, 1)
-	res.EndedAt = unixNow()
+	res := st.finished(st.res)
+	if e := st.early; e != nil {
+		<-e.done
+		if res.EndedAt = e.res.EndedAt; reflect.DeepEqual(res, e.res) && e.err == nil && r.endsAsWritten(res, e.seq) {
+			st.emit(Event{Kind: EventStepEnd, Data: map[string]any{"ok": res.OK, "error": res.Error, "session_id": res.SessionID, "attempts": res.Attempts}})
+			return res, nil
+		}
+		res.EndedAt = unixNow()
+	}
 	st.emit(Event{Kind: EventStepEnd, Data: map[string]any{"ok": res.OK, "error": res.Error, "session_id": res.SessionID, "attempts": res.Attempts}})
 	<-st.begun
 	// The store settles what the step's last lines wrote while the
 	// manifest row is written, not after it (Close then has nothing left).
 	r.checkpointSoon(context.Background())
 	return res, r.stepEnds(res)
+}
+
+// finished is res with the step's counters, attempts and end time.
+func (st *stepRun) finished(res StepResult) StepResult {
+	st.mu.Lock()
+	res.CostUSD, res.NumTurns, res.Context = st.stats.CostUSD, st.stats.Turns, st.stats.Context
+	st.mu.Unlock()
+	res.Attempts = max(st.attempt, 1)
+	res.EndedAt = unixNow()
+	return res
+}
+
+// endEarly writes the step's end row as soon as a clean success result
+// settled the outcome (the attempt's settled), while claude still exits:
+// the write then costs the step nothing. endStep checks it.
+func (r *Runtime) endEarly(st *stepRun, out attemptOut) {
+	e := &earlyEnd{res: st.finished(absorbed(st.res, out)), done: make(chan struct{})}
+	st.early = e
+	go func() {
+		defer close(e.done)
+		<-st.begun
+		r.checkpointSoon(context.Background())
+		e.seq, e.err = r.endsEarly(e.res)
+	}()
 }

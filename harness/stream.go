@@ -101,6 +101,13 @@ func (s *stream) line(b []byte, now time.Time) (ev Event, emit bool, act action)
 	return ev, emit, act
 }
 
+// settledOK reports whether the attempt's outcome is already known to be a
+// success: a success result is in, with no failure, no handoff due and no
+// background task pending (outcome then says nil, whatever the exit).
+func (s *stream) settledOK() bool {
+	return s.results > 0 && s.failure == nil && !s.due && len(s.tasks) == 0 && resultFailure(s.final) == nil
+}
+
 // interrupted notes that an interrupt was sent (by a human, or for a
 // handoff): unless a result follows within the grace, the group is stopped.
 func (s *stream) interrupted(now time.Time) {

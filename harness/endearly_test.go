@@ -1,0 +1,99 @@
+package harness
+
+import "os"
+import "path/filepath"
+import "reflect"
+import "testing"
+
+import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/scripted"
+
+// TestEndEarlyReconciles: the end row written while claude exits stands
+// when the step ends as predicted (two manifest writes: running, end), and
+// is written again when the result differs or another write of the
+// Runtime came in between; the row on disk is always the returned result.
+func TestEndEarlyReconciles(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(r *Runtime, st *stepRun)
+		writes int
+	}{
+		{"as predicted", func(*Runtime, *stepRun) {}, 2},
+		{"cost changed after the result", func(_ *Runtime, st *stepRun) { st.stats.CostUSD += 0.5 }, 3},
+		{"another write in between", func(r *Runtime, st *stepRun) {
+			<-st.early.done
+			<-r.stepBegins("other", 2)
+		}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r := &Runtime{runDir: dir, run: "r1", workspace: dir, sessions: map[string]string{}, onEvents: map[string]func(Event){}}
+			st := &stepRun{res: StepResult{Step: "s", StartedAt: 1, Errors: []string{}, Retired: []string{}}, emit: func(Event) {}}
+			st.attempt = 1
+			st.begun = r.stepBegins("s", 1)
+			out := attemptOut{sessionID: "sid", text: "DONE"}
+			r.endEarly(st, out)
+			tc.change(r, st)
+			st.absorb(out) // what Run does when the attempt returns
+			res, err := r.endStep(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.OK || res.Text != "DONE" || res.SessionID != "sid" {
+				t.Fatalf("result %+v", res)
+			}
+			if r.manifestSeq != tc.writes {
+				t.Fatalf("%d manifest writes, want %d", r.manifestSeq, tc.writes)
+			}
+			rows, err := ReadManifest(filepath.Join(dir, "manifest.json"))
+			if err != nil || len(rows) != 1 {
+				t.Fatalf("rows %+v, %v", rows, err)
+			}
+			var got StepResult
+			for _, g := range rows[0].Results {
+				if g.Step == "s" {
+					got = g
+				}
+			}
+			if !reflect.DeepEqual(got, res) {
+				t.Fatalf("the row holds\n%+v\nRun returned\n%+v", got, res)
+			}
+			for _, s := range rows[0].Running {
+				if s.Step == "s" {
+					t.Fatalf("step still listed as running: %+v", rows[0].Running)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestRun_EndRowWhileClaudeExits: on the real CLI a step that ends with a
+// success result writes its manifest twice (running, then the end row while
+// claude exits), and the row is the returned result.
+func TestRun_EndRowWhileClaudeExits(t *testing.T) {
+	t.Parallel()
+	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "main", Replies: []scripted.Reply{{Text: "EARLY_END"}}}}})
+	o := NewOptions(b.Workspace)
+	o.RunDir = filepath.Join(filepath.Dir(b.Workspace), "runs")
+	o.Env, o.Claude, o.HookPath = b.Env(), b.Claude, testbed.BuildBinary(t, "./cmd/flower-hook")
+	rt, err := New(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	res, err := rt.Run(t.Context(), NewAgentSpec("main", ""), "go", RunOptions{})
+	if err != nil || !res.OK || res.Text != "EARLY_END" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if rt.manifestSeq != 2 {
+		t.Fatalf("%d manifest writes; want 2 (running, and the end row written while claude exited)", rt.manifestSeq)
+	}
+	rows, err := ReadManifest(rt.ManifestPath())
+	if err != nil || len(rows) != 1 || len(rows[0].Results) != 1 || !reflect.DeepEqual(rows[0].Results[0], res) || len(rows[0].Running) != 0 {
+		t.Fatalf("manifest %+v (%v); want exactly the returned result %+v", rows, err, res)
+	}
+}
