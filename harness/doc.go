@@ -15,14 +15,17 @@
 // step's own bookkeeping runs beside claude rather than before or after it:
 // the first attempt waits for the store only once claude is starting (a
 // store that cannot open fails the step with a *StartError), the manifest's
-// "running" row is written while claude boots, and the store settles its
-// writes (Checkpoint) while a finished claude exits. The
+// "running" row is written while claude boots, and once a clean success
+// result settles the outcome the end row is written and the store settles
+// its writes (Checkpoint) while claude exits (endStep writes the row again
+// only if the step ended otherwise). The
 // attempt loop then takes one of the seed's four exits: success; human
 // interrupt (resume the same session with the words + InterruptNote, not
 // counted); context full (the same session writes its handoff document, a
 // fresh session starts from its prompt block); retryable failure (classify,
 // wait until the API answers, back off, resume the same session). The
-// finished StepResult is appended to manifest.json under a file lock. Close
+// finished StepResult is in manifest.json, updated under a file lock one
+// row at a time (the other rows are not decoded). Close
 // stops the socket (removing its directory) and closes the store.
 //
 // One attempt is two parts. The stream machine (stream.go) is pure and
