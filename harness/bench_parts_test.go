@@ -9,7 +9,6 @@ import "testing"
 import "time"
 
 import "github.com/flowerhq/flower/internal/testbed"
-import "github.com/flowerhq/flower/scripted"
 
 // BenchmarkStepParts splits StepVsBare's gap into its parts, each measured
 // beside the others in the same loop: bare claude -p; claude with exactly
@@ -19,11 +18,7 @@ import "github.com/flowerhq/flower/scripted"
 // control requests on stdin); and flower step itself. What lies between
 // the last two is flower's own process. Run with -benchtime=20x.
 func BenchmarkStepParts(b *testing.B) {
-	bed := testbed.New(b, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main",
-		Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "ok"} }}}})
-	flower := testbed.BuildBinary(b, "./cmd/flower")
-	hook := testbed.BuildBinary(b, "./cmd/flower-hook")
-	runDir := filepath.Join(filepath.Dir(bed.Workspace), "runs")
+	bed, flower, hook, runDir := stepBench(b)
 	args, env := flowerClaudeCall(b, bed, flower, hook, runDir)
 	prompt := `{"type":"user","message":{"role":"user","content":"hi"},"parent_tool_use_id":null,"session_id":""}` + "\n"
 	replay := func(keepOpen bool) time.Duration {
@@ -57,13 +52,7 @@ func BenchmarkStepParts(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	run := func(cmd *exec.Cmd) time.Duration {
-		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("%s: %v\n%s", cmd.Args[0], err, out)
-		}
-		return time.Since(start)
-	}
+	run := timedRun(b)
 	var bare, withArgs, keptOpen, step []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
