@@ -240,11 +240,26 @@ func CopyCredentials(fromConfigDir, toConfigDir string) error {
 		if err != nil {
 			return fmt.Errorf("sessionstore: copy credentials: %w", err)
 		}
-		if err := writePrivate(filepath.Join(toConfigDir, name), out); err != nil {
+		dst := filepath.Join(toConfigDir, name)
+		if samePrivateFile(dst, out) {
+			continue // copied by an earlier step of this run dir: no write, no fsync
+		}
+		if err := writePrivate(dst, out); err != nil {
 			return fmt.Errorf("sessionstore: copy credentials: %w", err)
 		}
 	}
 	return nil
+}
+
+// samePrivateFile reports whether file is a regular 0600 file holding
+// exactly data.
+func samePrivateFile(file string, data []byte) bool {
+	st, err := os.Lstat(file)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != 0o600 || st.Size() != int64(len(data)) {
+		return false
+	}
+	old, err := os.ReadFile(file)
+	return err == nil && bytes.Equal(old, data)
 }
 
 // dropKey removes every object member called name, at any depth.

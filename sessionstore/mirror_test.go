@@ -6,6 +6,7 @@ import "errors"
 import "os"
 import "path/filepath"
 import "strings"
+import "syscall"
 import "testing"
 
 import "github.com/tidwall/gjson"
@@ -158,5 +159,43 @@ func TestCopyCredentials(t *testing.T) {
 	// An API-key user has no credential files: nothing to copy, no error.
 	if err := sessionstore.CopyCredentials(t.TempDir(), t.TempDir()); err != nil {
 		t.Fatalf("CopyCredentials with no files: %v", err)
+	}
+}
+
+// TestCopyCredentialsOnlyWhenChanged: a copy that is already there (same
+// bytes, 0600) is not written again (its inode stays: atomic writes make a
+// new one); a changed login, or a copy whose mode was widened, is.
+func TestCopyCredentialsOnlyWhenChanged(t *testing.T) {
+	from, to := t.TempDir(), t.TempDir()
+	src := filepath.Join(from, ".credentials.json")
+	dst := filepath.Join(to, ".credentials.json")
+	inode := func() uint64 {
+		st, err := os.Stat(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Sys().(*syscall.Stat_t).Ino
+	}
+	copyNow := func() {
+		if err := sessionstore.CopyCredentials(from, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(src, []byte(`{"claudeAiOauth":{"accessToken":"at-1"}}`), 0o600)
+	copyNow()
+	first := inode()
+	copyNow()
+	if inode() != first {
+		t.Fatal("an unchanged login was written again")
+	}
+	os.WriteFile(src, []byte(`{"claudeAiOauth":{"accessToken":"at-2"}}`), 0o600)
+	copyNow()
+	if got, _ := os.ReadFile(dst); !strings.Contains(string(got), "at-2") || inode() == first {
+		t.Fatalf("a changed login was not copied: %s", got)
+	}
+	os.Chmod(dst, 0o644)
+	copyNow()
+	if st, _ := os.Stat(dst); st.Mode().Perm() != 0o600 {
+		t.Fatalf("a widened copy stays %v; want it rewritten 0600", st.Mode().Perm())
 	}
 }
