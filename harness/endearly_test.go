@@ -1,8 +1,10 @@
 package harness
 
+import "fmt"
 import "os"
 import "path/filepath"
 import "reflect"
+import "sync"
 import "testing"
 
 import "github.com/flowerhq/flower/internal/testbed"
@@ -95,5 +97,54 @@ func TestRun_EndRowWhileClaudeExits(t *testing.T) {
 	rows, err := ReadManifest(rt.ManifestPath())
 	if err != nil || len(rows) != 1 || len(rows[0].Results) != 1 || !reflect.DeepEqual(rows[0].Results[0], res) || len(rows[0].Running) != 0 {
 		t.Fatalf("manifest %+v (%v); want exactly the returned result %+v", rows, err, res)
+	}
+}
+
+// TestRun_ConcurrentStepsKeepEveryRow: steps running at once in one Runtime
+// each write their running and end rows (some of them early, while their
+// claude exits); the row on disk ends with every result and nothing
+// running, whatever order the writes came in.
+func TestRun_ConcurrentStepsKeepEveryRow(t *testing.T) {
+	t.Parallel()
+	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "main", Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "PARALLEL_OK"} }}}})
+	o := NewOptions(b.Workspace)
+	o.RunDir = filepath.Join(filepath.Dir(b.Workspace), "runs")
+	o.Env, o.Claude, o.HookPath = b.Env(), b.Claude, testbed.BuildBinary(t, "./cmd/flower-hook")
+	rt, err := New(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	const n = 4
+	results := make([]StepResult, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = rt.Run(t.Context(), NewAgentSpec("main", ""), "go", RunOptions{StepName: fmt.Sprintf("s%d", i)})
+		}()
+	}
+	wg.Wait()
+	rows, err := ReadManifest(rt.ManifestPath())
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("rows %+v, %v", rows, err)
+	}
+	if len(rows[0].Running) != 0 || len(rows[0].Results) != n {
+		t.Fatalf("row after %d concurrent steps: running %+v, %d results", n, rows[0].Running, len(rows[0].Results))
+	}
+	for i := range n {
+		if errs[i] != nil || !results[i].OK {
+			t.Fatalf("step %d: %+v %v", i, results[i], errs[i])
+		}
+		found := false
+		for _, got := range rows[0].Results {
+			found = found || reflect.DeepEqual(got, results[i])
+		}
+		if !found {
+			t.Fatalf("step %d's result %+v is not in the row %+v", i, results[i], rows[0].Results)
+		}
 	}
 }
