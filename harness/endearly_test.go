@@ -77,16 +77,7 @@ func TestEndEarlyReconciles(t *testing.T) {
 // claude exits), and the row is the returned result.
 func TestRun_EndRowWhileClaudeExits(t *testing.T) {
 	t.Parallel()
-	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
-		{Name: "main", Replies: []scripted.Reply{{Text: "EARLY_END"}}}}})
-	o := NewOptions(b.Workspace)
-	o.RunDir = filepath.Join(filepath.Dir(b.Workspace), "runs")
-	o.Env, o.Claude, o.HookPath = b.Env(), b.Claude, testbed.BuildBinary(t, "./cmd/flower-hook")
-	rt, err := New(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := replyingRuntime(t, "EARLY_END")
 	res, err := rt.Run(t.Context(), NewAgentSpec("main", ""), "go", RunOptions{})
 	if err != nil || !res.OK || res.Text != "EARLY_END" {
 		t.Fatalf("%+v %v", res, err)
@@ -106,16 +97,7 @@ func TestRun_EndRowWhileClaudeExits(t *testing.T) {
 // running, whatever order the writes came in.
 func TestRun_ConcurrentStepsKeepEveryRow(t *testing.T) {
 	t.Parallel()
-	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
-		{Name: "main", Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "PARALLEL_OK"} }}}})
-	o := NewOptions(b.Workspace)
-	o.RunDir = filepath.Join(filepath.Dir(b.Workspace), "runs")
-	o.Env, o.Claude, o.HookPath = b.Env(), b.Claude, testbed.BuildBinary(t, "./cmd/flower-hook")
-	rt, err := New(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := replyingRuntime(t, "PARALLEL_OK")
 	const n = 4
 	results := make([]StepResult, n)
 	errs := make([]error, n)
@@ -147,4 +129,20 @@ func TestRun_ConcurrentStepsKeepEveryRow(t *testing.T) {
 			t.Fatalf("step %d's result %+v is not in the row %+v", i, results[i], rows[0].Results)
 		}
 	}
+}
+
+// replyingRuntime is a Runtime (seed defaults, no session store) on a bed
+// whose model answers every request with text; closed with the test.
+func replyingRuntime(t *testing.T, text string) *Runtime {
+	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "main", Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: text} }}}})
+	o := NewOptions(b.Workspace)
+	o.RunDir = filepath.Join(filepath.Dir(b.Workspace), "runs")
+	o.Env, o.Claude, o.HookPath = b.Env(), b.Claude, testbed.BuildBinary(t, "./cmd/flower-hook")
+	rt, err := New(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
 }

@@ -333,12 +333,20 @@ func (r *Runtime) stepBegins(step string, started float64) <-chan struct{} {
 func (r *Runtime) stepEnds(res StepResult) error {
 	r.manifestMu.Lock()
 	defer r.manifestMu.Unlock()
+	r.recordEndLocked(res)
 	r.mu.Lock()
-	r.results = append(r.results, res)
-	r.running = withoutStep(r.running, res.Step)
 	row := r.rowLocked()
 	r.mu.Unlock()
 	return r.writeRowLocked(row)
+}
+
+// recordEndLocked adds res to this run's results and takes its step off
+// Running; r.manifestMu is held.
+func (r *Runtime) recordEndLocked(res StepResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.results = append(r.results, res)
+	r.running = withoutStep(r.running, res.Step)
 }
 
 // endsEarly writes the row as it will be once res is this step's result,
@@ -365,10 +373,7 @@ func (r *Runtime) endsAsWritten(res StepResult, seq int) bool {
 	if r.manifestSeq != seq {
 		return false
 	}
-	r.mu.Lock()
-	r.results = append(r.results, res)
-	r.running = withoutStep(r.running, res.Step)
-	r.mu.Unlock()
+	r.recordEndLocked(res)
 	return true
 }
 

@@ -140,7 +140,7 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 		onResult: func() {
 			r.checkpointSoon(ctx)
 			if humanInt, _ := p.interrupted(); a.settled != nil && !humanInt && s.settledOK() {
-				a.settled(attemptOut{sessionID: s.sessionID, text: s.final.Get("result").String(), context: s.context, sawInit: true})
+				a.settled(attemptOut{sessionID: s.sessionID, text: s.final.Get("result").String()})
 			}
 		},
 		onInit: func(sid string) {
