@@ -17,8 +17,9 @@
 // store that cannot open fails the step with a *StartError), the manifest's
 // "running" row is written while claude boots, and once a clean success
 // result settles the outcome the end row is written and the store settles
-// its writes (Checkpoint) while claude exits (endStep writes the row again
-// only if the step ended otherwise). The
+// its writes (Checkpoint, again after each line the CLI mirrors later, such
+// as its cost state) while claude exits (endStep writes the row again only
+// if the step ended otherwise), so that Close has nothing left to write. The
 // attempt loop then takes one of the seed's four exits: success; human
 // interrupt (resume the same session with the words + InterruptNote, not
 // counted); context full (the same session writes its handoff document, a

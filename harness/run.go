@@ -133,6 +133,13 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 			if err := store.Mirror(ctx, line); err != nil {
 				emit(Event{Kind: EventStore, Data: map[string]any{"error": err.Error(), "op": "mirror"}})
 			}
+			if s.results > 0 {
+				// The CLI mirrors its cost state after the result, while
+				// it exits: settle that too, so that Close has nothing
+				// left to write (a checkpoint at Close costs two fsyncs
+				// after claude is gone).
+				r.checkpointSoon(ctx)
+			}
 		},
 		onNear: func() {
 			emit(Event{Kind: EventHandoff, Data: map[string]any{"phase": HandoffNear, "context": s.context, "warn_at": a.handoff.WarnAt(), "at": a.handoff.At()}})

@@ -142,6 +142,9 @@ type Runtime struct {
 	project   string         // CLAUDE_CODE_PROJECT_DIR_NAME
 	store     *openingStore  // nil: no session store
 	settled   sync.WaitGroup // checkpoints under way (Close waits)
+	settleMu  sync.Mutex
+	settling  bool // a checkpoint runs
+	again     bool // and another was asked for meanwhile
 	events    *eventLog
 	sock      *linesock.Server
 	started   float64
@@ -400,16 +403,36 @@ func (o *openingStore) wait() (SessionStore, error) {
 }
 
 // checkpointSoon settles the store's writes in the background (while a
-// finished claude exits); Close waits for it.
+// finished claude exits); Close waits for it. Asks that come while a
+// checkpoint runs fold into one more after it, so that every write before
+// an ask is settled and no more than one checkpoint runs at a time.
 func (r *Runtime) checkpointSoon(ctx context.Context) {
 	if r.store == nil {
 		return
 	}
+	r.settleMu.Lock()
+	defer r.settleMu.Unlock()
+	if r.settling {
+		r.again = true
+		return
+	}
+	r.settling = true
 	r.settled.Add(1)
 	go func() {
 		defer r.settled.Done()
-		if st, err := r.store.wait(); err == nil {
-			checkpoint(context.WithoutCancel(ctx), st)
+		st, err := r.store.wait()
+		for {
+			if err == nil {
+				checkpoint(context.WithoutCancel(ctx), st)
+			}
+			r.settleMu.Lock()
+			if !r.again {
+				r.settling = false
+				r.settleMu.Unlock()
+				return
+			}
+			r.again = false
+			r.settleMu.Unlock()
 		}
 	}()
 }

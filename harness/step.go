@@ -271,7 +271,6 @@ func (r *Runtime) endEarly(st *stepRun, out attemptOut) {
 	go func() {
 		defer close(e.done)
 		<-st.begun
-		r.checkpointSoon(context.Background())
 		e.seq, e.err = r.endsEarly(e.res)
 	}()
 }
