@@ -7,12 +7,21 @@ package main
 import "context"
 import "os"
 import "os/signal"
+import "runtime/debug"
 import "syscall"
 
 // Only SIGTERM cancels the root context: Ctrl-C means "interrupt the step"
 // to a flow at a terminal (see interruptible), and commands that want it
 // otherwise install their own handling.
+//
+// flower shares the machine with claude, whose boot wants every core: the
+// garbage collector runs at a fifth of the default pace (a trivial step
+// then needs no collection at all; the heap stays within five times what
+// is live) unless GOGC says otherwise.
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	os.Exit(Main(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr))
