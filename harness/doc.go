@@ -3,19 +3,21 @@
 //
 // Lifecycle of a Runtime: New loads <workspace>/.env (never overriding the
 // environment), checks credentials up front (a missing key fails here, never
-// at the first step), locates claude and flower-hook, starts opening the
-// session store (<run_dir>/sessions.db) through Options.OpenStore in the
-// background, opens the run's events file (<run_dir>/<run>/events.jsonl) and
-// the private Unix socket that flower-hook reports to (FLOWER_SOCKET). Each
+// at the first step), locates claude and flower-hook, prepares the session
+// store (<run_dir>/sessions.db, opened through Options.OpenStore once the
+// first claude is spawned), opens the run's events file
+// (<run_dir>/<run>/events.jsonl) and the private Unix socket that
+// flower-hook reports to (FLOWER_SOCKET). Each
 // Run compiles the AgentSpec into an argv
 // plus a per-step settings.json (BuildArgs; kept in <run_dir>/<run>/<step>/),
 // starts claude in its own process group with stream-json in and out,
 // writes the prompt as a user line, turns every stdout line into Events and
 // mirrors transcript frames into the store until the process exits. A
 // step's own bookkeeping runs beside claude rather than before or after it:
-// the first attempt waits for the store only once claude is starting (a
-// store that cannot open fails the step with a *StartError), the manifest's
-// "running" row is written while claude boots, and once a clean success
+// nothing but the spawn runs on flower's side until claude is started, then
+// the store opens (a store that cannot open fails the step with a
+// *StartError; a resume opens it first, to load the session) and the
+// manifest's "running" row is written while claude boots, and once a clean success
 // result settles the outcome the end row is written and the store settles
 // its writes (Checkpoint, again after each line the CLI mirrors later, such
 // as its cost state) while claude exits (endStep writes the row again only

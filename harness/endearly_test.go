@@ -32,7 +32,8 @@ func TestEndEarlyReconciles(t *testing.T) {
 			r := &Runtime{runDir: dir, run: "r1", workspace: dir, sessions: map[string]string{}, onEvents: map[string]func(Event){}}
 			st := &stepRun{res: StepResult{Step: "s", StartedAt: 1, Errors: []string{}, Retired: []string{}}, emit: func(Event) {}}
 			st.attempt = 1
-			st.begun = r.stepBegins("s", 1)
+			begun := r.stepBegins("s", 1)
+			st.begin = func() <-chan struct{} { return begun }
 			out := attemptOut{sessionID: "sid", text: "DONE"}
 			r.endEarly(st, out)
 			tc.change(r, st)

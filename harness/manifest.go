@@ -309,9 +309,11 @@ func (l *eventLog) close() error {
 
 // stepBegins lists step as running in this run's manifest row, so that a
 // flower killed mid-step leaves a trace RecoverRunDir can mark. The write
-// (two fsyncs) runs beside claude's start instead of before it; the
-// returned channel is closed once it is done, and stepEnds must wait for
-// it. A failure to write is left to stepEnds to report.
+// (two fsyncs) runs while claude boots: a step asks for it once its first
+// claude is spawned, so that neither competes with the spawn (and endStep
+// asks for it when no claude started). The returned channel is closed once
+// it is done, and stepEnds must wait for it. A failure to write is left to
+// stepEnds to report.
 func (r *Runtime) stepBegins(step string, started float64) <-chan struct{} {
 	r.mu.Lock()
 	r.running = append(r.running, RunningStep{Step: step, PID: os.Getpid(), StartedAt: started})

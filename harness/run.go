@@ -25,6 +25,7 @@ type attemptArgs struct {
 	warned   *bool
 	handoff  HandoffPolicy
 	settled  func(attemptOut) // a clean success result arrived (nil: not told)
+	spawned  func()           // claude started (nil: not told)
 }
 
 // stepDirName makes a step name safe as a directory name.
@@ -97,9 +98,13 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	if err != nil {
 		return attemptOut{err: &StartError{Reason: fmt.Sprintf("claude %s: %v", r.claude, err)}}
 	}
-	// The store opened while claude started; without it there is no step.
+	if a.spawned != nil {
+		a.spawned()
+	}
+	// The store opens while claude starts; without it there is no step.
 	var store SessionStore
 	if r.store != nil {
+		r.store.start()
 		if store, err = r.store.wait(); err != nil {
 			out.Close()
 			p.stop(2 * time.Second)

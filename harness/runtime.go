@@ -8,6 +8,7 @@ import "os"
 import "path/filepath"
 import "regexp"
 import "sync"
+import "sync/atomic"
 import "time"
 
 import "github.com/joho/godotenv"
@@ -183,9 +184,10 @@ func (r *Runtime) OnSession(fn func(sessionID string)) (restore func()) {
 
 // New builds a Runtime: loads <workspace>/.env (never overriding the
 // environment), checks credentials (fails here, not at the first step),
-// locates claude and flower-hook, starts opening the store (a store that
-// cannot open fails each step with a StartError, which is not retried),
-// opens the events file and starts the report socket.
+// locates claude and flower-hook, prepares the store (it opens beside the
+// first claude's start; a store that cannot open fails each step with a
+// StartError, which is not retried), opens the events file and starts the
+// report socket.
 func New(ctx context.Context, o Options) (*Runtime, error) {
 	if o.Workspace == "" {
 		return nil, fmt.Errorf("harness: workspace is required")
@@ -314,12 +316,12 @@ func (r *Runtime) prepareDirs(getenv func(string) string) error {
 	return wb.Ensure()
 }
 
-// open starts opening the session store (when one is wired in) and opens
-// the events file and the report socket. The store opens beside the first
+// open prepares the session store (when one is wired in) and opens the
+// events file and the report socket. The store opens beside the first
 // claude's start (see openingStore).
 func (r *Runtime) open(ctx context.Context) error {
 	if o := r.opts; o.OpenStore != nil && !o.NoStore {
-		r.store = openInBackground(func() (SessionStore, error) {
+		r.store = openLater(func() (SessionStore, error) {
 			st, err := o.OpenStore(ctx, filepath.Join(r.runDir, "sessions.db"), StoreOptions{Workspace: r.workspace, Trim: o.Trim, Ephemeral: o.Ephemeral, KeepDenials: o.KeepDenials})
 			if err != nil {
 				return nil, fmt.Errorf("harness: session store: %w", err)
@@ -365,7 +367,7 @@ func (r *Runtime) Close() error {
 	if r.events != nil {
 		r.events.close()
 	}
-	if r.store != nil {
+	if r.store != nil && r.store.begun.Load() {
 		r.settled.Wait()
 		st, err := r.store.wait()
 		r.store = nil
@@ -379,25 +381,37 @@ func (r *Runtime) Close() error {
 
 // openingStore is the session store while it opens in the background: an
 // open costs milliseconds (SQLite: file, WAL, migrations) and claude
-// hundreds to boot, so the first step starts claude and then waits for it
-// (attempt). An open that failed fails every step with its error.
+// hundreds to boot, so the first step spawns claude, then starts the open
+// (start; a resume, which needs the store first, waits for it before) and
+// waits for it once claude runs (attempt). An open that failed fails every
+// step with its error.
 type openingStore struct {
-	done chan struct{}
-	st   SessionStore
-	err  error
+	open  func() (SessionStore, error)
+	once  sync.Once
+	begun atomic.Bool
+	done  chan struct{}
+	st    SessionStore
+	err   error
 }
 
-func openInBackground(open func() (SessionStore, error)) *openingStore {
-	o := &openingStore{done: make(chan struct{})}
-	go func() {
-		defer close(o.done)
-		o.st, o.err = open()
-	}()
-	return o
+func openLater(open func() (SessionStore, error)) *openingStore {
+	return &openingStore{open: open, done: make(chan struct{})}
+}
+
+// start begins the open (once).
+func (o *openingStore) start() {
+	o.once.Do(func() {
+		o.begun.Store(true)
+		go func() {
+			defer close(o.done)
+			o.st, o.err = o.open()
+		}()
+	})
 }
 
 // wait returns the store once it is open, or why it is not.
 func (o *openingStore) wait() (SessionStore, error) {
+	o.start()
 	<-o.done
 	return o.st, o.err
 }

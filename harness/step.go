@@ -12,15 +12,15 @@ type stepRun struct {
 	spec    AgentSpec
 	prompt  string // the step's own prompt (handoffs restate it)
 	res     StepResult
-	emit    func(Event)     // records an event of the step, then observes it
-	observe func(Event)     // folds an event into stats, then calls OnEvent
-	mu      sync.Mutex      // serialises observe: stream lines and socket reports
-	stats   StepStats       // the fold of the step's events: res's counters
-	next    attemptArgs     // what the next attempt runs
-	warned  bool            // handoff/near told, per generation
-	attempt int             // counted attempts (interrupts and handoffs not counted)
-	begun   <-chan struct{} // closed once the manifest lists the step as running
-	early   *earlyEnd       // the end row written while claude exited, if any
+	emit    func(Event)            // records an event of the step, then observes it
+	observe func(Event)            // folds an event into stats, then calls OnEvent
+	mu      sync.Mutex             // serialises observe: stream lines and socket reports
+	stats   StepStats              // the fold of the step's events: res's counters
+	next    attemptArgs            // what the next attempt runs
+	warned  bool                   // handoff/near told, per generation
+	attempt int                    // counted attempts (interrupts and handoffs not counted)
+	begin   func() <-chan struct{} // lists the step as running (once); closed when written
+	early   *earlyEnd              // the end row written while claude exited, if any
 }
 
 // earlyEnd is a step's end row written as soon as its result settled the
@@ -81,7 +81,6 @@ func (r *Runtime) Run(ctx context.Context, spec AgentSpec, prompt string, o RunO
 	st := r.newStepRun(spec, prompt, o)
 	defer r.watchStep(st.res.Step, st.observe)()
 	st.emit(Event{Kind: EventStepStart, Data: map[string]any{"resume": o.Resume, "fork": o.Fork}})
-	st.begun = r.stepBegins(st.res.Step, st.res.StartedAt)
 	for {
 		st.attempt++
 		out := r.attempt(ctx, st.next)
@@ -136,8 +135,10 @@ func (r *Runtime) newStepRun(spec AgentSpec, prompt string, o RunOptions) *stepR
 		r.events.write(ev)
 		st.observe(ev)
 	}
+	st.begin = sync.OnceValue(func() <-chan struct{} { return r.stepBegins(step, st.res.StartedAt) })
 	st.next = attemptArgs{spec: spec, prompt: prompt, step: step, resume: o.Resume, fork: o.Fork, resumeAt: o.ResumeAt,
-		emit: st.emit, warned: &st.warned, handoff: r.opts.Handoff, settled: func(out attemptOut) { r.endEarly(st, out) }}
+		emit: st.emit, warned: &st.warned, handoff: r.opts.Handoff, settled: func(out attemptOut) { r.endEarly(st, out) },
+		spawned: func() { st.begin() }}
 	return st
 }
 
@@ -245,7 +246,7 @@ func (r *Runtime) endStep(st *stepRun) (StepResult, error) {
 		res.EndedAt = unixNow()
 	}
 	st.emit(Event{Kind: EventStepEnd, Data: map[string]any{"ok": res.OK, "error": res.Error, "session_id": res.SessionID, "attempts": res.Attempts}})
-	<-st.begun
+	<-st.begin()
 	// The store settles what the step's last lines wrote while the
 	// manifest row is written, not after it (Close then has nothing left).
 	r.checkpointSoon(context.Background())
@@ -270,7 +271,7 @@ func (r *Runtime) endEarly(st *stepRun, out attemptOut) {
 	st.early = e
 	go func() {
 		defer close(e.done)
-		<-st.begun
+		<-st.begin()
 		e.seq, e.err = r.endsEarly(e.res)
 	}()
 }
