@@ -98,31 +98,23 @@ func encodeRow(row ManifestRow) (json.RawMessage, error) {
 // RecoverRunDir is run when a Runtime opens runDir: every step a dead
 // flower left Running becomes a failed result whose Error starts with
 // KilledMidStep; temp files of a manifest write cut short and report sockets
-// of dead flowers are removed (the sockets in the background, at most once
-// a minute per run dir). (The flock lock file stays: the kernel drops a dead holder's
-// lock, and deleting the file under a waiter would split the lock.) It
-// reports how many steps it marked.
+// of dead flowers are removed (at once when a row lists running steps, else
+// in the background, at most once a minute per run dir: a run dir keeps
+// every run, and listing it is not free). (The flock lock file stays: the
+// kernel drops a dead holder's lock, and deleting the file under a waiter
+// would split the lock.) It reports how many steps it marked.
 func RecoverRunDir(runDir string) (int, error) {
-	sweepSockets.Do(func() { go sweepDeadSockets(runDir) })
+	sweepSockets.Do(func() { go sweepRunDir(runDir) })
 	path := filepath.Join(runDir, "manifest.json")
 	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, nil
-	}
-	tmps, _ := filepath.Glob(filepath.Join(runDir, ".manifest.json.tmp*"))
-	if len(tmps) == 0 && !bytes.Contains(data, []byte(`"running":`)) {
+	if err != nil || !bytes.Contains(data, []byte(`"running":`)) {
 		// Nothing to mark (a row lists running steps only while they
-		// run) and nothing to clean: no lock, no parse.
+		// run): no lock, no parse.
 		return 0, nil
 	}
 	marked := 0
 	err = updateManifest(path, nil, func(rows []json.RawMessage) ([]json.RawMessage, bool) {
-		// Under the lock no write is under way: a temp file of the atomic
-		// writer is what a process killed mid-write left.
-		tmps, _ := filepath.Glob(filepath.Join(runDir, ".manifest.json.tmp*"))
-		for _, t := range tmps {
-			os.Remove(t)
-		}
+		removeLeftoverTemps(runDir)
 		for i := range rows {
 			if !gjson.GetBytes(rows[i], "running").Exists() {
 				continue
@@ -145,13 +137,15 @@ func RecoverRunDir(runDir string) (int, error) {
 	return marked, err
 }
 
-// sweepSockets runs sweepDeadSockets once per process.
+// sweepSockets runs sweepRunDir once per process.
 var sweepSockets sync.Once
 
-// sweepDeadSockets runs removeDeadSockets unless a flower of this run dir
+// sweepRunDir removes the temp files of manifest writes cut short and the
+// dead report sockets (removeDeadSockets), unless a flower of this run dir
 // did in the last minute (the time of runDir/.sockets-swept says when):
-// the sweep reads the whole temp folder, and flower starts once a step.
-func sweepDeadSockets(runDir string) {
+// the sweep lists the run dir and the whole temp folder, and flower starts
+// once a step.
+func sweepRunDir(runDir string) {
 	mark := filepath.Join(runDir, ".sockets-swept")
 	if st, err := os.Lstat(mark); err == nil && st.Mode().IsRegular() && time.Since(st.ModTime()) < time.Minute {
 		return
@@ -160,7 +154,21 @@ func sweepDeadSockets(runDir string) {
 	if os.WriteFile(mark, nil, 0o600) != nil || os.Chtimes(mark, now, now) != nil {
 		return
 	}
+	if lk, err := lockManifest(filepath.Join(runDir, "manifest.json")); err == nil {
+		removeLeftoverTemps(runDir)
+		lk.Unlock()
+	}
 	removeDeadSockets()
+}
+
+// removeLeftoverTemps removes the temp files of manifest writes in runDir.
+// The manifest lock must be held: no write is under way then, and a temp
+// file is what a process killed mid-write left.
+func removeLeftoverTemps(runDir string) {
+	tmps, _ := filepath.Glob(filepath.Join(runDir, ".manifest.json.tmp*"))
+	for _, t := range tmps {
+		os.Remove(t)
+	}
 }
 
 // markDead turns the running steps of row whose flower is gone into failed
@@ -202,12 +210,11 @@ func updateManifest(path string, red *redact.Redactor, change func([]json.RawMes
 	if err := privateDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("harness: manifest: %w", err)
 	}
-	lk := flock.New(path + ".lock")
-	if err := lk.Lock(); err != nil {
-		return fmt.Errorf("harness: manifest lock: %w", err)
+	lk, err := lockManifest(path)
+	if err != nil {
+		return err
 	}
 	defer lk.Unlock()
-	os.Chmod(path+".lock", 0o600) // flock creates it 0644; narrowing only
 	rows, err := readRawManifest(path)
 	if errors.Is(err, ErrManifestDamaged) {
 		aside := path + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000Z")
@@ -239,6 +246,17 @@ func updateManifest(path string, red *redact.Redactor, change func([]json.RawMes
 		return fmt.Errorf("harness: manifest: %w", err)
 	}
 	return nil
+}
+
+// lockManifest takes the exclusive lock of the manifest at path (its
+// .lock file, private).
+func lockManifest(path string) (*flock.Flock, error) {
+	lk := flock.New(path + ".lock")
+	if err := lk.Lock(); err != nil {
+		return nil, fmt.Errorf("harness: manifest lock: %w", err)
+	}
+	os.Chmod(path+".lock", 0o600) // flock creates it 0644; narrowing only
+	return lk, nil
 }
 
 // readRawManifest splits manifest.json into its rows without decoding

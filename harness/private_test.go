@@ -119,6 +119,29 @@ func TestRecoverRunDirMarksKilledSteps(t *testing.T) {
 	}
 }
 
+// A run dir whose rows list nothing running is not listed when it opens:
+// the background sweep removes the temp files of cut-short manifest writes,
+// at most once a minute (the control: a temp file left after a sweep stays
+// until the next one is due).
+func TestSweepRunDirRemovesLeftoverTemps(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", t.TempDir())
+	leftover := filepath.Join(dir, ".manifest.json.tmp7")
+	os.WriteFile(leftover, []byte("[half"), 0o600)
+	sweepRunDir(dir)
+	if _, err := os.Stat(leftover); err == nil {
+		t.Fatal("the sweep left the temp file of a cut-short write")
+	}
+	os.WriteFile(leftover, []byte("[half"), 0o600)
+	sweepRunDir(dir)
+	if _, err := os.Stat(leftover); err != nil {
+		t.Fatal("a second sweep within the minute ran anyway")
+	}
+	if st, err := os.Stat(filepath.Join(dir, "manifest.json.lock")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("lock file: %v, %v; want it private", st, err)
+	}
+}
+
 // Socket folders of dead flowers go; a live socket's folder and a young one
 // stay.
 func TestRemoveDeadSockets(t *testing.T) {

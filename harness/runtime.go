@@ -358,12 +358,18 @@ func (r *Runtime) copyCredentials(getenv func(string) string) error {
 		"wire one in (internal/wire.Defaults does), set ANTHROPIC_API_KEY, or turn Portable off", ErrNoCredentials, from)
 }
 
-// Close stops the socket (removing its directory), closes the events file
-// and the store. It is idempotent.
+// Close stops the socket (removing its directory) while it closes the
+// events file and the store. It is idempotent.
 func (r *Runtime) Close() error {
+	var sock sync.WaitGroup
 	if r.sock != nil {
-		r.sock.Close()
+		sock.Add(1)
+		go func() {
+			defer sock.Done()
+			r.sock.Close()
+		}()
 	}
+	defer sock.Wait()
 	if r.events != nil {
 		r.events.close()
 	}
