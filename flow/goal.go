@@ -1,10 +1,10 @@
 package flow
 
-import "regexp"
 import "strconv"
 import "strings"
 
 import "github.com/flowerhq/flower/internal/docs"
+import "github.com/flowerhq/flower/internal/lazyre"
 
 // Goal section names, byte-exact.
 const (
@@ -24,7 +24,7 @@ var goalSections = []docs.Section{
 // unverifiableRe finds the mark anywhere in a check ("- 在 macOS 上运行
 // [此环境无法验证:没有 macOS]" is as unverifiable as a check that opens with
 // it); half- and full-width brackets and colons are the same mark.
-var unverifiableRe = regexp.MustCompile(`[\[［]此环境无法验证[:：]`)
+var unverifiableRe = lazyre.New(`[\[［]此环境无法验证[:：]`)
 
 // goalTitle heads a goal file. It must not start with a section name: a
 // heading with its body glued on ("# 目标与检查清单") reads as that section.
@@ -82,7 +82,7 @@ func (g Goal) Complete() bool { return len(g.Missing()) == 0 }
 func (g Goal) Unverifiable() []string {
 	var out []string
 	for _, c := range g.Checks {
-		if unverifiableRe.MatchString(c) {
+		if unverifiableRe().MatchString(c) {
 			out = append(out, c)
 		}
 	}

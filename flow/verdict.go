@@ -1,12 +1,12 @@
 package flow
 
-import "regexp"
 import "slices"
 import "sort"
 import "strings"
 import "unicode/utf8"
 
 import "github.com/flowerhq/flower/internal/docs"
+import "github.com/flowerhq/flower/internal/lazyre"
 
 // Verdict section names, byte-exact.
 const (
@@ -70,10 +70,10 @@ var statusOrder = func() []struct{ word, state string } {
 var (
 	// Step 2 is Python's fullmatch(r"1|true") / fullmatch(r"0|false") on the
 	// stripped text: exact and case-sensitive.
-	trueRe  = regexp.MustCompile(`^(?:1|true)$`)
-	falseRe = regexp.MustCompile(`^(?:0|false)$`)
-	oneRe   = regexp.MustCompile(`\b1\b`)
-	zeroRe  = regexp.MustCompile(`\b0\b`)
+	trueRe  = lazyre.New(`^(?:1|true)$`)
+	falseRe = lazyre.New(`^(?:0|false)$`)
+	oneRe   = lazyre.New(`\b1\b`)
+	zeroRe  = lazyre.New(`\b0\b`)
 )
 
 // statusOf is step 3: the first word of statusOrder found anywhere in
@@ -113,10 +113,10 @@ func ParseVerdict(text string) Verdict {
 	if !found {
 		whole := strings.TrimSpace(text)
 		switch {
-		case trueRe.MatchString(whole):
+		case trueRe().MatchString(whole):
 			v.State = Achieved
 			return v
-		case falseRe.MatchString(whole):
+		case falseRe().MatchString(whole):
 			v.State = NotYet
 			return v
 		}
@@ -130,9 +130,9 @@ func ParseVerdict(text string) Verdict {
 		return v
 	}
 	switch {
-	case oneRe.MatchString(concl):
+	case oneRe().MatchString(concl):
 		v.State = Achieved
-	case zeroRe.MatchString(concl):
+	case zeroRe().MatchString(concl):
 		v.State = NotYet
 	}
 	return v

@@ -5,12 +5,12 @@ import "errors"
 import "fmt"
 import "net"
 import "net/url"
-import "regexp"
 import "strconv"
 import "strings"
 import "time"
 
 import "github.com/flowerhq/flower/internal/envlist"
+import "github.com/flowerhq/flower/internal/lazyre"
 
 // Resilience is the retry policy of the Runtime (seed Resilience; its table
 // was lost). The zero value is disabled; NewResilience gives the defaults.
@@ -142,7 +142,7 @@ const (
 	KindCancelled = "cancelled"
 )
 
-var statusRe = regexp.MustCompile(`(?i)\b(?:api error|status|error):?\s*(\d{3})\b`)
+var statusRe = lazyre.New(`(?i)\b(?:api error|status|error):?\s*(\d{3})\b`)
 
 // Classify names the kind of a failed attempt from what claude reported
 // and whether the Runtime retries it (seed classify). It is pure: f comes
@@ -171,7 +171,7 @@ func Classify(f Failure) (kind string, retry bool) {
 		return KindOverflow, false
 	}
 	status := f.Status
-	if m := statusRe.FindStringSubmatch(e); status == 0 && m != nil {
+	if m := statusRe().FindStringSubmatch(e); status == 0 && m != nil {
 		status, _ = strconv.Atoi(m[1])
 	}
 	switch {

@@ -62,11 +62,13 @@ func (r *Runtime) childEnv(step string, extra map[string]string) []string {
 	return env
 }
 
-// attempt runs one claude process to its end.
-func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
+// prepareAttempt compiles the attempt's argv and step files (in the step's
+// folder) and, for a resume, loads the session from the store into the
+// config dir.
+func (r *Runtime) prepareAttempt(ctx context.Context, a attemptArgs) (Built, error) {
 	dir := filepath.Join(r.runDir, r.run, stepDirName(a.step))
 	if err := privateDir(dir); err != nil {
-		return attemptOut{err: &StartError{Reason: "step dir: " + err.Error()}}
+		return Built{}, fmt.Errorf("step dir: %w", err)
 	}
 	bo := BuildOptions{
 		Cwd: r.workspace, Resume: a.resume, Fork: a.fork, ResumeAt: a.resumeAt,
@@ -79,19 +81,28 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	}
 	built, err := BuildArgs(a.spec, bo)
 	if err != nil {
-		return attemptOut{err: &StartError{Reason: err.Error()}}
+		return Built{}, err
 	}
 	if err := writeStepFiles(dir, built); err != nil {
-		return attemptOut{err: &StartError{Reason: err.Error()}}
+		return Built{}, err
 	}
 	if a.resume != "" && r.store != nil && r.configDir != "" {
 		st, err := r.store.wait()
 		if err != nil {
-			return attemptOut{err: &StartError{Reason: err.Error()}}
+			return Built{}, err
 		}
 		if err := st.Materialize(ctx, r.project, a.resume, r.configDir); err != nil && a.emit != nil {
 			a.emit(Event{Kind: EventStore, Data: map[string]any{"error": err.Error(), "op": "materialize"}})
 		}
+	}
+	return built, nil
+}
+
+// attempt runs one claude process to its end.
+func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
+	built, err := r.prepareAttempt(ctx, a)
+	if err != nil {
+		return attemptOut{err: &StartError{Reason: err.Error()}}
 	}
 	p := newProc(r.claude, built.Args, r.childEnv(a.step, built.Env), r.workspace)
 	out, err := p.start()

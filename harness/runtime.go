@@ -6,7 +6,6 @@ import "encoding/hex"
 import "fmt"
 import "os"
 import "path/filepath"
-import "regexp"
 import "sync"
 import "sync/atomic"
 import "time"
@@ -14,6 +13,7 @@ import "time"
 import "github.com/joho/godotenv"
 
 import "github.com/flowerhq/flower/internal/envlist"
+import "github.com/flowerhq/flower/internal/lazyre"
 import "github.com/flowerhq/flower/internal/linesock"
 import "github.com/flowerhq/flower/internal/redact"
 
@@ -545,13 +545,13 @@ func NewRunID() string {
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-var projectRe = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+var projectRe = lazyre.New(`[^A-Za-z0-9_-]+`)
 
 // ProjectKey is the fixed CLAUDE_CODE_PROJECT_DIR_NAME of a workspace:
 // its base name (sanitised) plus a short hash of the absolute path, at most
 // 64 characters of [A-Za-z0-9_-].
 func ProjectKey(workspace string) string {
-	base := projectRe.ReplaceAllString(filepath.Base(workspace), "-")
+	base := projectRe().ReplaceAllString(filepath.Base(workspace), "-")
 	if len(base) > 40 {
 		base = base[:40]
 	}

@@ -7,12 +7,11 @@ import "encoding/json"
 import "fmt"
 import "os"
 import "path/filepath"
-import "regexp"
 import "strings"
-import "sync"
 import "unicode/utf8"
 
 import "github.com/flowerhq/flower/internal/atomicfile"
+import "github.com/flowerhq/flower/internal/lazyre"
 import "github.com/flowerhq/flower/internal/redact"
 import "github.com/flowerhq/flower/internal/textclip"
 
@@ -33,7 +32,7 @@ func SpillDir(dir string) string { return filepath.Join(dir, "spill") }
 
 // spillName matches a spill file name anywhere in a tool input.
 // (compiled on first use: most runs never need it).
-var spillName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`spill/[0-9a-f]{16}\.txt`) })
+var spillName = lazyre.New(`spill/[0-9a-f]{16}\.txt`)
 
 // Spill is the spill guard (PostToolUse). When a string field of the tool's
 // output object (found through nested objects, never through lists, which

@@ -14,6 +14,7 @@ import "unicode/utf8"
 
 import "github.com/tidwall/gjson"
 
+import "github.com/flowerhq/flower/internal/lazyre"
 import "github.com/flowerhq/flower/internal/textclip"
 
 // The normalized key of a Messages request is what a cassette matches on:
@@ -35,14 +36,14 @@ import "github.com/flowerhq/flower/internal/textclip"
 // must be the same for a recorded exchange to answer.
 
 var (
-	cwdLine    = regexp.MustCompile(`Primary working directory: ((?:[^\s\\"]|\\[^n])+)`)
-	uuidRe     = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
-	timeRe     = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?`)
-	dateRe     = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b|\b\d{4}/\d{2}/\d{2}\b`)
-	osVersion  = regexp.MustCompile(`(OS Version: )[^\n]*`)
-	agentIDRe  = regexp.MustCompile(`\ba[0-9a-f]{16}\b`)
-	durationRe = regexp.MustCompile(`(duration_ms"?:\s*)\d+`)
-	projectRe  = regexp.MustCompile(`(projects/)[A-Za-z0-9_-]*-[0-9a-f]{8}\b`)
+	cwdLine    = lazyre.New(`Primary working directory: ((?:[^\s\\"]|\\[^n])+)`)
+	uuidRe     = lazyre.New(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+	timeRe     = lazyre.New(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?`)
+	dateRe     = lazyre.New(`\b\d{4}-\d{2}-\d{2}\b|\b\d{4}/\d{2}/\d{2}\b`)
+	osVersion  = lazyre.New(`(OS Version: )[^\n]*`)
+	agentIDRe  = lazyre.New(`\ba[0-9a-f]{16}\b`)
+	durationRe = lazyre.New(`(duration_ms"?:\s*)\d+`)
+	projectRe  = lazyre.New(`(projects/)[A-Za-z0-9_-]*-[0-9a-f]{8}\b`)
 )
 
 // tempRoots are the prefixes of temporary paths, longest first.
@@ -80,7 +81,7 @@ func newNormalizer(body []byte) normalizer {
 
 // cwdOf is the working directory claude reports in the request, or "".
 func cwdOf(body []byte) string {
-	if m := cwdLine.FindSubmatch(body); m != nil {
+	if m := cwdLine().FindSubmatch(body); m != nil {
 		// the body is JSON: undo the escaping of the path's characters
 		var s string
 		if json.Unmarshal([]byte(`"`+string(m[1])+`"`), &s) == nil {
@@ -110,13 +111,13 @@ func (n normalizer) text(s string) string {
 		s = strings.ReplaceAll(s, n.mangled, "<cwd-mangled>")
 	}
 	s = n.tmp.ReplaceAllString(s, "<tmp>")
-	s = projectRe.ReplaceAllString(s, "${1}<project>")
-	s = uuidRe.ReplaceAllString(s, "<uuid>")
-	s = agentIDRe.ReplaceAllString(s, "<agent>")
-	s = durationRe.ReplaceAllString(s, "${1}<n>")
-	s = timeRe.ReplaceAllString(s, "<time>")
-	s = dateRe.ReplaceAllString(s, "<date>")
-	return osVersion.ReplaceAllString(s, "${1}<os>")
+	s = projectRe().ReplaceAllString(s, "${1}<project>")
+	s = uuidRe().ReplaceAllString(s, "<uuid>")
+	s = agentIDRe().ReplaceAllString(s, "<agent>")
+	s = durationRe().ReplaceAllString(s, "${1}<n>")
+	s = timeRe().ReplaceAllString(s, "<time>")
+	s = dateRe().ReplaceAllString(s, "<date>")
+	return osVersion().ReplaceAllString(s, "${1}<os>")
 }
 
 // value turns a JSON value into its normalized Go form.

@@ -1,12 +1,13 @@
 package main
 
 import "fmt"
-import "regexp"
 import "slices"
 import "sort"
 import "strings"
 
 import "github.com/urfave/cli/v2"
+
+import "github.com/flowerhq/flower/internal/lazyre"
 
 // normalizeArgs lets flags stand anywhere, as in gh and kubectl: urfave/cli
 // stops at the first positional, so the command path (flower sessions show)
@@ -84,7 +85,7 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 
 // aWord is a first argument that could be a mistyped command: one short
 // word, no spaces, nothing but letters and dashes.
-var aWord = regexp.MustCompile(`^[a-z][a-z-]{1,20}$`)
+var aWord = lazyre.New(`^[a-z][a-z-]{1,20}$`)
 
 // unknownCommand decides about a first positional that names no command:
 // a near miss of a (sub)command is a usage error with a suggestion; under a
@@ -95,7 +96,7 @@ func unknownCommand(cmd *cli.Command, path []string, cmds []*cli.Command, word s
 		return nil
 	}
 	where := strings.Join(append([]string{"flower"}, path...), " ")
-	if aWord.MatchString(word) {
+	if aWord().MatchString(word) {
 		if s := suggest(word, visibleNames(cmds)); s != "" {
 			msg := fmt.Sprintf("unknown command %q — did you mean %q?", where+" "+word, where+" "+s)
 			if cmd == nil {
@@ -193,14 +194,14 @@ func takesValue(f cli.Flag) bool {
 }
 
 var (
-	reUndefined = regexp.MustCompile(`^flag provided but not defined: -+(.+)$`)
-	reBadValue  = regexp.MustCompile(`^invalid value "(.*)" for flag -+([^:]+): (.*)$`)
+	reUndefined = lazyre.New(`^flag provided but not defined: -+(.+)$`)
+	reBadValue  = lazyre.New(`^invalid value "(.*)" for flag -+([^:]+): (.*)$`)
 )
 
 // explainFlagError rewrites the flag package's messages into flower's: a
 // mistyped flag gets a suggestion, a bad duration says how to write one.
 func explainFlagError(msg string, flags []cli.Flag) string {
-	if m := reUndefined.FindStringSubmatch(msg); m != nil {
+	if m := reUndefined().FindStringSubmatch(msg); m != nil {
 		var names []string
 		for _, f := range flags {
 			names = append(names, f.Names()...)
@@ -212,7 +213,7 @@ func explainFlagError(msg string, flags []cli.Flag) string {
 		}
 		return out
 	}
-	if m := reBadValue.FindStringSubmatch(msg); m != nil {
+	if m := reBadValue().FindStringSubmatch(msg); m != nil {
 		for _, f := range flags {
 			if _, ok := f.(*cli.DurationFlag); ok && slices.Contains(f.Names(), m[2]) {
 				return fmt.Sprintf("%s %q is not a duration: write 5s or 5m (0 for none)", dashed(m[2]), m[1])

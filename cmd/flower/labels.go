@@ -1,9 +1,9 @@
 package main
 
-import "regexp"
 import "strings"
 
 import "github.com/flowerhq/flower/flow"
+import "github.com/flowerhq/flower/internal/lazyre"
 
 // Step names are the seed's model-facing names (确认需求, 执行-评审#1); they
 // stay so in events, documents and file names. A person at the terminal
@@ -21,7 +21,7 @@ var seedLabels = map[string]string{
 // judge (flow/goalguard.go: step.Name + "-评审").
 const reviewSuffix = "-评审"
 
-var reRound = regexp.MustCompile(`^(.*)#(round|retry)?(\d+)$`)
+var reRound = lazyre.New(`^(.*)#(round|retry)?(\d+)$`)
 
 // stepLabel is name as a person reads it: "review #1" for 执行-评审#1, "work
 // round 2" for 执行#round2. zh keeps the seed's name.
@@ -30,7 +30,7 @@ func stepLabel(name string, zh bool) string {
 		return name
 	}
 	base, suffix := name, ""
-	if m := reRound.FindStringSubmatch(name); m != nil {
+	if m := reRound().FindStringSubmatch(name); m != nil {
 		base = m[1]
 		switch m[2] {
 		case "":

@@ -18,13 +18,17 @@ const redact = mod + "internal/redact"
 // textclip is the leaf that cuts text; flower-hook uses it for previews.
 const textclip = mod + "internal/textclip"
 
+// lazyre is the leaf that compiles a pattern on first use; flower-hook uses
+// it for spill names.
+const lazyre = mod + "internal/lazyre"
+
 // atomicfile is the leaf that replaces files durably; flower-hook uses it
 // for spill files and the workbench index.
 const atomicfile = mod + "internal/atomicfile"
 
 // leaves are the small shared packages that import nothing of ours, so any
 // layer (the static flower-hook included) may use them.
-var leaves = []string{glance, textclip, atomicfile, redact, mod + "internal/envlist", mod + "internal/pinned", mod + "internal/linesock"}
+var leaves = []string{glance, textclip, atomicfile, redact, lazyre, mod + "internal/envlist", mod + "internal/pinned", mod + "internal/linesock"}
 
 // pkgInfo is one line of `go list -deps`: a package, whether it has cgo
 // files, and its direct imports.
@@ -71,8 +75,8 @@ type rule struct {
 }
 
 var rules = []rule{
-	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance, redact, textclip, atomicfile}},
-	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance, redact, textclip, atomicfile}},
+	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance, redact, textclip, atomicfile, lazyre}},
+	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance, redact, textclip, atomicfile, lazyre}},
 	// The small shared leaves import nothing of ours.
 	{pkg: redact, ours: []string{redact}},
 	{pkg: atomicfile, ours: []string{atomicfile}},
