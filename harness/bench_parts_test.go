@@ -16,7 +16,8 @@ import "github.com/flowerhq/flower/internal/testbed"
 // --session-mirror, stream-json in) but no flower; the same with stdin kept
 // open until the result, as flower must (interrupts and handoffs are
 // control requests on stdin); and flower step itself. What lies between
-// the last two is flower's own process. Run with -benchtime=20x.
+// the last two is flower's own process. Like StepVsBare it takes at least
+// minPairs samples of each.
 func BenchmarkStepParts(b *testing.B) {
 	bed, flower, hook, runDir := stepBench(b)
 	args, env := flowerClaudeCall(b, bed, flower, hook, runDir)
@@ -54,14 +55,16 @@ func BenchmarkStepParts(b *testing.B) {
 	}
 	run := timedRun(b)
 	var bare, withArgs, keptOpen, step []time.Duration
+	n := pairs(b)
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	for range n {
 		bare = append(bare, run(bed.Command(testbed.Context(b), "-p", "--output-format", "stream-json", "--verbose", "hi")))
 		withArgs = append(withArgs, replay(false))
 		keptOpen = append(keptOpen, replay(true))
 		step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi")))
 	}
 	b.StopTimer()
+	perPair(b, n)
 	b.ReportMetric(median(bare).Seconds(), "bare-s")
 	b.ReportMetric(median(withArgs).Seconds(), "flower-args-s")
 	b.ReportMetric(median(keptOpen).Seconds(), "stdin-open-s")
