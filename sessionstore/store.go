@@ -10,6 +10,7 @@ import "net/url"
 import "os"
 import "path"
 import "path/filepath"
+import "strconv"
 import "strings"
 import "sync"
 import "syscall"
@@ -135,7 +136,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		}
 	}
 	q := url.Values{}
-	q.Set("_busy_timeout", "30000")
+	q.Set("_busy_timeout", strconv.FormatInt(busyTimeout.Milliseconds(), 10))
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
@@ -189,18 +190,41 @@ func (s *Store) Close() error {
 }
 
 // Checkpoint copies what SQLite's write-ahead log holds into the database
-// file (PASSIVE: it never waits for readers or writers), so that Close,
-// which does the same, has little left to do. The Runtime calls it while a
-// finished claude is still exiting. PostgreSQL has nothing to do.
+// file and empties the log (TRUNCATE), so that Close, which does the same,
+// has nothing left to copy and no log to free: the Runtime calls it while a
+// finished claude is still exiting, when it costs the step nothing. It
+// waits at most checkpointPatience for other connections (a reader of an
+// older snapshot, a writer); past that it copies what it can without
+// waiting, as PASSIVE does, and Close finishes the job. PostgreSQL has
+// nothing to do.
 func (s *Store) Checkpoint(ctx context.Context) error {
 	if s.pg {
 		return nil
 	}
-	if _, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("sessionstore: checkpoint: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", checkpointPatience.Milliseconds())); err != nil {
+		return fmt.Errorf("sessionstore: checkpoint: %w", err)
+	}
+	// The connection goes back to the pool: it must wait as long as the
+	// others again.
+	defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds()))
+	if _, err := conn.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		return fmt.Errorf("sessionstore: checkpoint: %w", err)
 	}
 	return nil
 }
+
+// busyTimeout is how long a statement waits for another connection's
+// lock; checkpointPatience bounds how long Checkpoint waits for other
+// connections before it settles for what it can copy.
+const (
+	busyTimeout        = 30 * time.Second
+	checkpointPatience = 50 * time.Millisecond
+)
 
 // Path is the database file, or the PostgreSQL URL with its password masked.
 func (s *Store) Path() string { return s.path }
