@@ -5,8 +5,10 @@ import "errors"
 import "io/fs"
 import "net"
 import "os"
+import "os/exec"
 import "path/filepath"
 import "strings"
+import "sync"
 import "syscall"
 import "time"
 
@@ -33,13 +35,25 @@ func privateDir(dir string) error {
 	return nil
 }
 
-// privateUmask takes group and other bits off the process umask (never
-// adding any back), so that files claude and its tools create in the run dir
-// (the portable config dir, transcripts) are private too. The umask is
-// process-wide: a program embedding the Runtime gets it as well.
-func privateUmask() {
+// umaskMu orders the umask changes of spawns that run at once (the umask
+// is the process's: two interleaved changes could leave the narrow one).
+var umaskMu sync.Mutex
+
+// startPrivate starts cmd with group and other bits off the umask it
+// inherits (never adding any back), so that what claude and its tools
+// create — the portable config dir's transcripts, workbench notes, spill
+// files — is private too. The umask is the process's own: it is narrowed
+// only while cmd forks and then restored, so a program embedding the
+// Runtime keeps its own (a file another goroutine creates in that moment
+// comes out more private, never less). Everything flower writes itself
+// names its private mode.
+func startPrivate(cmd *exec.Cmd) error {
+	umaskMu.Lock()
+	defer umaskMu.Unlock()
 	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
 	syscall.Umask(old | 0o077)
+	return cmd.Start()
 }
 
 // redactedStore keeps secrets out of the session store: every mirrored

@@ -7,6 +7,7 @@ import "os"
 import "os/exec"
 import "path/filepath"
 import "strings"
+import "syscall"
 import "testing"
 import "time"
 
@@ -191,5 +192,37 @@ func TestPrivateDirNarrowsNeverWidens(t *testing.T) {
 		if st, _ := os.Stat(d); st.Mode().Perm() != tc.want {
 			t.Errorf("found %o: got %o, want %o", tc.found, st.Mode().Perm(), tc.want)
 		}
+	}
+}
+
+// startPrivate gives the child a umask without group and other bits and
+// leaves the process's own as it was (a program embedding the Runtime keeps
+// its umask); the control is the child's umask differing from ours.
+func TestStartPrivateScopesTheUmask(t *testing.T) {
+	umaskMu.Lock()
+	before := syscall.Umask(0o022)
+	umaskMu.Unlock()
+	defer func() {
+		umaskMu.Lock()
+		syscall.Umask(before)
+		umaskMu.Unlock()
+	}()
+	cmd := exec.Command("/bin/sh", "-c", "umask")
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := startPrivate(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(out.String()); got != "0077" {
+		t.Errorf("the child's umask is %s, want 0077", got)
+	}
+	umaskMu.Lock()
+	now := syscall.Umask(0o022)
+	umaskMu.Unlock()
+	if now != 0o022 {
+		t.Errorf("the process umask is %03o after the spawn, want 022 as it was", now)
 	}
 }

@@ -61,7 +61,7 @@ func (p *proc) start() (*os.File, error) {
 		ends[i], ends[i+1] = r, w
 	}
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = ends[0], ends[3], ends[5]
-	err := p.cmd.Start()
+	err := startPrivate(p.cmd)
 	closeAll([]*os.File{ends[0], ends[3], ends[5]})
 	if err != nil {
 		closeAll([]*os.File{ends[1], ends[2], ends[4]})

@@ -231,7 +231,6 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		r.run = NewRunID()
 	}
 	r.red = redact.New(getenv)
-	privateUmask()
 	if err := r.prepareDirs(getenv); err != nil {
 		return nil, err
 	}

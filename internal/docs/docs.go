@@ -326,12 +326,13 @@ func ListItems(body string) []string {
 // noneWords is how a model says an empty list.
 var noneWords = map[string]bool{"无": true, "没有": true, "暂无": true, "none": true, "n/a": true}
 
-// Write writes text to path, creating parent directories.
+// Write writes text to path (private: 0600, in folders it creates 0700),
+// creating parent directories.
 func Write(path, text string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("docs: write %s: %w", path, err)
 	}
-	if err := atomicfile.Write(path, []byte(text), 0o644); err != nil {
+	if err := atomicfile.Write(path, []byte(text), 0o600); err != nil {
 		return fmt.Errorf("docs: write %s: %w", path, err)
 	}
 	return nil
