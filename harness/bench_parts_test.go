@@ -57,12 +57,13 @@ func BenchmarkStepParts(b *testing.B) {
 	var bare, withArgs, keptOpen, step []time.Duration
 	n := pairs(b)
 	b.ResetTimer()
-	for range n {
-		bare = append(bare, run(bed.Command(testbed.Context(b), "-p", "--output-format", "stream-json", "--verbose", "hi")))
-		withArgs = append(withArgs, replay(false))
-		keptOpen = append(keptOpen, replay(true))
-		step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi")))
-	}
+	interleave(n,
+		func() {
+			bare = append(bare, run(bareClaude(b, bed)))
+		},
+		func() { withArgs = append(withArgs, replay(false)) },
+		func() { keptOpen = append(keptOpen, replay(true)) },
+		func() { step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi"))) })
 	b.StopTimer()
 	perPair(b, n)
 	b.ReportMetric(median(bare).Seconds(), "bare-s")

@@ -120,29 +120,37 @@ func TestFlowerStep_JSONAndExitCodes(t *testing.T) {
 
 // BenchmarkStepVsBare times one trivial step under `flower step` against a
 // bare `claude -p` on the same scripted model, interleaved in one run, and
-// reports both medians and their ratio (target ≤ 1.05). It times at least
-// minPairs pairs whatever b.N is, so that a plain `go test -bench
-// StepVsBare` (b.N = 1) gives a median and not one sample.
+// reports both medians and their ratio (target ≤ 1.05); the two take turns
+// going first (interleave). It times at least minPairs pairs whatever b.N
+// is, so that a plain `go test -bench StepVsBare` (b.N = 1) gives a median
+// and not one sample.
 func BenchmarkStepVsBare(b *testing.B) {
 	bed, flower, hook, runDir := stepBench(b)
 	run := timedRun(b)
 	// Warm the page cache, the go build outputs and the run dir (the first
 	// step creates the session store) once.
-	run(bed.Command(testbed.Context(b), "-p", "--output-format", "stream-json", "--verbose", "hi"))
+	run(bareClaude(b, bed))
 	run(flowerStep(b, bed, flower, hook, runDir, "hi"))
 	var bare, step []time.Duration
 	n := pairs(b)
 	b.ResetTimer()
-	for range n {
-		bare = append(bare, run(bed.Command(testbed.Context(b), "-p", "--output-format", "stream-json", "--verbose", "hi")))
-		step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi")))
-	}
+	interleave(n,
+		func() {
+			bare = append(bare, run(bareClaude(b, bed)))
+		},
+		func() { step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi"))) })
 	b.StopTimer()
 	perPair(b, n)
 	mb, ms := median(bare), median(step)
 	b.ReportMetric(mb.Seconds(), "bare-s")
 	b.ReportMetric(ms.Seconds(), "step-s")
 	b.ReportMetric(ms.Seconds()/mb.Seconds(), "ratio")
+}
+
+// bareClaude is the baseline of the step benchmarks: claude -p on the
+// same prompt and model, printing stream-json as flower reads it.
+func bareClaude(b *testing.B, bed *testbed.Bed) *exec.Cmd {
+	return bed.Command(testbed.Context(b), "-p", "--output-format", "stream-json", "--verbose", "hi")
 }
 
 // minPairs is how many interleaved samples of each kind the step
@@ -153,6 +161,17 @@ const minPairs = 40
 // pairs is how many samples of each kind a step benchmark takes: b.N, and
 // at least minPairs.
 func pairs(b *testing.B) int { return max(b.N, minPairs) }
+
+// interleave runs each of kinds once per round, n rounds, each kind going
+// first in turn: what one run leaves behind (caches, the clock of the CPU)
+// favours none of them.
+func interleave(n int, kinds ...func()) {
+	for i := range n {
+		for k := range kinds {
+			kinds[(i+k)%len(kinds)]()
+		}
+	}
+}
 
 // perPair reports the time of one of n pairs as ns/op (the timer counted
 // all of them).
