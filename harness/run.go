@@ -115,7 +115,6 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	// The store opens while claude starts; without it there is no step.
 	var store SessionStore
 	if r.store != nil {
-		r.store.start()
 		if store, err = r.store.wait(); err != nil {
 			out.Close()
 			p.stop(2 * time.Second)

@@ -384,40 +384,30 @@ func (r *Runtime) Close() error {
 	return nil
 }
 
-// openingStore is the session store while it opens in the background: an
-// open costs milliseconds (SQLite: file, WAL, migrations) and claude
-// hundreds to boot, so the first step spawns claude, then starts the open
-// (start; a resume, which needs the store first, waits for it before) and
-// waits for it once claude runs (attempt). An open that failed fails every
-// step with its error.
+// openingStore is the session store, opened on first use: an open costs
+// milliseconds (SQLite: file, WAL, migrations) and claude hundreds to boot,
+// so the first step spawns claude and then opens it (a resume, which needs
+// the store first, opens it before the spawn). An open that failed fails
+// every step with its error.
 type openingStore struct {
 	open  func() (SessionStore, error)
 	once  sync.Once
-	begun atomic.Bool
-	done  chan struct{}
+	begun atomic.Bool // the open has started (Close has something to close)
 	st    SessionStore
 	err   error
 }
 
 func openLater(open func() (SessionStore, error)) *openingStore {
-	return &openingStore{open: open, done: make(chan struct{})}
+	return &openingStore{open: open}
 }
 
-// start begins the open (once).
-func (o *openingStore) start() {
+// wait opens the store (once; callers meanwhile wait for that open) and
+// returns it, or why it is not open.
+func (o *openingStore) wait() (SessionStore, error) {
 	o.once.Do(func() {
 		o.begun.Store(true)
-		go func() {
-			defer close(o.done)
-			o.st, o.err = o.open()
-		}()
+		o.st, o.err = o.open()
 	})
-}
-
-// wait returns the store once it is open, or why it is not.
-func (o *openingStore) wait() (SessionStore, error) {
-	o.start()
-	<-o.done
 	return o.st, o.err
 }
 
@@ -426,8 +416,8 @@ func (o *openingStore) wait() (SessionStore, error) {
 // checkpoint runs fold into one more after it, so that every write before
 // an ask is settled and no more than one checkpoint runs at a time.
 func (r *Runtime) checkpointSoon(ctx context.Context) {
-	if r.store == nil {
-		return
+	if r.store == nil || !r.store.begun.Load() {
+		return // no store, or none opened yet: nothing written to settle
 	}
 	r.settleMu.Lock()
 	defer r.settleMu.Unlock()

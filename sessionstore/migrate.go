@@ -23,7 +23,7 @@ func migrate(db *sql.DB) error {
 	// mirror append writes to the WAL. Then WAL, which is persistent and must
 	// come after the page size.
 	for _, pragma := range []string{"PRAGMA page_size = 16384", "PRAGMA journal_mode = WAL"} {
-		if err := execBusy(db, pragma, 30*time.Second); err != nil {
+		if err := execBusy(db, pragma, busyTimeout); err != nil {
 			return fmt.Errorf("migrate: %s: %w", pragma, err)
 		}
 	}
