@@ -44,6 +44,10 @@ type WithGoalOptions struct {
 	CanRun       bool
 	// Name labels the judge's runs (name#round); default "<step>-评审".
 	Name string
+	// Role is the rest of judge()'s options (the seed's **spec_kw): the
+	// model, effort, budget … of the round judge. Instructions and CanRun
+	// above take precedence over the same fields here.
+	Role RoleOptions
 }
 
 // WithGoal puts the goal guard around step: after every round an
@@ -61,7 +65,10 @@ func WithGoal(step Step, ch Channel, o WithGoalOptions) Step {
 	if label == "" {
 		label = step.Name + "-评审"
 	}
-	judger := Judge(label, ch, RoleOptions{Instructions: o.Instructions, CanRun: o.CanRun})
+	role := o.Role
+	role.Instructions = o.Instructions
+	role.CanRun = role.CanRun || o.CanRun
+	judger := Judge(label, ch, role)
 	if o.Spec != nil {
 		judger = *o.Spec
 	}

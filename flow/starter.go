@@ -195,7 +195,7 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 			steps = append(steps, work)
 		} else {
 			steps = append(steps, goal, WithGoal(work, ch, WithGoalOptions{
-				GoalPath: goalPath, Rounds: o.Rounds, CanRun: o.JudgeCanRun, Instructions: o.Instructions,
+				GoalPath: goalPath, Rounds: o.Rounds, CanRun: o.JudgeCanRun, Instructions: o.Instructions, Role: role,
 			}))
 		}
 	}
