@@ -99,7 +99,7 @@ type Options struct {
 	// OpenStore opens the session store at path (<run_dir>/sessions.db).
 	// harness links no store of its own: nil runs without one (no
 	// mirroring; a resume reads the CLI's own files). The command wires
-	// the seed's SQLite store in (internal/wire.Defaults).
+	// the seed's SQLite store in (batteries.Defaults, batteries.New).
 	OpenStore func(ctx context.Context, path string, o StoreOptions) (SessionStore, error)
 	// NoStore runs without a session store even when OpenStore is set.
 	NoStore bool
@@ -354,7 +354,7 @@ func (r *Runtime) copyCredentials(getenv func(string) string) error {
 		return nil
 	}
 	return fmt.Errorf("harness: %w: a portable run cannot use the login in %s without Options.CopyCredentials: "+
-		"wire one in (internal/wire.Defaults does), set ANTHROPIC_API_KEY, or turn Portable off", ErrNoCredentials, from)
+		"wire one in (batteries.Defaults does), set ANTHROPIC_API_KEY, or turn Portable off", ErrNoCredentials, from)
 }
 
 // Close stops the socket (removing its directory) while it closes the

@@ -29,8 +29,16 @@ import "github.com/flowerhq/flower/internal/atomicfile"
 // files are replaced. The report (also LastReport) covers every transcript
 // written. A key that is not stored fails with ErrNotFound.
 func (s *Store) Materialize(ctx context.Context, key Key, configDir string) (TrimReport, error) {
+	return s.MaterializeAs(ctx, key, key.ProjectKey, configDir)
+}
+
+// MaterializeAs is Materialize writing the session under another project
+// key: <configDir>/projects/<projectKey>/…, for a resume in a workspace other
+// than the one that recorded it (another checkout path, another machine, or
+// claude's own project dir of a run that was not portable).
+func (s *Store) MaterializeAs(ctx context.Context, key Key, projectKey, configDir string) (TrimReport, error) {
 	key = key.Main()
-	rep, err := s.materialize(ctx, key, configDir)
+	rep, err := s.materialize(ctx, key, projectKey, configDir)
 	if err != nil {
 		return TrimReport{}, fmt.Errorf("sessionstore: materialize %s: %w", key, err)
 	}
@@ -38,7 +46,7 @@ func (s *Store) Materialize(ctx context.Context, key Key, configDir string) (Tri
 	return rep, nil
 }
 
-func (s *Store) materialize(ctx context.Context, key Key, configDir string) (TrimReport, error) {
+func (s *Store) materialize(ctx context.Context, key Key, projectKey, configDir string) (TrimReport, error) {
 	upTo, err := s.lastSeq(ctx, key)
 	if err != nil {
 		return TrimReport{}, err
@@ -46,7 +54,7 @@ func (s *Store) materialize(ctx context.Context, key Key, configDir string) (Tri
 	if upTo == 0 {
 		return TrimReport{}, fmt.Errorf("not in %s: %w", s.path, ErrNotFound)
 	}
-	dir := filepath.Join(configDir, "projects", key.ProjectKey)
+	dir := filepath.Join(configDir, "projects", projectKey)
 	rep, err := s.materializeOne(filepath.Join(dir, key.SessionID+".jsonl"), s.factSource(ctx, key, upTo), s.rowSource(ctx, key, upTo))
 	if err != nil {
 		return rep, err

@@ -1,22 +1,43 @@
-// Package wire plugs what the libraries do not link into a harness.Runtime:
-// the seed's SQLite session store (or any store sessionstore.OpenURL opens,
-// through Adapt), the copy of the user's login into a
-// portable config dir, and the guard self-test against the scripted model.
-// harness and flow stay free of the SQLite driver and of package scripted;
-// the command (and the end-to-end tests) import this package instead.
+// Package batteries is what a program needs besides the libraries to run
+// the seed's Runtime: the SQLite session store at <run_dir>/sessions.db (or
+// any store sessionstore.OpenURL opens, through Adapt) and the copy of the
+// user's login into a portable config dir. harness and flow link neither
+// the SQLite driver nor sessionstore, so that a program which brings its own
+// store (or none) does not carry them; a program that wants the seed's
+// Runtime, where "the session store is hard-wired", builds it here:
 //
-// Lifecycle: Defaults fills a harness.Options before harness.New; the store
-// it opens lives until Runtime.Close. GuardSelfTest is one self-contained
-// canary run (its own scripted model, temporary workspace and HOME).
-package wire
+//	rt, err := batteries.New(ctx, batteries.NewOptions("/path/to/workspace"))
+//
+// Lifecycle: NewOptions (or Defaults on options of your own) fills a
+// harness.Options before harness.New; New does both. The store it opens
+// lives until Runtime.Close. Nothing is kept at package level.
+package batteries
 
 import "context"
+import "errors"
 import "fmt"
 import "log"
 import "sync"
 
 import "github.com/flowerhq/flower/harness"
 import "github.com/flowerhq/flower/sessionstore"
+
+// NewOptions is harness.NewOptions(workspace) with Defaults applied: the
+// seed's Runtime options, session store included.
+func NewOptions(workspace string) harness.Options {
+	o := harness.NewOptions(workspace)
+	Defaults(&o)
+	return o
+}
+
+// New is the seed's Runtime(workspace=…, …): harness.New with Defaults
+// applied to o, so that every step mirrors into <run_dir>/sessions.db and
+// every resume loads through it (expire, trim, prune, repair), portable or
+// not. Close the Runtime when done.
+func New(ctx context.Context, o harness.Options) (*harness.Runtime, error) {
+	Defaults(&o)
+	return harness.New(ctx, o)
+}
 
 // Defaults wires the seed's batteries into o: the SQLite store at
 // <run_dir>/sessions.db and the credentials copy. Fields already set stay.
@@ -41,8 +62,21 @@ type storeAdapter struct {
 
 func (a *storeAdapter) Mirror(ctx context.Context, line []byte) error { return a.s.Mirror(ctx, line) }
 
+// Materialize loads the session for a resume in projectKey's workspace.
+// A session the workspace did not record itself (a run that was not
+// portable keys it by claude's own project dir; another checkout path keys
+// it by that path) is found by its id wherever it is stored, the newest
+// first, and written under projectKey.
 func (a *storeAdapter) Materialize(ctx context.Context, projectKey, sessionID, configDir string) error {
 	_, err := a.s.Materialize(ctx, sessionstore.Key{ProjectKey: projectKey, SessionID: sessionID}, configDir)
+	if !errors.Is(err, sessionstore.ErrNotFound) {
+		return err
+	}
+	found, ferr := a.s.Find(ctx, sessionID)
+	if ferr != nil || found.SessionID != sessionID {
+		return err
+	}
+	_, err = a.s.MaterializeAs(ctx, found, projectKey, configDir)
 	return err
 }
 
@@ -71,7 +105,7 @@ func StoreOptions(o harness.StoreOptions, logf sessionstore.Logf) []sessionstore
 func OpenSQLiteStore(_ context.Context, path string, o harness.StoreOptions) (harness.SessionStore, error) {
 	s, err := sessionstore.Open(path, StoreOptions(o, func(format string, a ...any) { log.Printf("sessionstore: "+format, a...) })...)
 	if err != nil {
-		return nil, fmt.Errorf("wire: %w", err)
+		return nil, fmt.Errorf("batteries: %w", err)
 	}
 	return Adapt(s), nil
 }
