@@ -14,10 +14,8 @@
 package batteries
 
 import "context"
-import "errors"
 import "fmt"
 import "log"
-import "sync"
 
 import "github.com/flowerhq/flower/harness"
 import "github.com/flowerhq/flower/sessionstore"
@@ -50,43 +48,6 @@ func Defaults(o *harness.Options) {
 	}
 }
 
-// Adapt makes an open *sessionstore.Store (either backend) the Runtime's
-// SessionStore; closing it twice is harmless.
-func Adapt(s *sessionstore.Store) harness.SessionStore { return &storeAdapter{s: s} }
-
-type storeAdapter struct {
-	s    *sessionstore.Store
-	once sync.Once
-	err  error
-}
-
-func (a *storeAdapter) Mirror(ctx context.Context, line []byte) error { return a.s.Mirror(ctx, line) }
-
-// Materialize loads the session for a resume in projectKey's workspace.
-// A session the workspace did not record itself (a run that was not
-// portable keys it by claude's own project dir; another checkout path keys
-// it by that path) is found by its id wherever it is stored, the newest
-// first, and written under projectKey.
-func (a *storeAdapter) Materialize(ctx context.Context, projectKey, sessionID, configDir string) error {
-	_, err := a.s.Materialize(ctx, sessionstore.Key{ProjectKey: projectKey, SessionID: sessionID}, configDir)
-	if !errors.Is(err, sessionstore.ErrNotFound) {
-		return err
-	}
-	found, ferr := a.s.Find(ctx, sessionID)
-	if ferr != nil || found.SessionID != sessionID {
-		return err
-	}
-	_, err = a.s.MaterializeAs(ctx, found, projectKey, configDir)
-	return err
-}
-
-func (a *storeAdapter) Checkpoint(ctx context.Context) error { return a.s.Checkpoint(ctx) }
-
-func (a *storeAdapter) Close() error {
-	a.once.Do(func() { a.err = a.s.Close() })
-	return a.err
-}
-
 // StoreOptions are the sessionstore options of the Runtime's trim,
 // ephemeral and keep_denials policies; warnings go to logf.
 func StoreOptions(o harness.StoreOptions, logf sessionstore.Logf) []sessionstore.Option {
@@ -107,5 +68,8 @@ func OpenSQLiteStore(_ context.Context, path string, o harness.StoreOptions) (ha
 	if err != nil {
 		return nil, fmt.Errorf("batteries: %w", err)
 	}
-	return Adapt(s), nil
+	return s, nil
 }
+
+// A *sessionstore.Store is the Runtime's session store as it is.
+var _ harness.SessionStore = (*sessionstore.Store)(nil)

@@ -42,9 +42,8 @@ func withStore(ctx context.Context, stderr io.Writer, u string, ho *harness.Opti
 	if err != nil {
 		return nil, nil, err
 	}
-	a := batteries.Adapt(st)
-	ho.OpenStore = func(context.Context, string, harness.StoreOptions) (harness.SessionStore, error) { return a, nil }
-	return st, func() { a.Close() }, nil
+	ho.OpenStore = func(context.Context, string, harness.StoreOptions) (harness.SessionStore, error) { return st, nil }
+	return st, func() { st.Close() }, nil
 }
 
 // recordRun copies the run's manifest row into a shared store (st nil: no
