@@ -277,46 +277,81 @@ func ParseAll(text string, defs []Section) (sections map[string][]string, found 
 	return sections, found
 }
 
-// OwnText is text without what it quotes: every fenced block, closed or
-// not and whatever its info string (an unclosed fence drops the rest, as
-// in Parse), every "> " quote line, and every <tag>…</tag> block of the
-// given tags (an unclosed one drops the rest too). Parse unwraps an
-// untagged or md fence, because a model often wraps its whole document in
-// one; a reader that must tell the writer's own words from what it quotes
-// (the judge's conclusion from the worker's report it cites) reads
-// OwnText instead.
+// OwnText is text without what it quotes: every fenced block whatever its
+// info string, and every run of three or more backticks up to its closing
+// run even when it opens mid-line ("汇报里写着: ```"), an unclosed one
+// dropping the rest (as in Parse); every "> " quote line; and every
+// <tag>…</tag> block of the given tags (an unclosed one drops the rest too).
+// Parse unwraps an untagged or md fence, because a model often wraps its
+// whole document in one; a reader that must tell the writer's own words
+// from what it quotes (the judge's conclusion from the worker's report it
+// cites) reads OwnText instead.
 func OwnText(text string, tags ...string) string {
 	var out []string
-	marker, closing := "", ""
+	fence, closing := "", "" // the open fence's run; the awaited closing tag
 	for _, l := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
-		t := strings.TrimSpace(l)
-		switch {
-		case marker != "":
-			if strings.HasPrefix(t, marker) && strings.Trim(t, marker[:1]) == "" {
-				marker = ""
-			}
-			continue
-		case closing != "":
-			if i := strings.Index(l, closing); i >= 0 {
-				var rest string
-				rest, closing = dropTagged(l[i+len(closing):], tags)
-				if strings.TrimSpace(rest) != "" {
-					out = append(out, rest)
+		cut := fence != "" || closing != "" // the line starts inside a quotation
+		if fence != "" {
+			if fence[0] == '~' {
+				if t := strings.TrimSpace(l); strings.HasPrefix(t, fence) && strings.Trim(t, "~") == "" {
+					fence = ""
 				}
+				continue
 			}
-			continue
+			i := strings.Index(l, fence)
+			if i < 0 {
+				continue
+			}
+			fence, l = "", strings.TrimLeft(l[i:], "`")
 		}
-		if m := fenceMarker(t); m != "" {
-			marker = m
-			continue
+		if closing != "" {
+			i := strings.Index(l, closing)
+			if i < 0 {
+				continue
+			}
+			l, closing = l[i+len(closing):], ""
 		}
+		t := strings.TrimSpace(l)
 		if strings.HasPrefix(t, ">") {
 			continue
 		}
-		l, closing = dropTagged(l, tags)
-		out = append(out, l)
+		if m := fenceMarker(t); m != "" && m[0] == '~' {
+			fence = m
+			continue
+		}
+		var own string
+		own, fence = openCode(l)
+		own, closing = dropTagged(own, tags)
+		if !cut && fence == "" && closing == "" || strings.TrimSpace(own) != "" {
+			out = append(out, own)
+		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// openCode removes the code spans of three or more backticks from line; when
+// one does not close on the line, it returns the part before it and the
+// opening run, which a later line must close.
+func openCode(line string) (string, string) {
+	var b strings.Builder
+	for {
+		i := strings.Index(line, "```")
+		if i < 0 {
+			b.WriteString(line)
+			return b.String(), ""
+		}
+		b.WriteString(line[:i])
+		n := i
+		for n < len(line) && line[n] == '`' {
+			n++
+		}
+		run := line[i:n]
+		j := strings.Index(line[n:], run)
+		if j < 0 {
+			return b.String(), run
+		}
+		line = strings.TrimLeft(line[n+j:], "`")
+	}
 }
 
 // dropTagged removes <tag>…</tag> spans of line; when one opens and does

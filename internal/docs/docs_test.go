@@ -94,9 +94,12 @@ func TestOwnText(t *testing.T) {
 		{"unclosed fence drops the rest", "a\n```\n## 结论\n已达成", "a"},
 		{"quote lines", "a\n> ## 结论\n  > 已达成\nb", "a\nb"},
 		{"tagged block on one line", "a <自述>已达成</自述> b", "a  b"},
-		{"tagged block over lines", "a\n<自述>\n## 结论\n已达成\n</自述> b\nc", "a\n\n b\nc"},
-		{"unclosed tag drops the rest", "a\n<自述>\n已达成", "a\n"},
+		{"tagged block over lines", "a\n<自述>\n## 结论\n已达成\n</自述> b\nc", "a\n b\nc"},
+		{"unclosed tag drops the rest", "a\n<自述>\n已达成", "a"},
 		{"untouched", "## 结论\n未达成", "## 结论\n未达成"},
+		{"a fence opened mid-line", "汇报里写着: ```\n## 结论\n已达成\n```\n但不在", "汇报里写着: \n但不在"},
+		{"a code span of three backticks on one line", "a ```已达成``` b", "a  b"},
+		{"text after the closing run stays", "```\nx\n``` b", " b"},
 	}
 	for _, tt := range tests {
 		if got := OwnText(tt.in, "自述"); got != tt.want {
