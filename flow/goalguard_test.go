@@ -32,6 +32,19 @@ func guarded(t *testing.T, ch Channel, goalPath string, verdicts ...string) (*Wo
 
 func itoa(i int) string { return string(rune('0' + i)) }
 
+// runLabels runs w on f and wants the runner to have seen the labels want.
+func runLabels(t *testing.T, w *Workflow, f *fakeRunner, want []string) Ctx {
+	t.Helper()
+	c, err := w.Run(t.Context(), f, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(f.labels(), want) {
+		t.Errorf("labels = %v, want %v", f.labels(), want)
+	}
+	return c
+}
+
 // Every branch of with_goal's gate.
 func TestWithGoalGate(t *testing.T) {
 	opt := func(s string) Answer { return Answer{State: Answered, Text: s} }
@@ -118,13 +131,7 @@ func TestWithGoalGate(t *testing.T) {
 			ch := &fakeChannel{answers: tt.answers}
 			goalPath := filepath.Join(t.TempDir(), "目标.md")
 			w, f := guarded(t, ch, goalPath, tt.verdicts...)
-			c, err := w.Run(t.Context(), f, nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(f.labels(), tt.wantLabels) {
-				t.Errorf("labels = %v, want %v", f.labels(), tt.wantLabels)
-			}
+			c := runLabels(t, w, f, tt.wantLabels)
 			if passed := c.String(KeyFailed) == ""; passed != tt.wantPassed {
 				t.Errorf("passed = %v, want %v", passed, tt.wantPassed)
 			}
@@ -267,13 +274,7 @@ func TestWithGoalFailedJudgeIsNoVerdict(t *testing.T) {
 			for i, r := range tt.judge {
 				f.queue("执行-评审#"+itoa(i+1), r)
 			}
-			c, err := w.Run(t.Context(), f, nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(f.labels(), tt.wantLabels) {
-				t.Errorf("labels = %v, want %v", f.labels(), tt.wantLabels)
-			}
+			c := runLabels(t, w, f, tt.wantLabels)
 			v, _ := c[VerdictKey].(Verdict)
 			if passed := c.String(KeyFailed) == ""; passed != tt.wantPassed || v.Achieved() != tt.wantPassed {
 				t.Fatalf("passed = %v, verdict %+v; want passed %v", passed, v, tt.wantPassed)
