@@ -52,7 +52,7 @@ var markerSubstrings = []string{
 	"似", "像", "看起来", "看上去", "貌似", "应该", "应当", "理应", "可能", "也许", "或", "估计", "恐怕", "猜", "疑",
 	"但", "然而", "可是", "却", "除", "以外", "之外", "只", "仅", "尚", "还", "仍", "暂", "待", "需要", "仍需", "还需",
 	"如果", "假如", "若", "要是", "虽", "尽管", "即使", "其中", "问题", "风险", "异常", "跳过", "忽略", "绕过",
-	"汇报", "自述", "声称", "自称", "据称", "据说", "号称", "说", "称",
+	"汇报", "自述", "执行方", "以上", "声称", "自称", "据称", "据说", "号称", "说", "称",
 	"?", "？", "…", "%", "％",
 }
 
@@ -70,7 +70,7 @@ func init() {
 		seem appears appear looks look likely probably possibly perhaps maybe might may could should would assume assuming
 		assumed presumably guess think believe hope hopefully expected error errors broken wrong invalid skip skipped bypass
 		bypassed blocked todo tbd wip outstanding remaining remain remains still other than whereas aside while reject rejected
-		issue issues problem problems risk caveat caveats`) {
+		issue issues problem problems risk caveat caveats reports according coder worker agent`) {
 		markerWords[w] = true
 	}
 }

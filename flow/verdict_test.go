@@ -113,6 +113,11 @@ func TestConclusions(t *testing.T) {
 		{"not plain", "coder reports done", NotYet},
 		{"not plain", "password reset done", NotYet},
 		{"not plain", "汇报称:\n已达成", NotYet},
+		{"hearsay", "已达成(以上为执行方的说法)", NotYet},
+		{"hearsay", "Achieved according to the coder", NotYet},
+		{"hearsay", "Done, the worker reports", NotYet},
+		{"hidden negation", "n\u200bot achieved", NotYet},
+		{"hidden characters", "已\u200b达成", NotYet},
 
 		// Whole words: pass/done/met inside other words are no verdict.
 		{"inside a word", "password", ""},
