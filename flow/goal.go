@@ -2,6 +2,7 @@ package flow
 
 import "crypto/sha256"
 import "encoding/hex"
+import "slices"
 import "strconv"
 import "strings"
 import "time"
@@ -83,6 +84,11 @@ type FrozenGoal struct {
 	Goal   Goal
 	Text   string
 	SHA256 string
+}
+
+// same reports whether o has g's statement and checks (Path aside).
+func (g Goal) same(o Goal) bool {
+	return g.Statement == o.Statement && slices.Equal(g.Checks, o.Checks)
 }
 
 // Complete reports whether the frozen goal is complete.

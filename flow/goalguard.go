@@ -101,11 +101,16 @@ func (g *goalGuard) goal(c Ctx) Goal {
 		switch cg, _ := c[GoalKey].(Goal); {
 		case cg.Complete():
 			f = freeze(cg, cg.ToMarkdown())
+			if lf, err := loadFrozen(cg.Path); cg.Path != "" && err == nil && lf.Goal.same(cg) {
+				f = lf // the file it was loaded from, as it reads
+			}
 		case g.goalPath != "":
 			f, _ = loadFrozen(g.goalPath)
 		}
 		c[FrozenGoalKey] = f
-		c.emit(f.event(g.label, harness.GoalFrozen, ""))
+		if f.Text != "" {
+			c.emit(f.event(g.label, harness.GoalFrozen, ""))
+		}
 	}
 	if disk, same := f.OnDisk(); !same && c.String(goalWarnedKey) != f.SHA256 {
 		c[goalWarnedKey] = f.SHA256

@@ -372,3 +372,35 @@ func TestWithGoalAmendRefreezes(t *testing.T) {
 		}
 	}
 }
+
+// A goal a caller loaded itself (no goal step) is frozen as its file reads,
+// so a hand-written file is no forgery; the file changed after that is one.
+func TestWithGoalFreezesACallersGoal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "目标.md")
+	os.WriteFile(path, []byte("目标: 手写的目标\n检查清单:\n* 能加\n"), 0o600)
+	g, err := LoadGoal(path)
+	if err != nil || !g.Complete() {
+		t.Fatalf("goal = %+v, %v", g, err)
+	}
+	var evs []harness.Event
+	f := newFake().queue("w-评审#1", ok(vNotYet, "j1")).queue("w-评审#2", ok(vNotYet, "j2"))
+	c := Ctx{GoalKey: g, KeyRuntime: Runner(f), KeyOnEvent: func(e harness.Event) { evs = append(evs, e) }}
+	s := WithGoal(Step{Name: "w"}, nil, WithGoalOptions{GoalPath: path})
+	changed := func() (n int) {
+		for _, e := range evs {
+			if ge, ok := e.Goal(); ok && ge.State == harness.GoalChanged {
+				n++
+			}
+		}
+		return n
+	}
+	s.Gate(t.Context(), harness.StepResult{OK: true}, c)
+	if changed() != 0 {
+		t.Errorf("the caller's own file was reported as changed: %+v", evs)
+	}
+	os.WriteFile(path, []byte("目标: 随便\n检查清单:\n* 无所谓\n"), 0o600)
+	s.Gate(t.Context(), harness.StepResult{OK: true}, c)
+	if changed() != 1 || !strings.Contains(f.calls[1].Prompt, "手写的目标") {
+		t.Errorf("after a change: %d reports, judge prompt %q", changed(), f.calls[1].Prompt)
+	}
+}

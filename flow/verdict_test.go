@@ -190,3 +190,19 @@ func TestVerdictQuotationsAndContradictions(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkParseVerdict: one judge reply of the usual size, achieved (every
+// marker is looked for) and not yet.
+func BenchmarkParseVerdict(b *testing.B) {
+	reason := strings.Repeat("hello.txt 存在,内容是 hi;numbers.txt 有 2000 行。", 20)
+	for _, in := range []struct{ name, text string }{
+		{"achieved", "## 结论\n已达成\n## 理由\n" + reason + "\n## 未通过\n无"},
+		{"not_yet", "## 结论\n没有达成\n## 理由\n" + reason + "\n## 未通过\n- numbers.txt 有 2000 行"},
+	} {
+		b.Run(in.name, func(b *testing.B) {
+			for b.Loop() {
+				ParseVerdict(in.text)
+			}
+		})
+	}
+}
