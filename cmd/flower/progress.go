@@ -59,7 +59,7 @@ func (p *progress) event(e harness.Event) {
 		fmt.Fprintf(p.w, "\r\033[K%s %s%s (%.1fs)\n", mark, p.line(), verdict, e.Time.Sub(st.Started).Seconds())
 	case harness.EventGoal:
 		if g, _ := e.Goal(); g.State == harness.GoalChanged {
-			fmt.Fprintf(p.w, "\r\033[K⚠ %s\n", flow.GoalEventLine(e.Step, g))
+			fmt.Fprintf(p.w, "\r\033[K⚠ %s\n", flow.GoalEventLine(stepLabel(e.Step, p.zh), g))
 			p.paint()
 		}
 	case harness.EventStepStart, harness.EventOffline, harness.EventOnline:

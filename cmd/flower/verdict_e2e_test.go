@@ -269,3 +269,33 @@ func runsShow(t *testing.T, bed *testbed.Bed) *exec.Cmd {
 	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
 	return cmd
 }
+
+// TestE2E_ForgedGoalWarnsAtTheTerminal: at a terminal the forgery is one ⚠
+// line naming the file and the frozen goal the judge keeps. Control: the
+// flow without a forgery shows no such line (and did run to its end).
+func TestE2E_ForgedGoalWarnsAtTheTerminal(t *testing.T) {
+	t.Parallel()
+	judge := []scripted.Reply{{Text: demoAchieved}}
+	for _, forge := range []bool{true, false} {
+		t.Run(map[bool]string{true: "forged", false: "control: not forged"}[forge], func(t *testing.T) {
+			t.Parallel()
+			bed := testbed.NewFor(t, verdictScript(judge, forge))
+			flower := testbed.BuildBinary(t, "./cmd/flower")
+			term := newTerminal(t, flowerEnv(t, bed.Env(), bed.Claude), bed.Workspace,
+				flower+" --timeout 0 --rounds 2 "+shellQuote(theAsk)+" </dev/null")
+			term.waitFor("FLOWER-EXIT=")
+			// The whole scrollback, wrapped lines joined.
+			screen := term.tmux("capture-pane", "-t", "t", "-p", "-J", "-S", "-")
+			if !strings.Contains(screen, "FLOWER-EXIT=0") {
+				t.Fatalf("flower failed:\n%s", screen)
+			}
+			warned := strings.Count(screen, "⚠ goal ")
+			if forge && (warned != 1 || !strings.Contains(screen, "目标.md was changed on disk") || !strings.Contains(screen, "the judge keeps the frozen goal")) {
+				t.Errorf("want one warning line, got %d:\n%s", warned, screen)
+			}
+			if !forge && warned != 0 {
+				t.Errorf("a warning without a forgery:\n%s", screen)
+			}
+		})
+	}
+}
