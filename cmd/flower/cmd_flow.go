@@ -224,6 +224,7 @@ type flowOutcome struct {
 	ExitCode                        int
 	Error, Run, RunDir, Events      string
 	Workbench, Brief, Goal, Verdict string
+	VerdictReason                   string // why the goal was not achieved (the summary's line; in Error too)
 	FailedStep                      string // the step that failed, if one did
 	CostUSD, Seconds                float64
 	Steps                           []harness.StepResult
@@ -270,17 +271,27 @@ func summarize(wf *flow.Workflow, rt *harness.Runtime, fc flow.Ctx, runErr, ctxE
 	case runErr != nil:
 		o.ExitCode, o.Error = exitFailed, runErr.Error()
 	case fc != nil && fc.String(flow.KeyFailed) != "":
-		name := fc.String(flow.KeyFailed)
-		o.ExitCode, o.Error, o.FailedStep = exitFailed, "step "+name+" failed", name
-		for _, s := range o.Steps {
-			if s.Step == name && s.Error != "" {
-				o.Error += ": " + s.Error
-			}
-		}
+		o.failedAt(fc.String(flow.KeyFailed), fc)
 	default:
 		o.OK = true
 	}
 	return o
+}
+
+// failedAt is the outcome of a run that step name stopped: exit 1, the
+// step's own error, and when the goal guard's rounds ran out, the last
+// verdict's reason (a failed judge's error among them).
+func (o *flowOutcome) failedAt(name string, fc flow.Ctx) {
+	o.ExitCode, o.Error, o.FailedStep = exitFailed, "step "+name+" failed", name
+	for _, s := range o.Steps {
+		if s.Step == name && s.Error != "" {
+			o.Error += ": " + s.Error
+		}
+	}
+	if v, ok := fc[flow.VerdictKey].(flow.Verdict); ok && !v.Achieved() && name == flow.WorkStepName {
+		o.VerdictReason = clipWidth(strings.Join(strings.Fields(v.Reason), " "), 300)
+		o.Error += ": goal not achieved: " + o.VerdictReason
+	}
 }
 
 // exitError is the outcome as flower's exit: nil when it went well. At a

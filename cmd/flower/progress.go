@@ -53,10 +53,15 @@ func (p *progress) event(e harness.Event) {
 			mark = "✗"
 		}
 		verdict := ""
-		if v := flow.ParseVerdict(st.LastText); v.OK() && strings.Contains(st.Name, "评审") {
+		if v := flow.ParseVerdict(st.LastText); st.OK && v.OK() && strings.Contains(st.Name, "评审") { // a failed run is no verdict
 			verdict = " → " + v.State
 		}
 		fmt.Fprintf(p.w, "\r\033[K%s %s%s (%.1fs)\n", mark, p.line(), verdict, e.Time.Sub(st.Started).Seconds())
+	case harness.EventGoal:
+		if g, _ := e.Goal(); g.State == harness.GoalChanged {
+			fmt.Fprintf(p.w, "\r\033[K⚠ %s\n", flow.GoalEventLine(stepLabel(e.Step, p.zh), g))
+			p.paint()
+		}
 	case harness.EventStepStart, harness.EventOffline, harness.EventOnline:
 		p.paint()
 	case harness.EventAssistant, harness.EventToolUse, harness.EventResult, harness.EventRetry,
@@ -147,7 +152,11 @@ func (p *progress) finish(o flowOutcome) {
 		status = userMessage(errors.New(o.Error))
 	}
 	fmt.Fprintf(p.w, "\n%s — $%.4f in %.0fs%s\n", status, o.CostUSD, o.Seconds, tallyNotes(p.stats.RunTally))
-	for _, x := range [][2]string{{"brief", o.Brief}, {"goal", o.Goal}, {"verdict", o.Verdict}, {"workbench", o.Workbench}, {"events", o.Events}} {
+	verdict := o.Verdict
+	if o.VerdictReason != "" {
+		verdict += ": " + o.VerdictReason
+	}
+	for _, x := range [][2]string{{"brief", o.Brief}, {"goal", o.Goal}, {"verdict", verdict}, {"workbench", o.Workbench}, {"events", o.Events}} {
 		if x[1] != "" {
 			fmt.Fprintf(p.w, "  %-9s %s\n", x[0], x[1])
 		}
