@@ -23,6 +23,7 @@ guards (each one is a hook command for settings.json or the plugin):
   spill        PostToolUse  --dir WORKBENCH --threshold N (4000) --tools REGEX --main-only
   index        PostToolUse  --dir WORKBENCH [--max-entries N]
   isolate      PreToolUse   --roles a,b   (matcher Agent)
+  fence        PreToolUse   --root DIR… --protect PATH…   (matcher Write|Edit|NotebookEdit)
   is-ephemeral -- CMD       exit 0 if CMD is read-only, 1 if not
 
 Decisions are reported to the Unix socket in $FLOWER_SOCKET when set.
@@ -46,7 +47,7 @@ func Main(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string)
 
 // Run runs one guard (args[0]) on the hook input from stdin, writes the
 // hook output to stdout and returns the exit code. Deny guards (delegate,
-// whitelist) fail closed: bad flags, unreadable input or a panic deny with
+// whitelist, fence) fail closed: bad flags, unreadable input or a panic deny with
 // exit 2 and the reason on stderr. Transforming guards (spill, index,
 // isolate) fail open: they answer {} and the original stands. The decision
 // is then reported to $FLOWER_SOCKET (best-effort, bounded by
@@ -154,6 +155,18 @@ func newGuard(name string, args []string, stderr io.Writer) (guard, error) {
 			g.decide = func(in Input) Decision { return Whitelist(in, allowed, *role) }
 			return nil
 		}
+	case GuardFence:
+		g.failClosed = true
+		var cfg FenceConfig
+		fs.Func("root", "a folder writes may land in (repeatable: workspace, workbench, --allow-dir)", appendTo(&cfg.Roots))
+		fs.Func("protect", "a path inside the roots kept for flower (repeatable; a folder covers what is under it, * in the last element is a pattern)", appendTo(&cfg.Protected))
+		parse = func() error {
+			if len(cfg.Roots) == 0 {
+				return errors.New("fence needs at least one --root")
+			}
+			g.decide = func(in Input) Decision { return Fence(in, cfg) }
+			return nil
+		}
 	case GuardSpill:
 		g.event = "PostToolUse"
 		dir := fs.String("dir", "", "workbench root (spill files go to DIR/spill/)")
@@ -203,6 +216,18 @@ func newGuard(name string, args []string, stderr io.Writer) (guard, error) {
 		return g, fmt.Errorf("%s: %w", name, err)
 	}
 	return g, nil
+}
+
+// appendTo is a repeatable string flag collecting into list; an empty value
+// is an error.
+func appendTo(list *[]string) func(string) error {
+	return func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("empty value")
+		}
+		*list = append(*list, v)
+		return nil
+	}
 }
 
 // runIsEphemeral implements `flower-hook is-ephemeral -- CMD`: exit 0 if

@@ -1,0 +1,271 @@
+package hooks
+
+import "encoding/json"
+import "errors"
+import "fmt"
+import "io/fs"
+import "os"
+import "path/filepath"
+import "strings"
+
+// FenceTools is the matcher for the fence guard: the tools that write files.
+const FenceTools = WriteOnlyTools
+
+// maxLinks bounds the symlinks followed while resolving one path (Linux's
+// own limit is 40).
+const maxLinks = 40
+
+// FenceConfig is the fence guard's configuration.
+type FenceConfig struct {
+	// Roots are the folders writes may land in: the workspace, the
+	// workbench and every --allow-dir. Each is resolved (symlinks
+	// followed) before it is compared.
+	Roots []string
+	// Protected are paths inside the roots that flower keeps for itself
+	// (its run dir, the brief, the goal, the Q&A log, the handoff notes):
+	// a folder protects everything under it; a last element with * or ?
+	// is a pattern (filepath.Match) for the files of its folder.
+	Protected []string
+}
+
+// fencePathField is the tool_input field that names the file each write
+// tool changes. Tools not listed here are not the fence's business.
+var fencePathField = map[string]string{"Write": "file_path", "Edit": "file_path", "NotebookEdit": "notebook_path"}
+
+// Fence is the fence guard (PreToolUse on Write|Edit|NotebookEdit, main
+// thread and subagents alike): a write is denied unless the file it names
+// lies, after resolving symlinks, inside one of cfg.Roots and outside every
+// one of cfg.Protected. Relative paths resolve against the call's cwd. A
+// path is checked both as the tool resolves it (lexically, then the
+// kernel follows symlinks) and as the kernel would read it unnormalised
+// (a symlink before ".." first); both must pass. A missing, empty or
+// unreadable path, or one that cannot be resolved, is denied.
+func Fence(in Input, cfg FenceConfig) Decision {
+	field, ok := fencePathField[in.ToolName]
+	if !ok {
+		return Decision{Verdict: Pass, Detail: map[string]any{"tool": "not a write tool"}}
+	}
+	p, err := toolPath(in.ToolInput, field)
+	if err == nil {
+		p, err = expandHome(p)
+	}
+	if err == nil && !filepath.IsAbs(p) {
+		if in.Cwd == "" || !filepath.IsAbs(in.Cwd) {
+			err = fmt.Errorf("%s %q is relative and the call has no absolute cwd", field, p)
+		}
+		p = in.Cwd + string(filepath.Separator) + p
+	}
+	var targets []string
+	for _, cand := range []string{filepath.Clean(p), p} {
+		if err != nil {
+			break
+		}
+		var r string
+		if r, err = resolvePath(cand); err == nil {
+			targets = append(targets, r)
+		}
+	}
+	if err != nil {
+		return Decision{Verdict: Deny, Reason: FenceUnclearReason(err), Detail: map[string]any{"error": err.Error()}}
+	}
+	roots := resolveAll(cfg.Roots)
+	for _, t := range targets {
+		if prot, hit := protectedBy(t, cfg.Protected); hit {
+			return Decision{Verdict: Deny, Reason: FenceProtectedReason(p, roots),
+				Detail: map[string]any{"path": p, "resolved": t, "protected": prot}}
+		}
+		if !insideAny(t, roots) {
+			return Decision{Verdict: Deny, Reason: FenceOutsideReason(p, t, roots),
+				Detail: map[string]any{"path": p, "resolved": t, "outside": true}}
+		}
+	}
+	return Decision{Verdict: Pass, Detail: map[string]any{"path": p, "resolved": targets[0]}}
+}
+
+// toolPath reads the string field of tool_input; absent, null, empty or
+// not a string is an error.
+func toolPath(input json.RawMessage, field string) (string, error) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(input, &fields) != nil || fields == nil {
+		return "", errors.New("tool_input is not an object")
+	}
+	var p string
+	raw, ok := fields[field]
+	if !ok || string(raw) == "null" {
+		return "", fmt.Errorf("tool_input has no %s", field)
+	}
+	if json.Unmarshal(raw, &p) != nil {
+		return "", fmt.Errorf("%s is not a string", field)
+	}
+	if strings.TrimSpace(p) == "" || strings.ContainsRune(p, 0) {
+		return "", fmt.Errorf("%s is empty or not a path", field)
+	}
+	return p, nil
+}
+
+// expandHome expands "~" and "~/…" to the home folder, as the CLI's write
+// tools do; other paths are returned as they are. A path through /proc or
+// /dev/fd names another process's view of the file system and is refused.
+func expandHome(p string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil || !filepath.IsAbs(home) {
+			return "", fmt.Errorf("%s starts with ~ and there is no home folder", p)
+		}
+		p = home + p[1:]
+	}
+	if c := filepath.Clean(p); under(c, "/proc") || under(c, "/dev/fd") {
+		return "", fmt.Errorf("%s goes through a process's view of the file system", p)
+	}
+	return p, nil
+}
+
+// FenceProtectedReason is the deny text for a write to flower's own state.
+func FenceProtectedReason(path string, roots []string) string {
+	return path + " is flower's own record (its run history, the brief, the goal, the Q&A log, the handoff notes " +
+		"and the workbench index are written by flower alone), so this write is denied. Leave it as it is: " +
+		"if the brief or the goal is wrong or stale, say so in your answer. Put your work in the workspace, " +
+		"your own notes as new files in the workbench's notes/ and long results in its artifacts/ (" +
+		strings.Join(roots, ", ") + ")."
+}
+
+// FenceOutsideReason is the deny text for a write outside every root.
+func FenceOutsideReason(path, resolved string, roots []string) string {
+	where := path
+	if resolved != filepath.Clean(path) {
+		where += " (which resolves to " + resolved + ")"
+	}
+	return where + " lies outside the folders this session may write to (" + strings.Join(roots, ", ") +
+		"), so this write is denied. Write inside the workspace instead (relative paths start at your cwd). " +
+		"If the work really needs that folder, say so in your answer: the person can allow it with flower --allow-dir DIR."
+}
+
+// FenceUnclearReason is the deny text for a write whose target is unclear.
+func FenceUnclearReason(err error) string {
+	return "flower-hook fence could not tell where this write goes (" + err.Error() + "), so it is denied to stay safe. " +
+		"Name the file as a plain path inside the workspace."
+}
+
+// resolvePath resolves the absolute path p as the kernel opens it for
+// writing: symlinks are followed wherever they exist, a dangling symlink
+// leads to its target (a write creates it), and the part of p that does not
+// exist yet is appended to its deepest existing ancestor, resolved. ".." is
+// applied after the element before it is resolved, as the kernel does.
+func resolvePath(p string) (string, error) { return resolveDepth(p, 0) }
+
+func resolveDepth(p string, links int) (string, error) {
+	if links > maxLinks {
+		return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r, nil
+	}
+	dir, base := splitRaw(p)
+	if dir == "" {
+		return filepath.Clean(p), nil // the root itself
+	}
+	rdir, err := resolveDepth(dir, links)
+	if err != nil {
+		return "", err
+	}
+	if base == "" || base == "." {
+		return rdir, nil
+	}
+	if base == ".." {
+		return filepath.Dir(rdir), nil
+	}
+	here := filepath.Join(rdir, base)
+	st, err := os.Lstat(here)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return here, nil // to be created
+	case err != nil:
+		return "", err
+	case st.Mode()&fs.ModeSymlink == 0:
+		// It exists, yet EvalSymlinks failed on the whole: a loop or a
+		// permission problem further up. Refuse rather than guess.
+		if _, err := filepath.EvalSymlinks(here); err != nil {
+			return "", err
+		}
+		return here, nil
+	}
+	target, err := os.Readlink(here)
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(target) {
+		target = rdir + string(filepath.Separator) + target
+	}
+	return resolveDepth(target, links+1)
+}
+
+// splitRaw splits p at its last separator without cleaning either half
+// (filepath.Dir would apply ".." lexically); dir is "" for the root.
+func splitRaw(p string) (dir, base string) {
+	p = strings.TrimRight(p, string(filepath.Separator))
+	i := strings.LastIndexByte(p, filepath.Separator)
+	if i < 0 {
+		return "", p
+	}
+	if i == 0 {
+		return string(filepath.Separator), p[1:]
+	}
+	return p[:i], p[i+1:]
+}
+
+// resolveAll resolves each absolute root (relative ones against the
+// process's cwd); one that cannot be resolved is left out.
+func resolveAll(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if a, err := filepath.Abs(p); err == nil {
+			if r, err := resolvePath(a); err == nil {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// insideAny reports whether the resolved path t is one of roots or lies
+// under one.
+func insideAny(t string, roots []string) bool {
+	for _, r := range roots {
+		if under(t, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// under reports whether t is dir or lies inside it (both clean and absolute).
+func under(t, dir string) bool {
+	rel, err := filepath.Rel(dir, t)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// protectedBy returns the entry of protected that covers the resolved path
+// t: the path itself, a folder above it, or a pattern its name matches in
+// the pattern's (resolved) folder.
+func protectedBy(t string, protected []string) (string, bool) {
+	for _, p := range protected {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		if base := filepath.Base(a); strings.ContainsAny(base, "*?[") {
+			dir, err := resolvePath(filepath.Dir(a))
+			if err != nil {
+				continue
+			}
+			if ok, _ := filepath.Match(base, filepath.Base(t)); ok && filepath.Dir(t) == dir {
+				return p, true
+			}
+			continue
+		}
+		if r, err := resolvePath(a); err == nil && under(t, r) {
+			return p, true
+		}
+	}
+	return "", false
+}
