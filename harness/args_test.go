@@ -86,6 +86,19 @@ func TestBuildArgs_Roles(t *testing.T) {
 			wantHooks: map[string][]string{"PostToolUse": {"Write|Edit => /bin/flower-hook index --dir /runs/workbench --max-entries 40"}},
 		},
 		{
+			name: "a step in a workspace: the fence keeps writes to workspace, workbench and allow dirs, off the run dir and flower's notes",
+			spec: worker,
+			opts: BuildOptions{HookPath: hook, Workbench: &Workbench{Workspace: "/ws", Home: "/runs/workbench", Protected: []string{"/runs/workbench/notes/目标.md"}},
+				Cwd: "/ws", RunDir: "/ws/.flower/runs", AllowDirs: []string{"/data"}},
+			wantArgs: []string{"--add-dir=/data"},
+			wantHooks: map[string][]string{
+				"PreToolUse": {"Write|Edit|NotebookEdit => " + hooks.DenyCommand("/bin/flower-hook", "fence", "--root", "/ws", "--root", "/runs/workbench",
+					"--root", "/data", "--protect", "/ws/.flower/runs", "--protect", "/runs/workbench/notes/交接-*.md", "--protect", "/runs/workbench/notes/archive",
+					"--protect", "/runs/workbench/INDEX.md", "--protect", "/runs/workbench/spill", "--protect", "/runs/workbench/notes/目标.md")},
+				"PostToolUse": {"Write|Edit => /bin/flower-hook index --dir /runs/workbench --max-entries 40"},
+			},
+		},
+		{
 			name: "every remaining field",
 			spec: full,
 			opts: BuildOptions{HookPath: hook, PluginDir: "/repo/plugin", AddDirs: []string{"/a", "/b"}, Prelude: "PRELUDE", MCPPath: "/r/mcp.json"},

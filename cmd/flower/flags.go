@@ -43,6 +43,44 @@ func isolateFlag(dst *bool) cli.Flag {
 	return &cli.BoolFlag{Name: "isolate", Usage: "the coder works in its own git worktree (the workspace must be a git repo)", EnvVars: []string{"FLOWER_ISOLATE"}, Destination: dst}
 }
 
+// dirList is a repeatable folder flag (--allow-dir A --allow-dir B; one
+// value may list several separated by the OS's list separator, as
+// FLOWER_ALLOW_DIR=A:B does).
+type dirList []string
+
+func (d *dirList) Set(v string) error {
+	for _, p := range filepath.SplitList(v) {
+		if p = strings.TrimSpace(p); p != "" {
+			*d = append(*d, p)
+		}
+	}
+	return nil
+}
+
+func (d *dirList) String() string { return strings.Join(*d, string(filepath.ListSeparator)) }
+
+func allowDirFlag(dst *dirList) cli.Flag {
+	return &cli.GenericFlag{Name: "allow-dir", Usage: "let the agents' write tools also write in `DIR` (repeatable; the fence otherwise keeps them to the workspace and the workbench)", EnvVars: []string{"FLOWER_ALLOW_DIR"}, Value: dst}
+}
+
+// allowDirs checks the --allow-dir folders: each must be an existing
+// directory (a typo would otherwise widen nothing, silently); they are
+// returned absolute.
+func allowDirs(dirs dirList) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		a, err := filepath.Abs(d)
+		if err != nil {
+			return nil, usagef("--allow-dir %s: %v", d, err)
+		}
+		if st, err := os.Stat(a); err != nil || !st.IsDir() {
+			return nil, usagef("--allow-dir %s is not an existing directory (create it first, or drop the flag)", d)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 // resumePolicyFlags are the resume policies, spelled alike in `flower step`
 // and `flower sessions show|report`, so a preview shows that step's resume.
 func resumePolicyFlags(trim, noEphemeral *bool, keepDenials *int) []cli.Flag {
