@@ -154,6 +154,11 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	if ro.AllowDirs, err = allowDirs(o.AllowDirs); err != nil {
 		return err
 	}
+	// One flow per workspace: a second one is turned away at once, before
+	// the self-test and before anything is written.
+	if err := flow.CheckWorkspace(pl.Workspace); err != nil {
+		return err
+	}
 	st, release, err := withStore(ctx, e.Stderr, o.Store, &ro)
 	if err != nil {
 		return err
@@ -168,6 +173,15 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	if err := pl.prepare(); err != nil {
 		return err
 	}
+	if err := ensureHome(pl.Workspace); err != nil {
+		return err
+	}
+	ro.RunID = harness.NewRunID() // the lock names it
+	lock, err := flow.LockWorkspace(pl.Workspace, ro.RunID)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	if !o.NoSelfTest {
 		stampSelfTest(ro, e.Getenv)
 	}

@@ -136,17 +136,27 @@ func resolvePlace(workspace, runDir string) (place, error) {
 func (p place) prepare() error {
 	home := filepath.Join(p.Workspace, workspaceHome)
 	if rel, err := filepath.Rel(home, p.RunDir); err == nil && !strings.HasPrefix(rel, "..") {
-		if err := os.MkdirAll(home, 0o700); err != nil {
+		if err := ensureHome(p.Workspace); err != nil {
 			return err
-		}
-		gi := filepath.Join(home, ".gitignore")
-		if _, err := os.Stat(gi); os.IsNotExist(err) {
-			if err := os.WriteFile(gi, []byte("*\n"), 0o600); err != nil {
-				return fmt.Errorf("writing %s: %w", gi, err)
-			}
 		}
 	}
 	return os.MkdirAll(p.RunDir, 0o700)
+}
+
+// ensureHome makes the workspace's .flower folder (0700) with a .gitignore
+// of "*", so that nothing of flower's lands in the user's repository.
+func ensureHome(workspace string) error {
+	home := filepath.Join(workspace, workspaceHome)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	gi := filepath.Join(home, ".gitignore")
+	if _, err := os.Stat(gi); os.IsNotExist(err) {
+		if err := os.WriteFile(gi, []byte("*\n"), 0o600); err != nil {
+			return fmt.Errorf("writing %s: %w", gi, err)
+		}
+	}
+	return nil
 }
 
 // noArgs is the usage error of a command that takes no arguments.
