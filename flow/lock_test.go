@@ -3,9 +3,12 @@ package flow
 import "errors"
 import "os"
 import "path/filepath"
+import "slices"
 import "strconv"
 import "strings"
 import "testing"
+
+import "github.com/flowerhq/flower/hooks"
 
 // TestLockWorkspace: one holder at a time; the one turned away learns the
 // holder's run and pid; the probe creates nothing; Unlock frees it.
@@ -48,5 +51,18 @@ func TestLockWorkspace(t *testing.T) {
 	}
 	if got := (&BusyError{Workspace: ws}).Error(); !strings.Contains(got, "another flow") {
 		t.Errorf("holder unknown: %s", got)
+	}
+}
+
+// The plugin's fence protects the starter's notes by name (hooks cannot
+// import flow): its list is the starter's defaults, and its lock is
+// LockPath.
+func TestPluginFenceKnowsTheStarterNames(t *testing.T) {
+	if got, want := hooks.StarterRecords, []string{DefaultBriefName, DefaultGoalName, DefaultLogName}; !slices.Equal(got, want) {
+		t.Errorf("hooks.StarterRecords = %q, want %q", got, want)
+	}
+	ws := t.TempDir()
+	if !slices.Contains(hooks.ProjectFence(ws, nil).Protected, LockPath(ws)) {
+		t.Errorf("the plugin's fence does not protect %s", LockPath(ws))
 	}
 }

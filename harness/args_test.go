@@ -1,6 +1,7 @@
 package harness
 
 import "encoding/json"
+import "path/filepath"
 import "slices"
 import "strings"
 import "testing"
@@ -252,5 +253,17 @@ func TestBuildArgs_AgentSkills(t *testing.T) {
 	}
 	if got, want := string(b.Agents), `{"w":{"description":"d","prompt":"p","skills":["debug"]}}`; got != want {
 		t.Errorf("agents = %s, want %s", got, want)
+	}
+}
+
+// The fence's handoff pattern is the handoff notes' own name.
+func TestFenceProtectsTheHandoffNotes(t *testing.T) {
+	wb := NewWorkbench("/ws")
+	pat := filepath.Join(wb.Notes(), HandoffFileName("*"))
+	if !slices.Contains(wb.ProtectedPaths(), pat) {
+		t.Errorf("ProtectedPaths %q lack %s", wb.ProtectedPaths(), pat)
+	}
+	if ok, _ := filepath.Match(filepath.Base(pat), HandoffFileName("执行")); !ok {
+		t.Errorf("%s does not match %s", pat, HandoffFileName("执行"))
 	}
 }

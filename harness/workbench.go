@@ -28,8 +28,7 @@ type Workbench struct {
 // notes (notes/交接-*.md and notes/archive/), INDEX.md, spill/, and
 // Protected.
 func (w *Workbench) ProtectedPaths() []string {
-	return append([]string{filepath.Join(w.Notes(), HandoffFileName("*")), filepath.Join(w.Notes(), "archive"),
-		w.IndexPath(), w.Spill()}, w.Protected...)
+	return append(hooks.WorkbenchRecords(w.Root()), w.Protected...)
 }
 
 // NewWorkbench returns a workbench with the seed's defaults.

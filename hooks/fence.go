@@ -28,6 +28,31 @@ type FenceConfig struct {
 	Protected []string
 }
 
+// WorkbenchRecords are the paths of a workbench (root) that only flower
+// writes: the handoff notes (notes/交接-*.md, notes/archive/), INDEX.md
+// and spill/.
+func WorkbenchRecords(root string) []string {
+	return []string{filepath.Join(root, "notes", "交接-*.md"), filepath.Join(root, "notes", "archive"),
+		filepath.Join(root, IndexFile), SpillDir(root)}
+}
+
+// StarterRecords are the starter flow's own notes (flow's default brief,
+// goal and Q&A log names; a flow test keeps the two lists equal).
+var StarterRecords = []string{"需求.md", "目标.md", "问答记录.md"}
+
+// ProjectFence is the fence of a hand-run claude with the plugin: the
+// project folder and allow are the roots, and flower's state in the
+// project's .flower (runs/, the flow lock, the starter's notes and the
+// workbench records) is protected.
+func ProjectFence(project string, allow []string) FenceConfig {
+	wb := filepath.Join(project, ".flower")
+	prot := append([]string{filepath.Join(wb, "runs"), filepath.Join(wb, "flow.lock")}, WorkbenchRecords(wb)...)
+	for _, n := range StarterRecords {
+		prot = append(prot, filepath.Join(wb, "notes", n))
+	}
+	return FenceConfig{Roots: append([]string{project}, allow...), Protected: prot}
+}
+
 // fencePathField is the tool_input field that names the file each write
 // tool changes. Tools not listed here are not the fence's business.
 var fencePathField = map[string]string{"Write": "file_path", "Edit": "file_path", "NotebookEdit": "notebook_path"}

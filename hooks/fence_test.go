@@ -200,3 +200,45 @@ func TestRunFence(t *testing.T) {
 		}
 	}
 }
+
+// fence --project (the plugin's): the project is $CLAUDE_PROJECT_DIR, else
+// the call's cwd; $FLOWER_ALLOW_DIR widens it; the project's .flower state
+// is protected; with neither a project nor a cwd everything is denied.
+func TestRunFenceProject(t *testing.T) {
+	ft := newFenceTree(t)
+	in := func(p, cwd string) []byte {
+		b, _ := json.Marshal(map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Edit", "cwd": cwd,
+			"tool_input": map[string]string{"file_path": p}})
+		return b
+	}
+	project := env(map[string]string{"CLAUDE_PROJECT_DIR": ft.ws})
+	allowed := env(map[string]string{"CLAUDE_PROJECT_DIR": ft.ws, "FLOWER_ALLOW_DIR": ft.outside + string(filepath.ListSeparator) + "relative"})
+	for _, tc := range []struct {
+		name   string
+		path   string
+		cwd    string
+		getenv func(string) string
+		deny   bool
+	}{
+		{"inside", "x.go", ft.ws, project, false},
+		{"inside, project from the cwd", "x.go", ft.ws, nil, false},
+		{"worktree", "x.go", ft.wt, project, false},
+		{"outside", "../outside/x", ft.ws, project, true},
+		{"outside, allowed", "../outside/x", ft.ws, allowed, false},
+		{"goal", ".flower/notes/目标.md", ft.ws, allowed, true},
+		{"brief", ".flower/notes/需求.md", ft.ws, project, true},
+		{"Q&A log", ".flower/notes/问答记录.md", ft.ws, project, true},
+		{"handoff", ".flower/notes/交接-执行.md", ft.ws, project, true},
+		{"runs", ".flower/runs/manifest.json", ft.ws, project, true},
+		{"flow lock", ".flower/flow.lock", ft.ws, project, true},
+		{"index", ".flower/INDEX.md", ft.ws, project, true},
+		{"spill", ".flower/spill/0123456789abcdef.txt", ft.ws, project, true},
+		{"own note", ".flower/notes/决定.md", ft.ws, project, false},
+		{"no project, no cwd", filepath.Join(ft.ws, "x.go"), "", nil, true},
+	} {
+		code, out, _ := runGuard(t, []string{"fence", "--project"}, in(tc.path, tc.cwd), tc.getenv)
+		if denied := strings.Contains(out, `"deny"`); code != ExitOK || denied != tc.deny {
+			t.Errorf("%s: exit %d, denied %v, want %v: %s", tc.name, code, denied, tc.deny, out)
+		}
+	}
+}
