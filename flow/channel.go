@@ -311,7 +311,7 @@ func (h *HumanChannel) logLine(heading, body string) error {
 	if err := os.MkdirAll(filepath.Dir(h.LogPath), 0o700); err != nil {
 		return fmt.Errorf("flow: channel log: %w", err)
 	}
-	if err := atomicfile.RealDir(filepath.Dir(h.LogPath)); err != nil {
+	if err := atomicfile.NotALink(filepath.Dir(h.LogPath)); err != nil {
 		return fmt.Errorf("flow: channel log: %w", err)
 	}
 	// O_NOFOLLOW: a symlink planted at the log is never appended through.

@@ -49,6 +49,21 @@ func coderResults(t *testing.T, bed *testbed.Bed) []scripted.ToolResult {
 	return reqs[len(reqs)-1].AllToolResults()
 }
 
+// fencedAndAllowed runs check twice in parallel: fenced, and with
+// --allow-dir (allow).
+func fencedAndAllowed(t *testing.T, check func(t *testing.T, allow bool)) {
+	for _, allow := range []bool{false, true} {
+		name := "fenced"
+		if allow {
+			name = "allow-dir"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			check(t, allow)
+		})
+	}
+}
+
 // runFlower runs flower with args in the bed's workspace to its end.
 func runFlower(t *testing.T, bed *testbed.Bed, args ...string) (string, int) {
 	t.Helper()
@@ -69,61 +84,54 @@ func runFlower(t *testing.T, bed *testbed.Bed, args ...string) (string, int) {
 // failing fence would show.
 func TestE2E_FenceKeepsTheGoal(t *testing.T) {
 	t.Parallel()
-	for _, allow := range []bool{false, true} {
-		name := "fenced"
-		if allow {
-			name = "allow-dir"
+	fencedAndAllowed(t, func(t *testing.T, allow bool) {
+		var outside string
+		bed := testbed.NewFor(t, writesScript(func(ws string) []map[string]any {
+			outside = filepath.Join(filepath.Dir(ws), "outside")
+			notes := filepath.Join(ws, ".flower", "notes")
+			return []map[string]any{
+				{"file_path": filepath.Join(notes, "目标.md"), "content": forgedGoal},
+				{"file_path": ws + "/../outside/x.txt", "content": "out"},
+				{"file_path": filepath.Join(notes, "决定-1.md"), "content": "mine"},
+			}
+		}))
+		if err := os.MkdirAll(outside, 0o700); err != nil {
+			t.Fatal(err)
 		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			var outside string
-			bed := testbed.NewFor(t, writesScript(func(ws string) []map[string]any {
-				outside = filepath.Join(filepath.Dir(ws), "outside")
-				notes := filepath.Join(ws, ".flower", "notes")
-				return []map[string]any{
-					{"file_path": filepath.Join(notes, "目标.md"), "content": forgedGoal},
-					{"file_path": ws + "/../outside/x.txt", "content": "out"},
-					{"file_path": filepath.Join(notes, "决定-1.md"), "content": "mine"},
-				}
-			}))
-			if err := os.MkdirAll(outside, 0o700); err != nil {
-				t.Fatal(err)
+		args := []string{"write the files"}
+		if allow {
+			args = append([]string{"--allow-dir", outside}, args...)
+		}
+		out, code := runFlower(t, bed, args...)
+		if code != 0 {
+			t.Fatalf("flower exit %d:\n%s", code, tailOf([]byte(out)))
+		}
+		notes := filepath.Join(bed.Workspace, ".flower", "notes")
+		goal, _ := os.ReadFile(filepath.Join(notes, "目标.md"))
+		if strings.Contains(string(goal), "随便") || !strings.Contains(string(goal), "hello.txt 和 numbers.txt") {
+			t.Errorf("the goal on disk is not the judge's:\n%s", goal)
+		}
+		res := coderResults(t, bed)
+		if len(res) != 3 {
+			t.Fatalf("coder saw %d tool results, want 3: %+v", len(res), res)
+		}
+		if !res[0].IsError || !strings.Contains(res[0].Content, "flower's own record") {
+			t.Errorf("the forged goal's Write was not denied with the fence's reason: %+v", res[0])
+		}
+		if _, err := os.Stat(filepath.Join(notes, "决定-1.md")); err != nil || res[2].IsError {
+			t.Errorf("control: the coder's own note did not land (%v): %+v", err, res[2])
+		}
+		_, err := os.Stat(filepath.Join(outside, "x.txt"))
+		if allow {
+			if err != nil || res[1].IsError {
+				t.Errorf("with --allow-dir the Write to ../outside did not land (%v): %+v", err, res[1])
 			}
-			args := []string{"write the files"}
-			if allow {
-				args = append([]string{"--allow-dir", outside}, args...)
-			}
-			out, code := runFlower(t, bed, args...)
-			if code != 0 {
-				t.Fatalf("flower exit %d:\n%s", code, tailOf([]byte(out)))
-			}
-			notes := filepath.Join(bed.Workspace, ".flower", "notes")
-			goal, _ := os.ReadFile(filepath.Join(notes, "目标.md"))
-			if strings.Contains(string(goal), "随便") || !strings.Contains(string(goal), "hello.txt 和 numbers.txt") {
-				t.Errorf("the goal on disk is not the judge's:\n%s", goal)
-			}
-			res := coderResults(t, bed)
-			if len(res) != 3 {
-				t.Fatalf("coder saw %d tool results, want 3: %+v", len(res), res)
-			}
-			if !res[0].IsError || !strings.Contains(res[0].Content, "flower's own record") {
-				t.Errorf("the forged goal's Write was not denied with the fence's reason: %+v", res[0])
-			}
-			if _, err := os.Stat(filepath.Join(notes, "决定-1.md")); err != nil || res[2].IsError {
-				t.Errorf("control: the coder's own note did not land (%v): %+v", err, res[2])
-			}
-			_, err := os.Stat(filepath.Join(outside, "x.txt"))
-			if allow {
-				if err != nil || res[1].IsError {
-					t.Errorf("with --allow-dir the Write to ../outside did not land (%v): %+v", err, res[1])
-				}
-				return
-			}
-			if err == nil || !res[1].IsError || !strings.Contains(res[1].Content, "--allow-dir") {
-				t.Errorf("the Write to ../outside was not denied (landed: %v): %+v", err == nil, res[1])
-			}
-		})
-	}
+			return
+		}
+		if err == nil || !res[1].IsError || !strings.Contains(res[1].Content, "--allow-dir") {
+			t.Errorf("the Write to ../outside was not denied (landed: %v): %+v", err == nil, res[1])
+		}
+	})
 }
 
 // TestE2E_FenceStopsAMainThreadWrite (Done-when e): `flower step --role
@@ -131,52 +139,45 @@ func TestE2E_FenceKeepsTheGoal(t *testing.T) {
 // with --allow-dir the same Write lands (the control).
 func TestE2E_FenceStopsAMainThreadWrite(t *testing.T) {
 	t.Parallel()
-	for _, allow := range []bool{false, true} {
-		name := "fenced"
-		if allow {
-			name = "allow-dir"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			bed := testbed.NewFor(t, func(ws string) *scripted.Script {
-				return &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Func: func(r scripted.Request) scripted.Reply {
-					if len(r.AllToolResults()) == 0 {
-						return demoTool("Write", map[string]any{"file_path": ws + "/../outside/x.txt", "content": "out"})
-					}
-					return scripted.Reply{Text: "step done"}
-				}}}}
-			})
-			outside := filepath.Join(filepath.Dir(bed.Workspace), "outside")
-			if err := os.MkdirAll(outside, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			flower := testbed.BuildBinary(t, "./cmd/flower")
-			args := []string{"step", "--role", "worker", "--json"}
-			if allow {
-				args = append(args, "--allow-dir", outside)
-			}
-			cmd := testbed.Command(t, flower, append(args, "write it")...)
-			cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
-			cmd.Dir = bed.Workspace
-			out, stderr := mustOutput(t, cmd, "flower step")
-			if !strings.Contains(lastLine(out), "step done") {
-				t.Fatalf("step did not finish: %s\n%s", lastLine(out), stderr)
-			}
-			reqs := bed.Model.RequestsFor("main")
-			res := reqs[len(reqs)-1].AllToolResults()
-			_, err := os.Stat(filepath.Join(outside, "x.txt"))
-			if len(res) != 1 {
-				t.Fatalf("tool results %+v", res)
-			}
-			if allow {
-				if err != nil || res[0].IsError {
-					t.Errorf("control: with --allow-dir the Write did not land (%v): %+v", err, res[0])
+	fencedAndAllowed(t, func(t *testing.T, allow bool) {
+		bed := testbed.NewFor(t, func(ws string) *scripted.Script {
+			return &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Func: func(r scripted.Request) scripted.Reply {
+				if len(r.AllToolResults()) == 0 {
+					return demoTool("Write", map[string]any{"file_path": ws + "/../outside/x.txt", "content": "out"})
 				}
-				return
-			}
-			if err == nil || !res[0].IsError || !strings.Contains(res[0].Content, "outside the folders") {
-				t.Errorf("the main thread's Write to ../outside was not denied (landed: %v): %+v", err == nil, res[0])
-			}
+				return scripted.Reply{Text: "step done"}
+			}}}}
 		})
-	}
+		outside := filepath.Join(filepath.Dir(bed.Workspace), "outside")
+		if err := os.MkdirAll(outside, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		flower := testbed.BuildBinary(t, "./cmd/flower")
+		args := []string{"step", "--role", "worker", "--json"}
+		if allow {
+			args = append(args, "--allow-dir", outside)
+		}
+		cmd := testbed.Command(t, flower, append(args, "write it")...)
+		cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
+		cmd.Dir = bed.Workspace
+		out, stderr := mustOutput(t, cmd, "flower step")
+		if !strings.Contains(lastLine(out), "step done") {
+			t.Fatalf("step did not finish: %s\n%s", lastLine(out), stderr)
+		}
+		reqs := bed.Model.RequestsFor("main")
+		res := reqs[len(reqs)-1].AllToolResults()
+		_, err := os.Stat(filepath.Join(outside, "x.txt"))
+		if len(res) != 1 {
+			t.Fatalf("tool results %+v", res)
+		}
+		if allow {
+			if err != nil || res[0].IsError {
+				t.Errorf("control: with --allow-dir the Write did not land (%v): %+v", err, res[0])
+			}
+			return
+		}
+		if err == nil || !res[0].IsError || !strings.Contains(res[0].Content, "outside the folders") {
+			t.Errorf("the main thread's Write to ../outside was not denied (landed: %v): %+v", err == nil, res[0])
+		}
+	})
 }

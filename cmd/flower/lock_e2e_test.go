@@ -13,24 +13,16 @@ import "github.com/tidwall/gjson"
 import "github.com/flowerhq/flower/internal/testbed"
 import "github.com/flowerhq/flower/scripted"
 
-// heldScript: the clarifier answers with a brief at once; the coordinator
-// polls its inbox (100 ms a poll, as a model takes a moment) until the file
-// release exists, then finishes.
+// heldScript: the coordinator polls its inbox until the file release
+// exists (pollingScript), which holds the flow as long as the test wants.
 func heldScript(release string) func(string) *scripted.Script {
 	return func(string) *scripted.Script {
-		return &scripted.Script{Conversations: []scripted.Conversation{
-			{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Func: func(scripted.Request) scripted.Reply {
-				return scripted.Reply{Text: demoBrief}
-			}},
-			{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: func(r scripted.Request) scripted.Reply {
-				if _, err := os.Stat(release); err == nil || len(r.AllToolResults()) > 1200 {
-					return scripted.Reply{Text: "做完了"}
-				}
-				poll := demoTool("mcp__flower__inbox", map[string]any{})
-				poll.DelayMS = 100
-				return poll
-			}},
-		}}
+		return pollingScript(func(r scripted.Request) string {
+			if _, err := os.Stat(release); err == nil || len(r.AllToolResults()) > 1200 {
+				return "做完了"
+			}
+			return ""
+		})
 	}
 }
 

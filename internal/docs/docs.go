@@ -328,13 +328,13 @@ var noneWords = map[string]bool{"无": true, "没有": true, "暂无": true, "no
 
 // Write writes text to path (private: 0600, in folders it creates 0700),
 // creating parent directories. The folder it writes in may not be a
-// symlink (atomicfile.RealDir), and a symlink at path is replaced, never
+// symlink (atomicfile.NotALink), and a symlink at path is replaced, never
 // written through.
 func Write(path, text string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("docs: write %s: %w", path, err)
 	}
-	if err := atomicfile.RealDir(filepath.Dir(path)); err != nil {
+	if err := atomicfile.NotALink(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("docs: write %s: %w", path, err)
 	}
 	if err := atomicfile.Write(path, []byte(text), 0o600); err != nil {
