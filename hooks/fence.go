@@ -59,8 +59,10 @@ var fencePathField = map[string]string{"Write": "file_path", "Edit": "file_path"
 
 // Fence is the fence guard (PreToolUse on Write|Edit|NotebookEdit, main
 // thread and subagents alike): a write is denied unless the file it names
-// lies, after resolving symlinks, inside one of cfg.Roots and outside every
-// one of cfg.Protected. Relative paths resolve against the call's cwd. A
+// lies, after resolving symlinks, inside one of cfg.Roots and is not
+// covered by cfg.Protected — the most specific entry decides, so a root
+// inside a protected folder is writable and a protected file inside a root
+// is not. Relative paths resolve against the call's cwd. A
 // path is checked both as the tool resolves it (lexically, then the
 // kernel follows symlinks) and as the kernel would read it unnormalised
 // (a symlink before ".." first); both must pass. A missing, empty or
@@ -95,11 +97,15 @@ func Fence(in Input, cfg FenceConfig) Decision {
 	}
 	roots := resolveAll(cfg.Roots)
 	for _, t := range targets {
-		if prot, hit := protectedBy(t, cfg.Protected); hit {
+		// The most specific entry decides: a root inside a protected
+		// folder (a step's workbench in the run dir) is writable, a
+		// protected file inside a root (the goal) is not.
+		root := deepestRoot(t, roots)
+		if prot, depth := protectedBy(t, cfg.Protected); depth >= 0 && depth >= root {
 			return Decision{Verdict: Deny, Reason: FenceProtectedReason(p, roots),
 				Detail: map[string]any{"path": p, "resolved": t, "protected": prot}}
 		}
-		if !insideAny(t, roots) {
+		if root < 0 {
 			return Decision{Verdict: Deny, Reason: FenceOutsideReason(p, t, roots),
 				Detail: map[string]any{"path": p, "resolved": t, "outside": true}}
 		}
@@ -252,15 +258,16 @@ func resolveAll(paths []string) []string {
 	return out
 }
 
-// insideAny reports whether the resolved path t is one of roots or lies
-// under one.
-func insideAny(t string, roots []string) bool {
+// deepestRoot is the length of the longest of roots that is the resolved
+// path t or lies above it (the most specific), -1 for none.
+func deepestRoot(t string, roots []string) int {
+	depth := -1
 	for _, r := range roots {
-		if under(t, r) {
-			return true
+		if under(t, r) && len(r) > depth {
+			depth = len(r)
 		}
 	}
-	return false
+	return depth
 }
 
 // under reports whether t is dir or lies inside it (both clean and absolute).
@@ -269,10 +276,18 @@ func under(t, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// protectedBy returns the entry of protected that covers the resolved path
-// t: the path itself, a folder above it, or a pattern its name matches in
-// the pattern's (resolved) folder.
-func protectedBy(t string, protected []string) (string, bool) {
+// protectedBy returns the most specific entry of protected that covers the
+// resolved path t — the path itself, a folder above it, or a pattern its
+// name matches in the pattern's (resolved) folder — and how specific it is
+// (the length of the covering path; a pattern match is t itself); -1 for
+// none.
+func protectedBy(t string, protected []string) (entry string, depth int) {
+	depth = -1
+	hit := func(p string, d int) {
+		if d > depth {
+			entry, depth = p, d
+		}
+	}
 	for _, p := range protected {
 		a, err := filepath.Abs(p)
 		if err != nil {
@@ -284,13 +299,13 @@ func protectedBy(t string, protected []string) (string, bool) {
 				continue
 			}
 			if ok, _ := filepath.Match(base, filepath.Base(t)); ok && filepath.Dir(t) == dir {
-				return p, true
+				hit(p, len(t))
 			}
 			continue
 		}
 		if r, err := resolvePath(a); err == nil && under(t, r) {
-			return p, true
+			hit(p, len(r))
 		}
 	}
-	return "", false
+	return entry, depth
 }

@@ -242,3 +242,31 @@ func TestRunFenceProject(t *testing.T) {
 		}
 	}
 }
+
+// The most specific entry decides: a step's workbench inside the run dir
+// (flower step --workbench) is writable while the rest of the run dir (the
+// steps' settings.json, the manifest) is not, and the workbench's own
+// records stay protected; a root no deeper than a protected folder does
+// not open it.
+func TestFenceMostSpecificWins(t *testing.T) {
+	ft := newFenceTree(t)
+	wb := filepath.Join(ft.runs, "workbench")
+	cfg := FenceConfig{Roots: []string{ft.ws, wb}, Protected: append([]string{ft.runs}, WorkbenchRecords(wb)...)}
+	for path, want := range map[string]Verdict{
+		filepath.Join(wb, "artifacts", "r.md"):                     Pass,
+		filepath.Join(wb, "notes", "决定.md"):                        Pass,
+		filepath.Join(ft.runs, "manifest.json"):                    Deny,
+		filepath.Join(ft.runs, "run-1", "worker", "settings.json"): Deny,
+		filepath.Join(wb, "notes", "交接-worker.md"):                 Deny,
+		filepath.Join(wb, "INDEX.md"):                              Deny,
+		filepath.Join(wb, "spill", "x.txt"):                        Deny,
+	} {
+		if d := Fence(Input{ToolName: "Write", ToolInput: writeInput("Write", "file_path", path), Cwd: ft.ws}, cfg); d.Verdict != want {
+			t.Errorf("%s: %s, want %s (%s)", path, d.Verdict, want, d.Reason)
+		}
+	}
+	same := FenceConfig{Roots: []string{ft.ws, ft.runs}, Protected: []string{ft.runs}}
+	if d := Fence(Input{ToolName: "Write", ToolInput: writeInput("Write", "file_path", filepath.Join(ft.runs, "lineage.json")), Cwd: ft.ws}, same); d.Verdict != Deny {
+		t.Errorf("a root equal to a protected folder opened it: %s", d.Verdict)
+	}
+}

@@ -181,3 +181,65 @@ func TestE2E_FenceStopsAMainThreadWrite(t *testing.T) {
 		}
 	})
 }
+
+// TestE2E_FenceLetsTheIsolatedCoderWrite: with --isolate the coder works
+// in its own git worktree (<ws>/.claude/worktrees/…) and the workbench lies
+// outside the workspace (<ws>/../.flower-ws); the fence lets its Writes to
+// both through, and still denies the goal in that workbench (the control
+// that the fence was there).
+func TestE2E_FenceLetsTheIsolatedCoderWrite(t *testing.T) {
+	t.Parallel()
+	bed := testbed.NewFor(t, func(ws string) *scripted.Script {
+		sc := writesScript(func(string) []map[string]any { return nil })(ws)
+		wb := filepath.Join(filepath.Dir(ws), ".flower-"+filepath.Base(ws))
+		sc.Conversations[0].Func = func(r scripted.Request) scripted.Reply {
+			res := r.AllToolResults()
+			if len(res) == 0 {
+				return demoTool("Bash", map[string]any{"command": "pwd", "description": "where am I"})
+			}
+			wt := strings.TrimSpace(res[0].Content)
+			goal := filepath.Join(wb, "notes", "目标.md")
+			calls := []scripted.Reply{
+				demoTool("Write", map[string]any{"file_path": filepath.Join(wt, "made-in-worktree.txt"), "content": "wt"}),
+				demoTool("Write", map[string]any{"file_path": filepath.Join(wb, "artifacts", "numbers.txt"), "content": "1\n2\n"}),
+				demoTool("Read", map[string]any{"file_path": goal}), // the CLI wants an existing file read first
+				demoTool("Write", map[string]any{"file_path": goal, "content": forgedGoal}),
+			}
+			if n := len(res) - 1; n < len(calls) {
+				return calls[n]
+			}
+			return scripted.Reply{Text: "写完了"}
+		}
+		return sc
+	})
+	gitInit(t, bed.Workspace)
+	if out, code := runFlower(t, bed, "--isolate", "write in the worktree"); code != 0 {
+		t.Fatalf("flower exit %d:\n%s", code, tailOf([]byte(out)))
+	}
+	res := coderResults(t, bed)
+	if len(res) != 5 || !strings.Contains(res[0].Content, "/.claude/worktrees/") {
+		t.Fatalf("the coder did not work in a worktree: %+v", res)
+	}
+	for i, what := range []string{"its worktree", "the outside workbench"} {
+		if r := res[i+1]; r.IsError {
+			t.Errorf("the coder's Write into %s was denied: %+v", what, r)
+		}
+	}
+	if r := res[4]; !r.IsError || !strings.Contains(r.Content, "flower's own record") {
+		t.Errorf("control: the goal in the outside workbench was not fenced: %+v", r)
+	}
+}
+
+// gitInit makes dir a git repository with one commit.
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"},
+	} {
+		cmd := testbed.Command(t, "git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+}
