@@ -83,27 +83,28 @@ func Fence(in Input, cfg FenceConfig) Decision {
 		p = in.Cwd + string(filepath.Separator) + p
 	}
 	var targets []string
+	res := &resolver{}
 	for _, cand := range []string{filepath.Clean(p), p} {
 		if err != nil {
 			break
 		}
 		var r string
-		if r, err = resolvePath(cand); err == nil {
+		if r, err = res.resolve(cand); err == nil {
 			targets = append(targets, r)
 		}
 	}
 	if err != nil {
 		return Decision{Verdict: Deny, Reason: FenceUnclearReason(err), Detail: map[string]any{"error": err.Error()}}
 	}
-	roots := resolveAll(cfg.Roots)
+	roots, prot := res.all(cfg.Roots), res.protected(cfg.Protected)
 	for _, t := range targets {
 		// The most specific entry decides: a root inside a protected
 		// folder (a step's workbench in the run dir) is writable, a
 		// protected file inside a root (the goal) is not.
 		root := deepestRoot(t, roots)
-		if prot, depth := protectedBy(t, cfg.Protected); depth >= 0 && depth >= root {
+		if entry, depth := protectedBy(t, prot); depth >= 0 && depth >= root {
 			return Decision{Verdict: Deny, Reason: FenceProtectedReason(p, roots),
-				Detail: map[string]any{"path": p, "resolved": t, "protected": prot}}
+				Detail: map[string]any{"path": p, "resolved": t, "protected": entry}}
 		}
 		if root < 0 {
 			return Decision{Verdict: Deny, Reason: FenceOutsideReason(p, t, roots),
@@ -177,81 +178,99 @@ func FenceUnclearReason(err error) string {
 		"Name the file as a plain path inside the workspace."
 }
 
-// resolvePath resolves the absolute path p as the kernel opens it for
-// writing: symlinks are followed wherever they exist, a dangling symlink
-// leads to its target (a write creates it), and the part of p that does not
-// exist yet is appended to its deepest existing ancestor, resolved. ".." is
-// applied after the element before it is resolved, as the kernel does.
-func resolvePath(p string) (string, error) { return resolveDepth(p, 0) }
+// resolver resolves paths with one lstat (and readlink) per distinct
+// element: the roots, the protected paths and the target of one decision
+// share most of their folders.
+type resolver struct {
+	seen map[string]linkInfo
+}
 
-func resolveDepth(p string, links int) (string, error) {
-	if links > maxLinks {
-		return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+// linkInfo is what lstat and readlink said about one path.
+type linkInfo struct {
+	err    error
+	link   bool
+	target string
+}
+
+func (r *resolver) lstat(p string) linkInfo {
+	if li, ok := r.seen[p]; ok {
+		return li
 	}
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r, nil
-	}
-	dir, base := splitRaw(p)
-	if dir == "" {
-		return filepath.Clean(p), nil // the root itself
-	}
-	rdir, err := resolveDepth(dir, links)
-	if err != nil {
-		return "", err
-	}
-	if base == "" || base == "." {
-		return rdir, nil
-	}
-	if base == ".." {
-		return filepath.Dir(rdir), nil
-	}
-	here := filepath.Join(rdir, base)
-	st, err := os.Lstat(here)
+	var li linkInfo
+	st, err := os.Lstat(p)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return here, nil // to be created
 	case err != nil:
-		return "", err
-	case st.Mode()&fs.ModeSymlink == 0:
-		// It exists, yet EvalSymlinks failed on the whole: a loop or a
-		// permission problem further up. Refuse rather than guess.
-		if _, err := filepath.EvalSymlinks(here); err != nil {
-			return "", err
+		li.err = err
+	case st.Mode()&fs.ModeSymlink != 0:
+		li.link = true
+		li.target, li.err = os.Readlink(p)
+	}
+	if r.seen == nil {
+		r.seen = map[string]linkInfo{}
+	}
+	r.seen[p] = li
+	return li
+}
+
+// resolve resolves the absolute path p as the kernel opens it for
+// writing, element by element from the root (one lstat each): symlinks are
+// followed wherever they exist (relative ones from their folder), a
+// dangling symlink leads to its target (a write creates it), ".." applies
+// after the element before it is resolved, and the part of p that does not
+// exist yet is appended to its deepest existing ancestor.
+func (r *resolver) resolve(p string) (string, error) {
+	sep := string(filepath.Separator)
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%s is not absolute", p)
+	}
+	rest := strings.Split(p, sep)
+	resolved, links, missing := sep, 0, false
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
 		}
-		return here, nil
+		next := filepath.Join(resolved, c)
+		if missing {
+			resolved = next
+			continue
+		}
+		li := r.lstat(next)
+		switch {
+		case errors.Is(li.err, fs.ErrNotExist) && !li.link:
+			resolved, missing = next, true
+			continue
+		case li.err != nil:
+			return "", li.err
+		case !li.link:
+			resolved = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+		}
+		target := li.target
+		if filepath.IsAbs(target) {
+			resolved = sep
+		}
+		rest = append(strings.Split(target, sep), rest...)
 	}
-	target, err := os.Readlink(here)
-	if err != nil {
-		return "", err
-	}
-	if !filepath.IsAbs(target) {
-		target = rdir + string(filepath.Separator) + target
-	}
-	return resolveDepth(target, links+1)
+	return resolved, nil
 }
 
-// splitRaw splits p at its last separator without cleaning either half
-// (filepath.Dir would apply ".." lexically); dir is "" for the root.
-func splitRaw(p string) (dir, base string) {
-	p = strings.TrimRight(p, string(filepath.Separator))
-	i := strings.LastIndexByte(p, filepath.Separator)
-	if i < 0 {
-		return "", p
-	}
-	if i == 0 {
-		return string(filepath.Separator), p[1:]
-	}
-	return p[:i], p[i+1:]
-}
-
-// resolveAll resolves each absolute root (relative ones against the
-// process's cwd); one that cannot be resolved is left out.
-func resolveAll(paths []string) []string {
+// all resolves each absolute root (relative ones against the process's
+// cwd); one that cannot be resolved is left out.
+func (r *resolver) all(paths []string) []string {
 	var out []string
 	for _, p := range paths {
 		if a, err := filepath.Abs(p); err == nil {
-			if r, err := resolvePath(a); err == nil {
-				out = append(out, r)
+			if res, err := r.resolve(a); err == nil {
+				out = append(out, res)
 			}
 		}
 	}
@@ -276,35 +295,50 @@ func under(t, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// protectedBy returns the most specific entry of protected that covers the
-// resolved path t — the path itself, a folder above it, or a pattern its
-// name matches in the pattern's (resolved) folder — and how specific it is
-// (the length of the covering path; a pattern match is t itself); -1 for
-// none.
-func protectedBy(t string, protected []string) (entry string, depth int) {
-	depth = -1
-	hit := func(p string, d int) {
-		if d > depth {
-			entry, depth = p, d
-		}
-	}
-	for _, p := range protected {
-		a, err := filepath.Abs(p)
+// protectedPath is one resolved entry of FenceConfig.Protected: a path (a
+// file or a folder), or a folder and a name pattern.
+type protectedPath struct {
+	entry, path, pattern string
+}
+
+// protected resolves the protected entries once per decision; one that
+// cannot be resolved is left out.
+func (r *resolver) protected(entries []string) []protectedPath {
+	var out []protectedPath
+	for _, e := range entries {
+		a, err := filepath.Abs(e)
 		if err != nil {
 			continue
 		}
+		pp := protectedPath{entry: e}
 		if base := filepath.Base(a); strings.ContainsAny(base, "*?[") {
-			dir, err := resolvePath(filepath.Dir(a))
-			if err != nil {
-				continue
-			}
-			if ok, _ := filepath.Match(base, filepath.Base(t)); ok && filepath.Dir(t) == dir {
-				hit(p, len(t))
-			}
-			continue
+			a, pp.pattern = filepath.Dir(a), base
 		}
-		if r, err := resolvePath(a); err == nil && under(t, r) {
-			hit(p, len(r))
+		if pp.path, err = r.resolve(a); err == nil {
+			out = append(out, pp)
+		}
+	}
+	return out
+}
+
+// protectedBy returns the most specific entry of protected that covers the
+// resolved path t — the path itself, a folder above it, or a pattern its
+// name matches in the pattern's folder — and how specific it is (the
+// length of the covering path; a pattern match is t itself); -1 for none.
+func protectedBy(t string, protected []protectedPath) (entry string, depth int) {
+	depth = -1
+	for _, p := range protected {
+		d := -1
+		switch {
+		case p.pattern != "":
+			if ok, _ := filepath.Match(p.pattern, filepath.Base(t)); ok && filepath.Dir(t) == p.path {
+				d = len(t)
+			}
+		case under(t, p.path):
+			d = len(p.path)
+		}
+		if d > depth {
+			entry, depth = p.entry, d
 		}
 	}
 	return entry, depth
