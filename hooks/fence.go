@@ -6,10 +6,16 @@ import "fmt"
 import "io/fs"
 import "os"
 import "path/filepath"
+import "runtime"
 import "strings"
 
 // FenceTools is the matcher for the fence guard: the tools that write files.
 const FenceTools = WriteOnlyTools
+
+// foldCase is set where file names are usually case-insensitive (macOS,
+// Windows): there .flower/notes/目标.MD is the goal, so protected paths are
+// matched without regard to case.
+var foldCase = runtime.GOOS == "darwin" || runtime.GOOS == "windows"
 
 // maxLinks bounds the symlinks followed while resolving one path (Linux's
 // own limit is 40).
@@ -327,14 +333,21 @@ func (r *resolver) protected(entries []string) []protectedPath {
 // length of the covering path; a pattern match is t itself); -1 for none.
 func protectedBy(t string, protected []protectedPath) (entry string, depth int) {
 	depth = -1
+	fold := func(s string) string {
+		if foldCase {
+			return strings.ToLower(s)
+		}
+		return s
+	}
+	t = fold(t)
 	for _, p := range protected {
 		d := -1
 		switch {
 		case p.pattern != "":
-			if ok, _ := filepath.Match(p.pattern, filepath.Base(t)); ok && filepath.Dir(t) == p.path {
+			if ok, _ := filepath.Match(fold(p.pattern), filepath.Base(t)); ok && filepath.Dir(t) == fold(p.path) {
 				d = len(t)
 			}
-		case under(t, p.path):
+		case under(t, fold(p.path)):
 			d = len(p.path)
 		}
 		if d > depth {

@@ -270,3 +270,24 @@ func TestFenceMostSpecificWins(t *testing.T) {
 		t.Errorf("a root equal to a protected folder opened it: %s", d.Verdict)
 	}
 }
+
+// Where names are case-insensitive (foldCase: macOS, Windows) another
+// spelling of a protected name is the same file and is denied.
+func TestFenceFoldsCase(t *testing.T) {
+	ft := newFenceTree(t)
+	in := Input{ToolName: "Write", ToolInput: writeInput("Write", "file_path", ".flower/Notes/目标.MD"), Cwd: ft.ws}
+	old := foldCase
+	defer func() { foldCase = old }()
+	foldCase = false // control: on a case-sensitive disk it is another file
+	if d := Fence(in, ft.config()); d.Verdict != Pass {
+		t.Errorf("case-sensitive: %s (%s)", d.Verdict, d.Reason)
+	}
+	foldCase = true
+	if d := Fence(in, ft.config()); d.Verdict != Deny || !strings.Contains(d.Reason, "flower's own record") {
+		t.Errorf("case-insensitive: %s (%s)", d.Verdict, d.Reason)
+	}
+	in.ToolInput = writeInput("Write", "file_path", ".flower/notes/交接-X.MD")
+	if d := Fence(in, ft.config()); d.Verdict != Deny {
+		t.Errorf("case-insensitive handoff: %s", d.Verdict)
+	}
+}
