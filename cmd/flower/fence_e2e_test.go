@@ -212,7 +212,7 @@ func TestE2E_FenceLetsTheIsolatedCoderWrite(t *testing.T) {
 		}
 		return sc
 	})
-	gitInit(t, bed.Workspace)
+	testbed.GitInit(t, bed.Workspace)
 	if out, code := runFlower(t, bed, "--isolate", "write in the worktree"); code != 0 {
 		t.Fatalf("flower exit %d:\n%s", code, tailOf([]byte(out)))
 	}
@@ -227,19 +227,5 @@ func TestE2E_FenceLetsTheIsolatedCoderWrite(t *testing.T) {
 	}
 	if r := res[4]; !r.IsError || !strings.Contains(r.Content, "flower's own record") {
 		t.Errorf("control: the goal in the outside workbench was not fenced: %+v", r)
-	}
-}
-
-// gitInit makes dir a git repository with one commit.
-func gitInit(t *testing.T, dir string) {
-	t.Helper()
-	for _, args := range [][]string{
-		{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"},
-	} {
-		cmd := testbed.Command(t, "git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
 	}
 }
