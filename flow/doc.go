@@ -17,7 +17,9 @@
 // (Reduce, default the text); a failed one follows OnFail. Run returns the
 // final Ctx. StarterFlow's Workflow holds a HumanChannel with a Unix socket:
 // call Workflow.Close when done. WakeState is a read-only probe usable at any
-// time.
+// time. LockWorkspace (a flock on <workspace>/.flower/flow.lock, dropped with
+// the process) keeps one flow per workspace: take it before StarterFlow,
+// which may amend the brief, and Unlock when the flow ends.
 //
 // # Reconstructed tables
 //

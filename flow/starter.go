@@ -153,6 +153,8 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 	notes := wb.Notes()
 	briefPath := filepath.Join(notes, o.BriefName)
 	goalPath := filepath.Join(notes, o.GoalName)
+	// flower's records: the agents' write tools are fenced off them.
+	wb.Protected = []string{briefPath, goalPath, filepath.Join(notes, o.LogName), LockPath(ws)}
 	ask = strings.TrimSpace(ask)
 	wake := false
 	if !o.New {

@@ -74,8 +74,14 @@ func (r *Runtime) prepareAttempt(ctx context.Context, a attemptArgs) (built Buil
 	bo := BuildOptions{
 		Cwd: r.workspace, Resume: a.resume, Fork: a.fork, ResumeAt: a.resumeAt,
 		Workbench: r.opts.Workbench, SpillThreshold: r.opts.SpillThreshold, HookPath: r.hook,
-		SessionMirror: r.store != nil,
-		SettingsPath:  filepath.Join(dir, "settings.json"), MCPPath: filepath.Join(dir, "mcp.json"),
+		SessionMirror: r.store != nil, RunDir: r.runDir, AllowDirs: r.allowDirs,
+		SettingsPath: filepath.Join(dir, "settings.json"), MCPPath: filepath.Join(dir, "mcp.json"),
+	}
+	if wb := r.opts.Workbench; wb != nil && wb.External() {
+		// Outside the workspace (isolate, a run-dir workbench): claude
+		// grants writes there only for an --add-dir (the fence has it as a
+		// root already).
+		bo.AddDirs = append(bo.AddDirs, wb.Root())
 	}
 	if st, err := os.Stat(r.opts.PluginDir); r.opts.PluginDir != "" && err == nil && st.IsDir() {
 		bo.PluginDir = r.opts.PluginDir

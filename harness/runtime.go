@@ -111,6 +111,10 @@ type Options struct {
 	CopyCredentials func(fromConfigDir, toConfigDir string) error
 	// StartTimeout bounds the wait for system/init (default 60s).
 	StartTimeout time.Duration
+	// AllowDirs are folders outside the workspace and the workbench that
+	// the steps' write tools may write to (the fence, hooks.Fence); each is
+	// also given to claude as --add-dir. New makes them absolute.
+	AllowDirs []string
 }
 
 // NewOptions returns the seed's defaults for workspace.
@@ -139,6 +143,7 @@ type Runtime struct {
 	claude    string
 	hook      string
 	env       []string       // base child env
+	allowDirs []string       // Options.AllowDirs, absolute
 	configDir string         // portable config dir, "" when not portable
 	project   string         // CLAUDE_CODE_PROJECT_DIR_NAME
 	store     *openingStore  // nil: no session store
@@ -225,6 +230,13 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		opts: o, workspace: ws, runDir: runDir, claude: claude, hook: hook,
 		env: env, started: unixNow(), active: map[*proc]struct{}{},
 		sessions: map[string]string{}, onEvents: map[string]func(Event){},
+	}
+	for _, d := range o.AllowDirs {
+		a, err := filepath.Abs(d)
+		if err != nil {
+			return nil, fmt.Errorf("harness: allow dir: %w", err)
+		}
+		r.allowDirs = append(r.allowDirs, a)
 	}
 	r.run = o.RunID
 	if r.run == "" {

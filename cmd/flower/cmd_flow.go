@@ -26,6 +26,7 @@ type starterOptions struct {
 	Timeout, OnlineTimeout            time.Duration
 	Answers, Instructions, Model      string
 	Version                           bool
+	AllowDirs                         dirList
 	Ask                               []string // the words of the ask; "-" reads stdin
 }
 
@@ -69,7 +70,7 @@ func newStarterCmd(e *cmdEnv) *cli.Command {
 			&cli.StringFlag{Name: "answers", Usage: "answer the agents' questions from `FILE` (one answer per line), for pipelines", EnvVars: []string{"FLOWER_ANSWERS"}, Destination: &o.Answers},
 			instructionsFlag(&o.Instructions), modelFlag(&o.Model),
 			jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last (the default when stdout is not a terminal)"),
-			claudeFlag(&o.Claude), hookFlag(&o.Hook),
+			claudeFlag(&o.Claude), hookFlag(&o.Hook), allowDirFlag(&o.AllowDirs),
 			&cli.BoolFlag{Name: "no-self-test", Usage: "start even if the guard self-test fails", EnvVars: []string{"FLOWER_NO_SELF_TEST"}, Destination: &o.NoSelfTest},
 			onlineTimeoutFlag(&o.OnlineTimeout),
 			// No FLOWER_VERSION: a variable left set would turn every run into a version print.
@@ -150,6 +151,14 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	ro := runtimeOptions(pl.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, o.Claude, o.Hook
 	ro.Resilience.OnlineTimeout = o.OnlineTimeout
+	if ro.AllowDirs, err = allowDirs(o.AllowDirs); err != nil {
+		return err
+	}
+	// One flow per workspace: a second one is turned away at once, before
+	// the self-test and before anything is written.
+	if err := flow.CheckWorkspace(pl.Workspace); err != nil {
+		return err
+	}
 	st, release, err := withStore(ctx, e.Stderr, o.Store, &ro)
 	if err != nil {
 		return err
@@ -164,6 +173,15 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	if err := pl.prepare(); err != nil {
 		return err
 	}
+	if err := ensureHome(pl.Workspace); err != nil {
+		return err
+	}
+	ro.RunID = harness.NewRunID() // the lock names it
+	lock, err := flow.LockWorkspace(pl.Workspace, ro.RunID)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	if !o.NoSelfTest {
 		stampSelfTest(ro, e.Getenv)
 	}

@@ -447,9 +447,14 @@ var noneWords = map[string]bool{"无": true, "没有": true, "暂无": true, "�
 	"-": true, "—": true, "none": true, "n/a": true, "nothing": true}
 
 // Write writes text to path (private: 0600, in folders it creates 0700),
-// creating parent directories.
+// creating parent directories. The folder it writes in may not be a
+// symlink (atomicfile.NotALink), and a symlink at path is replaced, never
+// written through.
 func Write(path, text string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("docs: write %s: %w", path, err)
+	}
+	if err := atomicfile.NotALink(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("docs: write %s: %w", path, err)
 	}
 	if err := atomicfile.Write(path, []byte(text), 0o600); err != nil {
