@@ -185,9 +185,7 @@ func start() (*cluster, error) {
 		"-c", "full_page_writes=off", "-c", "max_connections=200")
 	c.srv.Dir = dir
 	c.srv.Stdout, c.srv.Stderr = c.log, c.log
-	// SIGQUIT: immediate shutdown of the server and its backends if the
-	// test binary dies without calling stop.
-	c.srv.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
+	c.srv.SysProcAttr = serverAttr(cred)
 	if err := c.srv.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start postgres: %w", err)
