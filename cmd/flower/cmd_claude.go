@@ -16,7 +16,6 @@ import "github.com/urfave/cli/v2"
 import "golang.org/x/term"
 
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/hooks"
 import "github.com/flowerhq/flower/internal/child"
 import "github.com/flowerhq/flower/internal/envlist"
 import "github.com/flowerhq/flower/sessionstore"
@@ -52,26 +51,6 @@ func newClaudeCmd(e *cmdEnv) *cli.Command {
 	}
 }
 
-// pluginDir finds the guards plugin: $FLOWER_PLUGIN_DIR, else plugin/ of the
-// repository the flower binary was built into. Its flower-hook must be
-// there and executable (hooks.CheckPlugin): it is built, not committed.
-func pluginDir(getenv func(string) string) (string, error) {
-	if d := getenv("FLOWER_PLUGIN_DIR"); d != "" {
-		return d, hooks.CheckPlugin(d)
-	}
-	exe, err := os.Executable()
-	if err == nil {
-		if r, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = r
-		}
-		d := filepath.Join(filepath.Dir(filepath.Dir(exe)), "plugin")
-		if st, err := os.Stat(filepath.Join(d, "hooks", "hooks.json")); err == nil && !st.IsDir() {
-			return d, hooks.CheckPlugin(d)
-		}
-	}
-	return "", errors.New("the guards plugin (plugin/ with bin/flower-hook) was not found next to flower: run scripts/setup.sh, or set FLOWER_PLUGIN_DIR")
-}
-
 // dropInRunDir is where `flower claude` mirrors sessions.
 func dropInRunDir(getenv func(string) string) string {
 	if d := getenv("FLOWER_RUN_DIR"); d != "" {
@@ -89,7 +68,7 @@ func runClaudeDropIn(ctx context.Context, e *cmdEnv, claudeArgs []string) error 
 	if err != nil {
 		return err
 	}
-	plugin, err := pluginDir(e.Getenv)
+	plugin, err := pluginDir(e.Getenv, "")
 	if err != nil {
 		return err
 	}

@@ -81,7 +81,7 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 	check("credentials", "found", harness.CheckCredentials(e.Getenv))
 	hook, herr := harness.FindHook(o.Hook)
 	check("flower-hook", hook, herr)
-	plugin, perr := pluginDir(e.Getenv)
+	plugin, perr := pluginDir(e.Getenv, o.Hook)
 	check("plugin", plugin, perr)
 	if err == nil && herr == nil {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
