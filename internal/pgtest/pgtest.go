@@ -16,7 +16,7 @@
 //
 // Without PostgreSQL (no initdb/postgres on PATH or under
 // /usr/lib/postgresql/<ver>/bin) a test that asks for a database is skipped
-// with a message naming scripts/setup.sh, and fails instead when
+// with a message naming scripts/test.sh (which installs it), and fails instead when
 // FLOWER_REQUIRE_POSTGRES=1 (set by .ci/run).
 package pgtest
 
@@ -78,7 +78,7 @@ func URL(t testing.TB) string {
 	var missing *missingError
 	switch {
 	case errors.As(initErr, &missing) && os.Getenv(RequireEnv) != "1":
-		t.Skipf("SKIPPING: %v (run scripts/setup.sh; %s=1 turns this skip into a failure)", initErr, RequireEnv)
+		t.Skipf("SKIPPING: %v (scripts/test.sh installs it as root with apt; %s=1 turns this skip into a failure)", initErr, RequireEnv)
 	case initErr != nil:
 		t.Fatalf("pgtest: %v", initErr)
 	}
