@@ -37,15 +37,13 @@ func pluginDir(getenv func(string) string, hook string) (string, error) {
 // this plugin is reused, anything else there is replaced. The folders are
 // 0700, the files 0600.
 func materializePlugin(cache, hook string) (string, error) {
-	files := map[string][]byte{}
+	files, err := embeddedPlugin()
+	if err != nil {
+		return "", err
+	}
 	h := sha256.New()
 	for _, name := range plugin.Names {
-		data, err := plugin.Files.ReadFile(name)
-		if err != nil {
-			return "", err
-		}
-		files[name] = data
-		fmt.Fprintf(h, "%s\x00%d\x00%s", name, len(data), data)
+		fmt.Fprintf(h, "%s\x00%d\x00%s", name, len(files[name]), files[name])
 	}
 	fmt.Fprintf(h, "bin\x00%s", hook)
 	dir := filepath.Join(cache, "plugin-"+hex.EncodeToString(h.Sum(nil))[:16])
@@ -75,6 +73,19 @@ func materializePlugin(cache, hook string) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// embeddedPlugin is the embedded plugin's files by name.
+func embeddedPlugin() (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for _, name := range plugin.Names {
+		data, err := plugin.Files.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		files[name] = data
+	}
+	return files, nil
 }
 
 func writePlugin(dir string, files map[string][]byte, hook string) error {
