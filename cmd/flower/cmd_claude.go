@@ -24,7 +24,8 @@ const claudeHelp = `flower claude [claude args…]
 
 A drop-in for claude: the same arguments, the same exit code, interactive under
 a pseudo-terminal when you are at one (window size forwarded), plain pass-through
-in a pipeline. flower adds two things: the guards plugin (--plugin-dir; the
+in a pipeline. flower adds two things: the guards plugin (embedded in flower,
+passed as --plugin-dir from your cache folder, or $FLOWER_PLUGIN_DIR; the
 coordinator-style delegate guard, spill and index), and, when claude exits, the
 session transcripts it wrote are mirrored into the session store
 ($FLOWER_RUN_DIR/sessions.db, default ~/.flower/sessions.db). Every argument
@@ -35,6 +36,9 @@ Examples:
    flower claude -p "summarize README.md" # one-shot, same output as claude -p
    flower claude --resume 1234-…          # anything claude takes
    FLOWER_RUN_DIR=runs flower claude      # mirror into ./runs/sessions.db
+
+As an Agent SDK executable: point pathToClaudeCodeExecutable at a wrapper
+that runs exec flower claude "$@" (docs/install.md).
 `
 
 func newClaudeCmd(e *cmdEnv) *cli.Command {
