@@ -1,6 +1,5 @@
 package harness
 
-import "encoding/json"
 import "errors"
 import "fmt"
 import "os"
@@ -8,6 +7,7 @@ import "os/exec"
 import "path/filepath"
 import "strings"
 
+import "github.com/flowerhq/flower/internal/login"
 import "github.com/flowerhq/flower/internal/pinned"
 
 // ErrClaudeNotFound is returned when no claude binary can be located.
@@ -80,19 +80,20 @@ func FindHook(explicit string) (string, error) {
 
 // CheckCredentials fails unless claude will find some credentials: an API
 // key, an auth token, an OAuth token, the Bedrock/Vertex/Foundry switches,
-// or a logged-in config dir (CLAUDE_CONFIG_DIR or ~/.claude). The error
-// says what to set.
+// or the login of the config dir (CLAUDE_CONFIG_DIR or ~/.claude: its
+// .credentials.json, on macOS the Keychain entry claude writes instead;
+// internal/login). The error says what to set.
 func CheckCredentials(getenv func(string) string) error {
 	if envCredentials(getenv) {
 		return nil
 	}
 	dir := UserConfigDir(getenv)
-	if loggedIn(dir) {
+	if login.Find(login.Sources(dir, getenv)) != nil {
 		return nil
 	}
 	return fmt.Errorf("harness: %w: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN, "+
 		"CLAUDE_CODE_USE_BEDROCK=1, CLAUDE_CODE_USE_VERTEX=1) in the environment or in .env, or log in with `claude /login` "+
-		"(no credentials in %s)", ErrNoCredentials, dir)
+		"(no credentials in %s)", ErrNoCredentials, where(login.Sources(dir, getenv)))
 }
 
 // envCredentials reports whether the environment alone authenticates: a
@@ -120,11 +121,11 @@ func UserConfigDir(getenv func(string) string) string {
 	return filepath.Join(getenv("HOME"), ".claude")
 }
 
-func loggedIn(dir string) bool {
-	data, err := os.ReadFile(filepath.Join(dir, ".credentials.json"))
-	if err != nil {
-		return false
+// where names sources for a message: "A or B".
+func where(sources []login.Source) string {
+	names := make([]string, len(sources))
+	for i, s := range sources {
+		names[i] = s.Where()
 	}
-	var v map[string]any
-	return json.Unmarshal(data, &v) == nil && len(v) > 0
+	return strings.Join(names, " or ")
 }

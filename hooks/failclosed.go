@@ -13,8 +13,32 @@ import "github.com/flowerhq/flower/internal/atomicfile"
 // to the plugin folder (scripts/setup.sh builds it there; it is git-ignored).
 const PluginHookBin = "bin/flower-hook"
 
-// PluginCommand is the plugin's expression for its flower-hook binary.
-const PluginCommand = `"${CLAUDE_PLUGIN_ROOT}/` + PluginHookBin + `"`
+// InstallHint says how to install flower-hook, for one-line refusals.
+const InstallHint = "go install github.com/flowerhq/flower/cmd/flower-hook@latest (or scripts/setup.sh in a checkout)"
+
+// pluginLocate is the shell prelude of the plugin's hook commands: it sets
+// h to the flower-hook in the plugin's bin/ (a checkout's set-up, or the
+// one flower materializes), else the one beside a flower on PATH (a go
+// install), else one on PATH, else to nothing.
+const pluginLocate = `h="${CLAUDE_PLUGIN_ROOT}/` + PluginHookBin + `"; ` +
+	`[ -x "$h" ] || h="$(dirname -- "$(command -v flower || echo /nonexistent/flower)")/flower-hook"; ` +
+	`[ -x "$h" ] || h="$(command -v flower-hook)" || h=; `
+
+// PluginDenyCommand is the plugin's hook command for a deny guard: the
+// located flower-hook run through DenyCommand, and, when none was found,
+// exit 2 with one line saying how to install it.
+func PluginDenyCommand(args ...string) string {
+	return pluginLocate + `if [ -z "$h" ]; then echo "flower-hook was not found (not in the plugin's bin/, beside flower, nor on PATH), ` +
+		`so this call is denied to stay safe: install it with ` + InstallHint + `" >&2; exit 2; fi; ` + DenyCommand(`"$h"`, args...)
+}
+
+// PluginCommand is the plugin's hook command for a transforming guard: the
+// located flower-hook with tail (shell words, expanded by the shell); with
+// none found it does nothing (the original output stands, as when a
+// transforming guard fails).
+func PluginCommand(tail string) string {
+	return pluginLocate + `[ -n "$h" ] || exit 0; exec "$h" ` + tail
+}
 
 // DenyCommand is the hook command line for a deny guard (delegate,
 // whitelist): bin, a shell expression naming flower-hook (a quoted path, or
@@ -37,7 +61,7 @@ func DenyCommand(bin string, args ...string) string {
 	return "out=$(" + strings.Join(parts, " ") + "); c=$?; " +
 		`if [ "$c" -eq 0 ] && [ -n "$out" ]; then printf '%s\n' "$out"; exit 0; fi; ` +
 		`echo "` + guard + ` gave no decision (exit $c: missing, not executable or crashed), so this call is denied to stay safe. ` +
-		`Build it with scripts/setup.sh." >&2; exit 2`
+		`Install it: ` + InstallHint + `." >&2; exit 2`
 }
 
 // ShellQuote quotes s for a POSIX shell (left bare when it is plainly safe).

@@ -71,7 +71,8 @@ func TestE2E_DenyGuardsFailClosedWithoutTheBinary(t *testing.T) {
 			t.Parallel()
 			bed := mainBed(t, "fail closed", bashCall("touch WS/marker.txt", "marker"), scripted.Reply{Text: "fail closed done"})
 			args := append(c.args(t, bed), "--permission-mode", "bypassPermissions")
-			run := runClaude(t, bed, []string{"IS_SANDBOX=1"}, "fail closed", args...)
+			// No flower or flower-hook on PATH: the plugin would find them.
+			run := runClaude(t, bed, []string{"IS_SANDBOX=1", "PATH=/usr/bin:/bin"}, "fail closed", args...)
 			if run.Result.Get("result").String() != "fail closed done" {
 				t.Fatalf("exit %d result %s stderr %s", run.ExitCode, run.Result.Raw, run.Stderr)
 			}

@@ -8,8 +8,9 @@ import "testing"
 
 import "github.com/flowerhq/flower/internal/testbed"
 
-// The plugin's delegate and fence hooks are exactly DenyCommand: the committed
-// hooks.json cannot drift from the wrapper the tests prove.
+// The plugin's hook commands are exactly PluginDenyCommand (delegate, and
+// the fence on FenceTools) and PluginCommand: the committed hooks.json
+// cannot drift from the commands the tests prove.
 func TestPluginHooksJSONFailsClosed(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "plugin", "hooks", "hooks.json"))
 	if err != nil {
@@ -24,15 +25,26 @@ func TestPluginHooksJSONFailsClosed(t *testing.T) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		t.Fatal(err)
 	}
-	pre := f.Hooks["PreToolUse"]
-	if len(pre) != 2 || len(pre[0].Hooks) != 1 || len(pre[1].Hooks) != 1 {
-		t.Fatalf("PreToolUse = %+v, want a delegate and a fence hook", pre)
+	want := map[string][]string{
+		"PreToolUse": {PluginDenyCommand(GuardDelegate, "--glance"), PluginDenyCommand(GuardFence, "--project")},
+		"PostToolUse": {
+			PluginCommand(`spill --dir "${CLAUDE_PROJECT_DIR:-.}/.flower"`),
+			PluginCommand(`index --dir "${CLAUDE_PROJECT_DIR:-.}/.flower"`),
+		},
 	}
-	if got, want := pre[0].Hooks[0].Command, DenyCommand(PluginCommand, GuardDelegate, "--glance"); got != want {
-		t.Errorf("plugin delegate command =\n%s\nwant\n%s", got, want)
+	for event, cmds := range want {
+		got := f.Hooks[event]
+		if len(got) != len(cmds) {
+			t.Fatalf("%s = %+v, want %d hooks", event, got, len(cmds))
+		}
+		for i, c := range cmds {
+			if len(got[i].Hooks) != 1 || got[i].Hooks[0].Command != c {
+				t.Errorf("%s[%d] = %+v\nwant %s", event, i, got[i].Hooks, c)
+			}
+		}
 	}
-	if got, want := pre[1].Hooks[0].Command, DenyCommand(PluginCommand, GuardFence, "--project"); got != want || pre[1].Matcher != FenceTools {
-		t.Errorf("plugin fence on %q =\n%s\nwant on %q\n%s", pre[1].Matcher, got, FenceTools, want)
+	if pre := f.Hooks["PreToolUse"]; pre[1].Matcher != FenceTools {
+		t.Errorf("plugin fence on %q, want on %q", pre[1].Matcher, FenceTools)
 	}
 }
 
@@ -98,5 +110,71 @@ func TestCheckPlugin(t *testing.T) {
 	}
 	if err := CheckPlugin(dir); err != nil {
 		t.Errorf("executable binary: %v", err)
+	}
+}
+
+// The plugin's commands find flower-hook in the plugin's bin/, else beside
+// a flower on PATH, else on PATH; with none the deny guard denies with one
+// line naming the install and a transforming guard does nothing. Each
+// stand-in answers with its own name, so a case that picks the wrong one
+// fails.
+func TestPluginCommandLocatesFlowerHook(t *testing.T) {
+	stand := func(dir, name, answer string) {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		body := "#!/bin/sh\ncat >/dev/null; echo '" + answer + "'\n"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name         string
+		setup        func(root, plugin string) []string // PATH entries
+		code         int
+		stdout, errs string
+	}{
+		{"plugin bin", func(root, plugin string) []string {
+			stand(filepath.Join(plugin, "bin"), "flower-hook", "plugin")
+			stand(filepath.Join(root, "path"), "flower-hook", "path")
+			return []string{filepath.Join(root, "path")}
+		}, 0, "plugin\n", ""},
+		{"beside flower", func(root, _ string) []string {
+			stand(filepath.Join(root, "gobin"), "flower", "flower")
+			stand(filepath.Join(root, "gobin"), "flower-hook", "beside")
+			stand(filepath.Join(root, "path"), "flower-hook", "path")
+			return []string{filepath.Join(root, "gobin"), filepath.Join(root, "path")}
+		}, 0, "beside\n", ""},
+		{"on PATH", func(root, _ string) []string {
+			stand(filepath.Join(root, "gobin"), "flower", "flower")
+			stand(filepath.Join(root, "path"), "flower-hook", "path")
+			return []string{filepath.Join(root, "gobin"), filepath.Join(root, "path")}
+		}, 0, "path\n", ""},
+		{"none", func(root, _ string) []string {
+			stand(filepath.Join(root, "gobin"), "flower", "flower")
+			return []string{filepath.Join(root, "gobin")}
+		}, 2, "", "denied to stay safe: install it with " + InstallHint + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			plugin := filepath.Join(root, "plugin")
+			path := append(tt.setup(root, plugin), "/usr/bin", "/bin")
+			run := func(command string) (string, string, int) {
+				cmd := testbed.Command(t, "/bin/sh", "-c", command)
+				cmd.Env = []string{"PATH=" + strings.Join(path, ":"), "CLAUDE_PLUGIN_ROOT=" + plugin}
+				cmd.Stdin = strings.NewReader(`{"tool_name":"Bash"}`)
+				return testbed.Exec(t, cmd)
+			}
+			out, errs, code := run(PluginDenyCommand(GuardDelegate, "--glance"))
+			if code != tt.code || out != tt.stdout || !strings.HasSuffix(errs, tt.errs) || strings.Count(errs, "\n") > 1 {
+				t.Errorf("deny: exit %d stdout %q stderr %q, want exit %d stdout %q stderr one line ending %q", code, out, errs, tt.code, tt.stdout, tt.errs)
+			}
+			out, errs, code = run(PluginCommand("spill --dir x"))
+			if want := tt.stdout; code != 0 || out != want || errs != "" {
+				t.Errorf("spill: exit %d stdout %q stderr %q, want exit 0 stdout %q", code, out, errs, want)
+			}
+		})
 	}
 }

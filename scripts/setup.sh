@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up flower on a fresh machine: check the toolchain, install the pinned
 # Claude Code CLI into the checkout, build flower and flower-hook into bin/.
-# Idempotent: safe to re-run; it only redoes what is missing or stale.
+# Only what running flower needs: what the tests need besides (PostgreSQL,
+# tmux) is scripts/test.sh's to ensure. Idempotent: safe to re-run; it only
+# redoes what is missing or stale.
 set -euo pipefail
 
 CLAUDE_VERSION=2.1.328
@@ -12,45 +14,9 @@ die() { echo "setup: $*" >&2; exit 1; }
 say() { echo "setup: $*"; }
 
 command -v go >/dev/null 2>&1 || die "Go is not on PATH (need Go 1.26+; on this machine it lives in /usr/local/go/bin)"
-command -v gcc >/dev/null 2>&1 || die "gcc is not on PATH: the SQLite session store needs cgo (apt-get install gcc)"
+command -v gcc >/dev/null 2>&1 || die "gcc is not on PATH: the SQLite session store needs cgo (apt-get install gcc; on macOS xcode-select --install)"
 command -v npm >/dev/null 2>&1 || die "npm is not on PATH: it installs the pinned Claude Code CLI (apt-get install npm, or install Node.js)"
 command -v git >/dev/null 2>&1 || die "git is not on PATH: worktree isolation needs it (apt-get install git)"
-
-# tmux drives the terminal tests of `flower claude`; install it where we can.
-if ! command -v tmux >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    say "installing tmux (for the terminal tests)"
-    (apt-get install -y -qq tmux >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq tmux >/dev/null 2>&1; }) \
-      || die "could not install tmux with apt-get (the terminal tests need it)"
-  else
-    echo "setup: warning: tmux is missing; the terminal tests of 'flower claude' will not run" >&2
-  fi
-fi
-
-# PostgreSQL: the session store's second backend; its tests start a
-# throwaway cluster with initdb/postgres (Debian keeps them in
-# /usr/lib/postgresql/<ver>/bin, off PATH).
-pg_bin() {
-  if command -v initdb >/dev/null 2>&1 && command -v postgres >/dev/null 2>&1; then
-    dirname "$(command -v initdb)"; return 0
-  fi
-  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k4 -n -r); do
-    if [ -x "$d/initdb" ] && [ -x "$d/postgres" ] && [ -x "$d/pg_ctl" ]; then echo "$d"; return 0; fi
-  done
-  return 1
-}
-if ! pg_bin >/dev/null; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    say "installing postgresql (for the PostgreSQL session store tests)"
-    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null 2>&1 || \
-      { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null 2>&1; }) \
-      || die "could not install postgresql with apt-get (the session store tests need initdb and postgres; install them, or run as root with apt reachable)"
-  else
-    die "PostgreSQL is missing (no initdb/postgres on PATH or in /usr/lib/postgresql/*/bin): install it (apt-get install postgresql) — the session store tests need it"
-  fi
-  pg_bin >/dev/null || die "postgresql installed, but initdb/postgres are not in /usr/lib/postgresql/*/bin"
-fi
-pgdir=$(pg_bin)
 
 cli_dir="$root/.claude-cli"
 claude="$cli_dir/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
@@ -75,20 +41,32 @@ case "$version" in
   *) die "claude at $claude reports '$version', want $CLAUDE_VERSION" ;;
 esac
 
-# build OUT PKG [VAR=value…]: go build with a heartbeat, so a cold build
-# (SQLite compiles for about a minute) is not a silent minute.
+# The commit goes into the binaries with -X as well: `flower version` falls
+# back to it when the toolchain stamps no VCS info (no git at build time,
+# -buildvcs=false, a copied tree).
+commit=$(git rev-parse HEAD 2>/dev/null || true)
+ldflags=""
+if [ -n "$commit" ]; then
+  ldflags="-X main.buildCommit=$commit"
+  git diff --quiet HEAD -- 2>/dev/null || ldflags="$ldflags -X main.buildModified=true"
+fi
+
+# build OUT PKG [VAR=value…]: go build with a heartbeat and the time it
+# took. A first build compiles SQLite's C code with cgo: 2-5 minutes on a
+# small machine; later builds come from Go's cache in seconds.
 build() {
   local out=$1 pkg=$2
   shift 2
   say "building $out"
-  env "$@" go build -o "$out" "$pkg" &
+  env "$@" go build -ldflags "$ldflags" -o "$out" "$pkg" &
   local pid=$! s=0
   while kill -0 "$pid" 2>/dev/null; do
     sleep 1
     s=$((s + 1))
-    if [ $((s % 10)) = 0 ] && kill -0 "$pid" 2>/dev/null; then say "  still building $out (${s}s; the first build compiles SQLite)"; fi
+    if [ $((s % 15)) = 0 ] && kill -0 "$pid" 2>/dev/null; then say "  still building $out (${s}s; a first build compiles SQLite, 2-5 minutes)"; fi
   done
   wait "$pid"
+  say "  built $out in ${s}s"
 }
 
 mkdir -p bin
@@ -105,9 +83,8 @@ fi
 cat <<MSG
 setup: done
   claude       $claude ($version)
-  postgresql   $pgdir (test clusters: internal/pgtest)
   flower       $root/bin/flower
 $( [ -x bin/flower-hook ] && echo "  flower-hook  $root/bin/flower-hook" )
 $( [ -x plugin/bin/flower-hook ] && echo "  plugin       $root/plugin   (claude --plugin-dir $root/plugin)" )
-  tests        scripts/test.sh
+  tests        scripts/test.sh (it also makes sure of PostgreSQL and tmux, which only the tests need)
 MSG

@@ -3,8 +3,49 @@
 # against the scripted model. Extra arguments go to `go test` (e.g. -v, -run X).
 # Run scripts/setup.sh first; with FLOWER_REQUIRE_CLAUDE=1 a missing claude
 # fails the e2e tests instead of skipping them.
+#
+# What only the tests need is ensured here, not in the set-up: PostgreSQL
+# (internal/pgtest starts throwaway clusters with initdb/postgres; Debian
+# keeps them in /usr/lib/postgresql/<ver>/bin, off PATH) and tmux (the
+# terminal tests of `flower claude`). As root with apt they are installed;
+# otherwise a missing one is a warning (those tests skip loudly), or an
+# error under FLOWER_REQUIRE_POSTGRES=1.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+
+say() { echo "test: $*"; }
+die() { echo "test: $*" >&2; exit 1; }
+
+# apt_install PKG: install a Debian package when we are root with apt.
+apt_install() {
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 1
+  say "installing $1 (the tests need it)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null 2>&1 || \
+    { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null 2>&1; }
+}
+
+pg_bin() {
+  if command -v initdb >/dev/null 2>&1 && command -v postgres >/dev/null 2>&1; then
+    dirname "$(command -v initdb)"; return 0
+  fi
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k4 -n -r); do
+    if [ -x "$d/initdb" ] && [ -x "$d/postgres" ] && [ -x "$d/pg_ctl" ]; then echo "$d"; return 0; fi
+  done
+  return 1
+}
+if ! pg_bin >/dev/null && ! { apt_install postgresql && pg_bin >/dev/null; }; then
+  msg="PostgreSQL is missing (no initdb/postgres on PATH or in /usr/lib/postgresql/*/bin): install it (apt-get install postgresql); the PostgreSQL session store tests need it"
+  [ "${FLOWER_REQUIRE_POSTGRES:-}" = 1 ] && die "$msg"
+  echo "test: warning: $msg — they will skip" >&2
+fi
+if ! command -v tmux >/dev/null 2>&1 && ! apt_install tmux; then
+  echo "test: warning: tmux is missing; the terminal tests of 'flower claude' will skip" >&2
+fi
+
 go vet ./...
+# macOS: every package vets, and the static flower-hook builds, for
+# darwin/arm64 without cgo (nothing darwin runs here; see docs/install.md).
+GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go vet ./...
+GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -o /dev/null ./cmd/flower-hook
 go test -count=1 -timeout 60m "$@" ./...

@@ -16,6 +16,7 @@ import "path/filepath"
 import "github.com/tidwall/gjson"
 
 import "github.com/flowerhq/flower/internal/atomicfile"
+import "github.com/flowerhq/flower/internal/login"
 
 // MaterializeKey writes key's session for a resume:
 // <configDir>/projects/<ProjectKey>/<SessionID>.jsonl from the load pipeline
@@ -239,7 +240,8 @@ func writePrivate(file string, data []byte) error {
 }
 
 // CopyCredentials copies the login of one config dir into another, the way
-// the official SDK does before a store-backed resume: .credentials.json and
+// the official SDK does before a store-backed resume: .credentials.json (on
+// macOS read from the Keychain entry claude keeps it in, internal/login) and
 // .claude.json, each with every "refreshToken" removed (a child that spends a
 // single-use refresh token would log the user out). For the default config
 // dir ~/.claude, .claude.json is read from beside it (~/.claude.json). A file
@@ -253,12 +255,12 @@ func CopyCredentials(fromConfigDir, toConfigDir string) error {
 				src = filepath.Join(filepath.Dir(filepath.Clean(fromConfigDir)), name)
 			}
 		}
-		data, err := os.ReadFile(src)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		data, err := readLogin(fromConfigDir, name, src)
 		if err != nil {
 			return fmt.Errorf("sessionstore: copy credentials: %w", err)
+		}
+		if data == nil {
+			continue
 		}
 		var v any
 		if err := json.Unmarshal(data, &v); err != nil {
@@ -277,6 +279,20 @@ func CopyCredentials(fromConfigDir, toConfigDir string) error {
 		}
 	}
 	return nil
+}
+
+// readLogin reads the login file name from src (nil when it does not
+// exist); .credentials.json comes from where this platform keeps it for
+// configDir (internal/login: the file, on macOS the Keychain first).
+func readLogin(configDir, name, src string) ([]byte, error) {
+	if name == login.CredentialsFile {
+		return login.Find(login.Sources(configDir, os.Getenv)), nil
+	}
+	data, err := os.ReadFile(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return data, err
 }
 
 // samePrivateFile reports whether file is a regular 0600 file holding

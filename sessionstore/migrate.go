@@ -2,14 +2,11 @@ package sessionstore
 
 import "database/sql"
 import "embed"
-import "errors"
 import "fmt"
 import "io/fs"
 import "math/rand/v2"
 import "sort"
 import "time"
-
-import "github.com/mattn/go-sqlite3"
 
 //go:embed migrations/*.sql migrations/postgres/*.sql
 var migrations embed.FS
@@ -69,8 +66,7 @@ func execBusy(db *sql.DB, q string, patience time.Duration) error {
 	deadline := time.Now().Add(patience)
 	for {
 		_, err := db.Exec(q)
-		var se sqlite3.Error
-		if err == nil || !errors.As(err, &se) || (se.Code != sqlite3.ErrBusy && se.Code != sqlite3.ErrLocked) || time.Now().After(deadline) {
+		if err == nil || !busy(err) || time.Now().After(deadline) {
 			return err
 		}
 		time.Sleep(time.Duration(10+rand.IntN(40)) * time.Millisecond)

@@ -16,7 +16,6 @@ import "github.com/urfave/cli/v2"
 import "golang.org/x/term"
 
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/hooks"
 import "github.com/flowerhq/flower/internal/child"
 import "github.com/flowerhq/flower/internal/envlist"
 import "github.com/flowerhq/flower/sessionstore"
@@ -25,8 +24,10 @@ const claudeHelp = `flower claude [claude args…]
 
 A drop-in for claude: the same arguments, the same exit code, interactive under
 a pseudo-terminal when you are at one (window size forwarded), plain pass-through
-in a pipeline. flower adds two things: the guards plugin (--plugin-dir; the
-coordinator-style delegate guard, the fence, spill and index), and, when claude exits, the
+in a pipeline. flower adds two things: the guards plugin (embedded in flower,
+passed as --plugin-dir from your cache folder, or $FLOWER_PLUGIN_DIR; the
+coordinator-style delegate guard, the fence, spill and index), and, when claude
+exits, the
 session transcripts it wrote are mirrored into the session store
 ($FLOWER_RUN_DIR/sessions.db, default ~/.flower/sessions.db). Every argument
 goes to claude; claude's own help follows.
@@ -37,6 +38,9 @@ Examples:
    flower claude --resume 1234-…          # anything claude takes
    FLOWER_RUN_DIR=runs flower claude      # mirror into ./runs/sessions.db
    FLOWER_ALLOW_DIR=~/notes flower claude # the plugin's fence lets writes land there too
+
+As an Agent SDK executable: point pathToClaudeCodeExecutable at a wrapper
+that runs exec flower claude "$@" (docs/install.md).
 `
 
 func newClaudeCmd(e *cmdEnv) *cli.Command {
@@ -51,26 +55,6 @@ func newClaudeCmd(e *cmdEnv) *cli.Command {
 			return e.do(&args, func() error { return runClaudeDropIn(c.Context, e, args) })
 		},
 	}
-}
-
-// pluginDir finds the guards plugin: $FLOWER_PLUGIN_DIR, else plugin/ of the
-// repository the flower binary was built into. Its flower-hook must be
-// there and executable (hooks.CheckPlugin): it is built, not committed.
-func pluginDir(getenv func(string) string) (string, error) {
-	if d := getenv("FLOWER_PLUGIN_DIR"); d != "" {
-		return d, hooks.CheckPlugin(d)
-	}
-	exe, err := os.Executable()
-	if err == nil {
-		if r, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = r
-		}
-		d := filepath.Join(filepath.Dir(filepath.Dir(exe)), "plugin")
-		if st, err := os.Stat(filepath.Join(d, "hooks", "hooks.json")); err == nil && !st.IsDir() {
-			return d, hooks.CheckPlugin(d)
-		}
-	}
-	return "", errors.New("the guards plugin (plugin/ with bin/flower-hook) was not found next to flower: run scripts/setup.sh, or set FLOWER_PLUGIN_DIR")
 }
 
 // dropInRunDir is where `flower claude` mirrors sessions.
@@ -90,7 +74,7 @@ func runClaudeDropIn(ctx context.Context, e *cmdEnv, claudeArgs []string) error 
 	if err != nil {
 		return err
 	}
-	plugin, err := pluginDir(e.Getenv)
+	plugin, err := pluginDir(e.Getenv, "")
 	if err != nil {
 		return err
 	}

@@ -24,8 +24,9 @@ func newDoctorCmd(e *cmdEnv) *cli.Command {
 		Name:  "doctor",
 		Usage: "check claude, credentials, flower-hook and the guards plugin, and run the guard self-test",
 		Description: `Checks, in order: the workspace (-C), the claude CLI (found, and its version
-against the pinned ` + pinned.ClaudeVersion + `), credentials, flower-hook, the guards plugin's
-flower-hook (built by scripts/setup.sh), and a guard self-test:
+against the pinned ` + pinned.ClaudeVersion + `; another version is a warning), credentials
+(on macOS the Keychain too), flower-hook, the guards plugin (embedded in flower
+and written into your cache folder, or $FLOWER_PLUGIN_DIR), and a guard self-test:
 a canary step against a built-in scripted model (no network, no spend) in which
 a main-thread Bash must be denied and a subagent's Bash must pass. The
 self-test runs in a temporary folder: nothing lands in the workspace. Exit 1
@@ -81,7 +82,7 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 	check("credentials", "found", harness.CheckCredentials(e.Getenv))
 	hook, herr := harness.FindHook(o.Hook)
 	check("flower-hook", hook, herr)
-	plugin, perr := pluginDir(e.Getenv)
+	plugin, perr := pluginDir(e.Getenv, o.Hook)
 	check("plugin", plugin, perr)
 	if err == nil && herr == nil {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)

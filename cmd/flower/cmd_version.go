@@ -17,8 +17,14 @@ type versionInfo struct {
 	Modified                          bool
 }
 
+// buildCommit and buildModified are set by scripts/setup.sh with -ldflags
+// -X (git rev-parse HEAD, and whether the tree differed from it): the
+// commit when the Go build stamped no VCS info.
+var buildCommit, buildModified string
+
 func readVersion() versionInfo {
 	v := versionInfo{Version: "(devel)", Go: runtime.Version(), Claude: pinned.ClaudeVersion}
+	v.Commit, v.Modified = buildCommit, buildModified == "true"
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v

@@ -9,10 +9,35 @@ import "testing"
 import "github.com/flowerhq/flower/internal/pinned"
 import "github.com/flowerhq/flower/internal/testbed"
 
+// versionLine is doctor's version line for claude: a check mark for the
+// pinned version, the "untested" warning for any other (scripts/compat.sh
+// runs the suite on other versions).
+func versionLine(t *testing.T, claude string) string {
+	out, err := testbed.Command(t, claude, "--version").Output()
+	if err != nil {
+		t.Fatalf("claude --version: %v", err)
+	}
+	if v := strings.TrimSpace(string(out)); !strings.HasPrefix(v, pinned.ClaudeVersion) {
+		return "! version      " + v + " (flower is tested on " + pinned.ClaudeVersion
+	}
+	return "✓ version      " + pinned.ClaudeVersion
+}
+
+// newerClaude is claude reporting version 2.1.999.
+func newerClaude(t *testing.T, claude string) string {
+	p := filepath.Join(t.TempDir(), "claude")
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.1.999 (Claude Code)'; exit 0; fi\nexec " + shellQuote(claude) + " \"$@\"\n"
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestE2E_Doctor: the guard self-test passes with the real flower-hook and
 // fails (exit 1) when the hook does nothing (its silent success is denied
 // by the fail-closed wrapper, so no guard decision is reported); a missing claude is named; a
-// guards plugin without its flower-hook is refused, naming scripts/setup.sh.
+// guards plugin without its flower-hook is refused, naming scripts/setup.sh;
+// a claude of another version passes with the "untested" warning.
 func TestE2E_Doctor(t *testing.T) {
 	t.Parallel()
 	claude := testbed.ClaudePath(t)
@@ -35,7 +60,8 @@ func TestE2E_Doctor(t *testing.T) {
 		want   []string
 		plugin string
 	}{
-		{"healthy", []string{"--hook", hook}, 0, []string{"✓ workspace", "✓ self-test", "✓ version      " + pinned.ClaudeVersion, "✓ plugin"}, ""},
+		{"healthy", []string{"--hook", hook}, 0, []string{"✓ workspace", "✓ self-test", versionLine(t, claude), "✓ plugin"}, ""},
+		{"untested claude version", []string{"--hook", hook, "--claude", newerClaude(t, claude)}, 0, []string{"! version      2.1.999 (Claude Code) (flower is tested on " + pinned.ClaudeVersion, "✓ self-test"}, ""},
 		{"hook that never denies", []string{"--hook", "/bin/true"}, 1, []string{"✗ self-test", "no guard report reached"}, ""},
 		{"missing claude", []string{"--claude", "/nonexistent/claude"}, 1, []string{"✗ claude", "claude not found at /nonexistent/claude"}, ""},
 		{"bad flag", []string{"--bogus"}, 2, []string{"unknown flag --bogus"}, ""},

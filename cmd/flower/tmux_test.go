@@ -31,7 +31,7 @@ func newTerminal(t *testing.T, env []string, dir, command string) *terminal {
 		if os.Getenv("FLOWER_REQUIRE_CLAUDE") == "1" {
 			t.Fatal("tmux is missing: run scripts/setup.sh")
 		}
-		t.Skip("SKIPPING: tmux is missing (scripts/setup.sh installs it)")
+		t.Skip("SKIPPING: tmux is missing (scripts/test.sh installs it)")
 	}
 	envFile := filepath.Join(t.TempDir(), "env")
 	var sb strings.Builder

@@ -28,7 +28,7 @@ const atomicfile = mod + "internal/atomicfile"
 
 // leaves are the small shared packages that import nothing of ours, so any
 // layer (the static flower-hook included) may use them.
-var leaves = []string{glance, textclip, atomicfile, redact, lazyre, mod + "internal/envlist", mod + "internal/pinned", mod + "internal/linesock"}
+var leaves = []string{glance, textclip, atomicfile, redact, lazyre, mod + "internal/envlist", mod + "internal/pinned", mod + "internal/linesock", mod + "internal/login"}
 
 // pkgInfo is one line of `go list -deps`: a package, whether it has cgo
 // files, and its direct imports.

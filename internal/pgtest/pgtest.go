@@ -16,7 +16,7 @@
 //
 // Without PostgreSQL (no initdb/postgres on PATH or under
 // /usr/lib/postgresql/<ver>/bin) a test that asks for a database is skipped
-// with a message naming scripts/setup.sh, and fails instead when
+// with a message naming scripts/test.sh (which installs it), and fails instead when
 // FLOWER_REQUIRE_POSTGRES=1 (set by .ci/run).
 package pgtest
 
@@ -82,7 +82,7 @@ func URL(t testing.TB) string {
 	var missing *missingError
 	switch {
 	case errors.As(initErr, &missing) && os.Getenv(RequireEnv) != "1":
-		t.Skipf("SKIPPING: %v (run scripts/setup.sh; %s=1 turns this skip into a failure)", initErr, RequireEnv)
+		t.Skipf("SKIPPING: %v (scripts/test.sh installs it as root with apt; %s=1 turns this skip into a failure)", initErr, RequireEnv)
 	case initErr != nil:
 		t.Fatalf("pgtest: %v", initErr)
 	}
@@ -189,9 +189,7 @@ func start() (*cluster, error) {
 		"-c", "full_page_writes=off", "-c", "max_connections=200")
 	c.srv.Dir = dir
 	c.srv.Stdout, c.srv.Stderr = c.log, c.log
-	// SIGQUIT: immediate shutdown of the server and its backends if the
-	// test binary dies without calling stop.
-	c.srv.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
+	c.srv.SysProcAttr = serverAttr(cred)
 	if err := c.srv.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start postgres: %w", err)
