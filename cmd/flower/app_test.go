@@ -98,7 +98,8 @@ func TestParse(t *testing.T) {
 		{[]string{"--timeout", "5m", "-"}, &starterOptions{}, map[string]any{"Ask": []string{"-"}}},
 		{[]string{"--", "--isolate"}, &starterOptions{}, map[string]any{"Isolate": false, "Ask": []string{"--isolate"}}},
 		{[]string{"--", "runs"}, &starterOptions{}, map[string]any{"Ask": []string{"", "runs"}}}, // an ask, not the command
-		{[]string{"fix"}, &starterOptions{}, map[string]any{"Ask": []string{"fix"}}},             // a bare word is still an ask
+		{[]string{"--", "fix"}, &starterOptions{}, map[string]any{"Ask": []string{"fix"}}},       // -- asks one word
+		{[]string{"写个hello文件"}, &starterOptions{}, map[string]any{"Ask": []string{"写个hello文件"}}}, // Chinese needs no spaces
 		{[]string{"runs", "--json", "-C", "/ws"}, &runsOptions{}, map[string]any{"Workspace": "/ws", "JSON": true}},
 		{[]string{"-C", "/ws", "runs"}, &runsOptions{}, map[string]any{"Workspace": "/ws"}},
 		{[]string{"runs", "show", "R1", "--json"}, &runsOptions{}, map[string]any{"JSON": true, "Args": []string{"R1"}}},
@@ -159,7 +160,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"sessions", "lst"}, `did you mean "flower sessions list"?`, "flower sessions COMMAND"},
 		{[]string{"runs", "shwo"}, `did you mean "flower runs show"?`, "flower runs COMMAND"},
 		{[]string{"model", "bogus"}, `unknown command "flower model bogus"`, "flower model serve"},
-		{[]string{"--timeout", "5", "x"}, `--timeout "5" is not a duration: write 5s or 5m`, rootUsage},
+		{[]string{"--timeout", "5", "do x"}, `--timeout "5" is not a duration: write 5s or 5m`, rootUsage},
 		{[]string{"step", "--retry-delay", "2", "x"}, "write 5s or 5m", "flower step"},
 		{[]string{"sessions", "list", "--bogus"}, "unknown flag --bogus", "flower sessions list [flags]"},
 		{[]string{"sessions", "import", "x", "--trim"}, "unknown flag --trim", "flower sessions import"},
@@ -225,7 +226,7 @@ func TestWorkspaceChecked(t *testing.T) {
 	os.WriteFile(file, []byte("x"), 0o600)
 	for _, bad := range []string{missing, file} {
 		for _, args := range [][]string{
-			{"x"}, {"step", "x"}, {"runs"}, {"runs", "show"}, {"sessions", "list"}, {"sessions", "show", "id"},
+			{"do x"}, {"step", "x"}, {"runs"}, {"runs", "show"}, {"sessions", "list"}, {"sessions", "show", "id"},
 			{"sessions", "import", file}, {"ask", "q"}, {"wake-state"}, {"doctor"},
 		} {
 			e, _, errb := testEnv("")
@@ -264,7 +265,7 @@ func TestNormalizeArgs(t *testing.T) {
 		{"-- runs", []string{"--", "", "runs"}},
 		{"help sessions show", []string{"sessions", "show", "--help"}},
 		{"claude -p x --model y", []string{"claude", "-p", "x", "--model", "y"}},
-		{"--timeout=5m x", []string{"--timeout=5m", "--", "x"}},
+		{"--timeout=5m x y", []string{"--timeout=5m", "--", "x", "y"}},
 	} {
 		got, err := normalizeArgs(app, append([]string{"flower"}, strings.Fields(tc.in)...))
 		want := append([]string{"flower"}, tc.want...)

@@ -69,17 +69,21 @@ func runDemo(ctx context.Context, e *cmdEnv, o *demoOptions) error {
 	}
 	defer model.Close()
 
-	jsonOut := o.JSON || !e.IsTTY(e.Stdout)
+	v := newView(e, o.JSON, false)
+	jsonOut := v.json
 	so := flow.DefaultStarterOptions()
 	so.Workspace, so.RunDir, so.Timeout = ws, runDir, 30*time.Second
-	so.Answerer = demoAnswers{out: e.Stderr}
+	so.Answerer = demoAnswers{}
+	if jsonOut { // stdout is JSON: the question shows on stderr
+		so.Answerer = demoAnswers{out: e.Stderr}
+	}
 	ro := runtimeOptions(ws)
 	ro.RunDir, ro.Claude, ro.HookPath = runDir, o.Claude, o.Hook
 	ro.Env = scripted.OfflineEnv(os.Environ(), home, model.URL())
 	if !jsonOut {
 		fmt.Fprintf(e.Stdout, "flower demo — workspace %s\nask: %s\n\n", ws, demoAsk)
 	}
-	out, err := runStarter(ctx, e, demoAsk, so, ro, nil, jsonOut)
+	out, err := runStarter(ctx, e, demoAsk, so, ro, nil, v)
 	if err != nil {
 		return err
 	}

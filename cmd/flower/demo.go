@@ -91,12 +91,16 @@ func numberList(n int) string {
 	return sb.String()
 }
 
-// demoAnswers answers the clarifier's question on screen, as a person would.
+// demoAnswers answers the clarifier's question, as a person would; with out
+// set it shows it there (the human view shows every answer itself).
 type demoAnswers struct{ out io.Writer }
 
 func (d demoAnswers) Instant() bool { return true }
 
 func (d demoAnswers) Answer(_ context.Context, q flow.Question) (string, bool, error) {
+	if d.out == nil {
+		return demoAnswer, true, nil
+	}
 	fmt.Fprintf(d.out, "\n[flower] the clarifier asks: %s\n  options: %s\n> %s   (typed by the demo)\n", strings.TrimSpace(q.Text), strings.Join(q.Options, " | "), demoAnswer)
 	return demoAnswer, true, nil
 }
