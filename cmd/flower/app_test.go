@@ -2,9 +2,11 @@ package main
 
 import "bytes"
 import "context"
+import "fmt"
 import "os"
 import "path/filepath"
 import "reflect"
+import "regexp"
 import "runtime"
 import "strings"
 import "testing"
@@ -162,6 +164,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"model", "bogus"}, `unknown command "flower model bogus"`, "flower model serve"},
 		{[]string{"--timeout", "5", "do x"}, `--timeout "5" is not a duration: write 5s or 5m`, rootUsage},
 		{[]string{"step", "--retry-delay", "2", "x"}, "write 5s or 5m", "flower step"},
+		{[]string{"--rounds", "abc", "do x"}, `--rounds "abc" is not a whole number, e.g. 3`, rootUsage},
 		{[]string{"sessions", "list", "--bogus"}, "unknown flag --bogus", "flower sessions list [flags]"},
 		{[]string{"sessions", "import", "x", "--trim"}, "unknown flag --trim", "flower sessions import"},
 		{[]string{"runs", "extra"}, "flower runs show extra", "flower runs"},
@@ -183,6 +186,26 @@ func TestUsageErrorsExit2(t *testing.T) {
 		}
 		if strings.Contains(msg, "harness:") || strings.Contains(msg, "sessionstore:") {
 			t.Errorf("flower %q: internal prefix in %q", tc.args, msg)
+		}
+	}
+}
+
+// TestStrayWordsAreNoAsks: a lone ASCII word that names no command is a
+// usage error naming the commands and how to ask; nothing runs. Controls: a
+// sentence, a Chinese ask without spaces, "-" and "-- word" are asks.
+func TestStrayWordsAreNoAsks(t *testing.T) {
+	for _, w := range []string{"status", "list", "init", "logs", "login", "x", "README.md", "fix-it", "--json=false status"} {
+		args := strings.Fields(w)
+		got, code, stderr := parse(t, args...)
+		word := args[len(args)-1]
+		if got != nil || code != exitUsage || !strings.Contains(stderr, fmt.Sprintf("%q is not a command. To ask flower, write a sentence", word)) ||
+			!strings.Contains(stderr, "commands: step, runs") {
+			t.Errorf("flower %s: ran %v, exit %d:\n%s", w, got != nil, code, stderr)
+		}
+	}
+	for _, args := range [][]string{{"fix the test"}, {"fix", "the", "test"}, {"写个hello文件"}, {"-"}, {"--", "status"}} {
+		if got, code, stderr := parse(t, args...); code != 0 || got == nil {
+			t.Errorf("control: flower %q: exit %d: %s", args, code, stderr)
 		}
 	}
 }
@@ -273,4 +296,37 @@ func TestNormalizeArgs(t *testing.T) {
 			t.Errorf("%q → %q (%v), want %q", tc.in, got, err, want)
 		}
 	}
+}
+
+// TestHelpSpeaksToUsers: every flag that takes a value names it (--timeout
+// DURATION, not --timeout value), and no help text names flower's Go types.
+// Control: a flag without a placeholder is caught.
+func TestHelpSpeaksToUsers(t *testing.T) {
+	placeholder := func(f cli.Flag) bool {
+		u, ok := f.(interface{ GetUsage() string })
+		return !takesValue(f) || ok && strings.Count(u.GetUsage(), "`") >= 2
+	}
+	if placeholder(&cli.DurationFlag{Name: "timeout", Usage: "how long"}) {
+		t.Fatal("control: a value flag without a placeholder passes")
+	}
+	e, _, _ := testEnv("")
+	app := NewApp(e)
+	internal := regexp.MustCompile(`Runtime|AgentSpec|StepResult|\b(harness|flow|scripted|sessionstore|hooks)\.[A-Z]`)
+	var walk func(path string, flags []cli.Flag, cmds []*cli.Command)
+	walk = func(path string, flags []cli.Flag, cmds []*cli.Command) {
+		for _, f := range flags {
+			if !placeholder(f) {
+				t.Errorf("%s --%s takes a value but its help names no placeholder", path, f.Names()[0])
+			}
+		}
+		for _, c := range cmds {
+			for _, text := range []string{c.Usage, c.Description, c.UsageText} {
+				if w := internal.FindString(text); w != "" {
+					t.Errorf("%s %s: help names %q", path, c.Name, w)
+				}
+			}
+			walk(path+" "+c.Name, c.Flags, c.Subcommands)
+		}
+	}
+	walk("flower", app.Flags, app.Commands)
 }

@@ -235,13 +235,31 @@ func explainFlagError(msg string, flags []cli.Flag) string {
 	}
 	if m := reBadValue().FindStringSubmatch(msg); m != nil {
 		for _, f := range flags {
-			if _, ok := f.(*cli.DurationFlag); ok && slices.Contains(f.Names(), m[2]) {
-				return fmt.Sprintf("%s %q is not a duration: write 5s or 5m (0 for none)", dashed(m[2]), m[1])
+			if !slices.Contains(f.Names(), m[2]) {
+				continue
+			}
+			if want := expected(f); want != "" {
+				return fmt.Sprintf("%s %q is not %s", dashed(m[2]), m[1], want)
 			}
 		}
-		return fmt.Sprintf("%s %q: %s", dashed(m[2]), m[1], strings.TrimPrefix(m[3], "parse error"))
+		return fmt.Sprintf("%s %q: %s", dashed(m[2]), m[1], strings.TrimSpace(strings.TrimPrefix(m[3], "parse error")))
 	}
 	return msg
+}
+
+// expected says what a flag's value must look like, for its error.
+func expected(f cli.Flag) string {
+	switch f.(type) {
+	case *cli.DurationFlag:
+		return "a duration: write 5s or 5m (0 for none)"
+	case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag:
+		return "a whole number, e.g. 3"
+	case *cli.Float64Flag:
+		return "a number, e.g. 0.5"
+	case *cli.BoolFlag:
+		return "true or false"
+	}
+	return ""
 }
 
 func dashed(name string) string {

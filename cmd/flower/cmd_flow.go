@@ -76,7 +76,7 @@ func newStarterCmd(e *cmdEnv, cont bool) *cli.Command {
 			&cli.IntFlag{Name: "rounds", Value: d.Rounds, Usage: "judge rounds `N` before giving up", EnvVars: []string{"FLOWER_ROUNDS"}, Destination: &o.Rounds},
 			&cli.BoolFlag{Name: "judge-can-run", Usage: "the judge may run commands (Bash) to verify", EnvVars: []string{"FLOWER_JUDGE_CAN_RUN"}, Destination: &o.JudgeCanRun},
 			&cli.IntFlag{Name: "max-asks", Usage: "at most `N` questions to the person (0: no cap)", EnvVars: []string{"FLOWER_MAX_ASKS"}, Destination: &o.MaxAsks},
-			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "how long a question waits for an answer, e.g. 90s or 5m (0: never wait, unattended)", EnvVars: []string{"FLOWER_TIMEOUT"}, Destination: &o.Timeout},
+			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "how long `DURATION` a question waits for an answer, e.g. 90s or 5m (0: never wait, unattended)", EnvVars: []string{"FLOWER_TIMEOUT"}, Destination: &o.Timeout},
 			&cli.StringFlag{Name: "answers", Usage: "answer the agents' questions from `FILE` (one answer per line), for pipelines", EnvVars: []string{"FLOWER_ANSWERS"}, Destination: &o.Answers},
 			instructionsFlag(&o.Instructions), modelFlag(&o.Model),
 			jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last (without it, piped output is plain lines for people)"),

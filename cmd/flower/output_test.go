@@ -98,8 +98,10 @@ func TestJSONOfEveryShape(t *testing.T) {
 		"flow_result":    flowResultOut(flowOutcome{}),
 		"flow full":      flowResultOut(flowOutcome{OK: true, Steps: row.Results}),
 		"run":            runOut(row),
-		"run_detail":     runDetailJSON{Kind: "run_detail", Tally: harness.RunTally{}, Steps: stepResultsOut(nil), FlowEvents: flowEvents(nil)},
+		"run_detail":     runDetail(),
 		"told":           toldJSON{Kind: "told"},
+		"version":        versionJSON{Kind: "version"},
+		"doctor":         doctorJSON{Kind: "doctor", Checks: []doctorCheck{}},
 		"wake_state":     wakeOut(flow.Wake{}),
 		"session_report": sessionReportJSON{Kind: "session_report"},
 		"transcript":     transcriptJSON{Kind: "transcript", Entries: orEmpty[json.RawMessage](nil)},
@@ -316,4 +318,10 @@ func TestTerminalProgressGauge(t *testing.T) {
 // liveView is the view at a terminal of width columns (0: no limit).
 func liveView(width int) view {
 	return view{live: true, width: func() int { return width }}
+}
+
+// runDetail is an empty run_detail as runRunsShow builds one.
+func runDetail() runDetailJSON {
+	d, sp := guardRecords(nil)
+	return runDetailJSON{Kind: "run_detail", Tally: harness.RunTally{}, Denials: d, Spills: sp, Steps: stepResultsOut(nil), FlowEvents: flowEvents(nil)}
 }
