@@ -81,14 +81,14 @@ func runDemo(ctx context.Context, e *cmdEnv, o *demoOptions) error {
 	ro.RunDir, ro.Claude, ro.HookPath = runDir, o.Claude, o.Hook
 	ro.Env = scripted.OfflineEnv(os.Environ(), home, model.URL())
 	if !jsonOut {
-		fmt.Fprintf(e.Stdout, "flower demo — workspace %s\nask: %s\n\n", ws, demoAsk)
+		v.print(e.Stdout, fmt.Sprintf("flower demo — workspace %s\nask: %s\n", ws, demoAsk))
 	}
 	out, err := runStarter(ctx, e, demoAsk, so, ro, nil, v)
 	if err != nil {
 		return err
 	}
 	if !jsonOut && o.Keep {
-		fmt.Fprintf(e.Stdout, `
+		v.print(e.Stdout, fmt.Sprintf(`
 Where to look:
   the work            %s  (hello.txt, numbers.txt)
   the brief and goal  %s
@@ -98,10 +98,10 @@ Where to look:
   the run             flower runs show --run-dir %s
   what the model saw  %d requests to the scripted model
 `, ws, filepath.Join(out.Workbench, "notes"), filepath.Join(out.Workbench, "notes", flow.DefaultLogName),
-			filepath.Join(out.Workbench, "spill"), out.Events, runDir, len(model.Requests()))
+			filepath.Join(out.Workbench, "spill"), out.Events, runDir, len(model.Requests())))
 	}
 	if !jsonOut && !o.Keep {
-		fmt.Fprintf(e.Stdout, "\n%d requests to the scripted model; the temporary workspace is removed (flower demo --keep keeps it to look at)\n", len(model.Requests()))
+		v.print(e.Stdout, fmt.Sprintf("\n%d requests to the scripted model.\nWorkspace removed; flower demo --keep keeps it.", len(model.Requests())))
 	}
 	return out.exitError(jsonOut)
 }

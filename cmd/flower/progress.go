@@ -50,7 +50,9 @@ func (p *progress) event(e harness.Event) {
 	case harness.EventStepEnd:
 		st := p.stats.Step
 		mark, verdict := stepMark(st.OK, st.Name, st.LastText)
-		p.say(fmt.Sprintf("%s %s%s (%.1fs)", mark, p.line(), verdict, e.Time.Sub(st.Started).Seconds()))
+		head, tail := p.lineParts()
+		// What the step came to goes first: a narrow terminal clips the tail.
+		p.say(fmt.Sprintf("%s %s%s (%.1fs) · %s", mark, head, verdict, e.Time.Sub(st.Started).Seconds(), tail))
 	case harness.EventStepStart, harness.EventOffline, harness.EventOnline:
 		p.paint()
 	case harness.EventAssistant, harness.EventToolUse, harness.EventResult, harness.EventRetry,
@@ -116,12 +118,19 @@ func (p *progress) sayAlways(s string) {
 
 // line is the status line of the step running now, all from the fold.
 func (p *progress) line() string {
+	head, tail := p.lineParts()
+	return head + " · " + tail
+}
+
+// lineParts are the status line's step ("[2/3] goal") and the rest.
+func (p *progress) lineParts() (head, tail string) {
 	st := p.stats.Step
 	gauge := ""
 	if p.handoffAt > 0 {
 		gauge = fmt.Sprintf(" · ctx %d%%", st.Context*100/p.handoffAt)
 	}
-	s := fmt.Sprintf("[%d/%d] %s · %s · $%.4f%s", p.stats.Index, p.stats.Total, stepLabel(st.Name, p.zh), plural(st.Turns, "turn"), st.CostUSD, gauge)
+	head = fmt.Sprintf("[%d/%d] %s", p.stats.Index, p.stats.Total, stepLabel(st.Name, p.zh))
+	s := fmt.Sprintf("%s · $%.4f%s", plural(st.Turns, "turn"), st.CostUSD, gauge)
 	s += tallyNotes(st.RunTally)
 	if o := p.stats.Offline; o != nil {
 		s += " · " + offlineNote(*o)
@@ -129,7 +138,7 @@ func (p *progress) line() string {
 	if p.inbox > 0 {
 		s += fmt.Sprintf(" · ✉ %d message(s) waiting for the coordinator", p.inbox)
 	}
-	return s
+	return head, s
 }
 
 // tallyNotes are a tally's non-zero counts, each after " · ".

@@ -1,5 +1,7 @@
 package main
 
+import "fmt"
+import "io"
 import "os"
 import "strconv"
 import "strings"
@@ -77,6 +79,13 @@ func (v view) line(s string, room int) string {
 		}
 	}
 	return s
+}
+
+// print writes s line by line, each fitted to the view.
+func (v view) print(w io.Writer, s string) {
+	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		fmt.Fprintln(w, v.line(l, 0))
+	}
 }
 
 // markColor colours a line's leading mark (✓ green, ✗ red, ○ yellow) when
