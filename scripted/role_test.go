@@ -21,13 +21,28 @@ func userText(s string) string {
 	return `{"role":"user","content":` + string(b) + `}`
 }
 
+// serveScript parses src (JSON or YAML) and serves it until the test ends.
+func serveScript(t *testing.T, src string) *scripted.Server {
+	t.Helper()
+	s, err := scripted.Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := scripted.Start(s, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
 // TestMatchByRole: a conversation matched by role gets that role's
 // requests only, the two judge tasks told apart by their first message; a
 // hand_back reply waits for the Agent's hand-back while the "launched"
 // result gets a built-in reply that uses up none; an unknown role is a
 // script error.
 func TestMatchByRole(t *testing.T) {
-	s, err := scripted.Parse([]byte(`
+	srv := serveScript(t, `
 conversations:
   - name: goal
     match: {role: goal}
@@ -41,15 +56,7 @@ conversations:
       - tool_use: {id: tu1, name: Agent, input: {description: d, prompt: p, subagent_type: coder}}
       - text: HANDED-BACK
         hand_back: true
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := scripted.Start(s, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+`)
 	text := func(body string) string {
 		t.Helper()
 		code, b := post(t, srv, body)

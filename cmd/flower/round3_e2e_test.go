@@ -158,7 +158,8 @@ func TestE2E_DemoPipedForPeople(t *testing.T) {
 // TestE2E_TerminalFitsTheWidth: `flower demo` at a terminal of 50 and of
 // 120 columns writes no line wider than the terminal (a wrapped line comes
 // back joined) and leaves no status line behind (each is redrawn in place,
-// then replaced by its step's end line). Control: a line wider than the
+// then replaced by its step's end line); colour only where the terminal
+// may have it, ASCII marks under TERM=dumb. Control: a line wider than the
 // pane is caught by the same check.
 func TestE2E_TerminalFitsTheWidth(t *testing.T) {
 	t.Parallel()
@@ -174,17 +175,28 @@ func TestE2E_TerminalFitsTheWidth(t *testing.T) {
 		}
 		return bad
 	}
-	for _, cols := range []int{50, 120} {
-		t.Run(strconv.Itoa(cols), func(t *testing.T) {
+	// At 50 and 120 columns a colour terminal (redrawn, coloured marks);
+	// at 80 NO_COLOR and TERM=dumb: no colour, ASCII marks.
+	for _, tc := range []struct {
+		cols  int
+		extra []string
+	}{{50, nil}, {120, nil}, {80, []string{"NO_COLOR=1", "TERM=dumb"}}} {
+		t.Run(strconv.Itoa(tc.cols), func(t *testing.T) {
 			t.Parallel()
-			term := newTerminalSized(t, env, t.TempDir(), flower+" demo", cols, 30)
+			term := newTerminalSized(t, append(env, tc.extra...), t.TempDir(), flower+" demo", tc.cols, 30)
 			term.waitFor("FLOWER-EXIT=0")
 			lines := term.lines()
-			if bad := overWide(lines, cols); len(bad) > 0 {
-				t.Errorf("%d columns: lines too wide or left stacked: %q\nscreen:\n%s", cols, bad, strings.Join(lines, "\n"))
+			screen := strings.Join(lines, "\n")
+			if bad := overWide(lines, tc.cols); len(bad) > 0 {
+				t.Errorf("%d columns: lines too wide or left stacked: %q\nscreen:\n%s", tc.cols, bad, screen)
 			}
-			if !strings.Contains(strings.Join(lines, "\n"), "review") {
-				t.Errorf("the demo's steps are not on screen:\n%s", strings.Join(lines, "\n"))
+			if !strings.Contains(screen, "review #2") {
+				t.Errorf("the demo's steps are not on screen:\n%s", screen)
+			}
+			colored := strings.Contains(term.tmux("capture-pane", "-t", "t", "-p", "-e", "-S", "-"), "\033[32m")
+			glyphs := strings.ContainsAny(screen, "✓·→")
+			if dumb := tc.extra != nil; colored == dumb || glyphs == dumb {
+				t.Errorf("%d columns (dumb, no colour: %v): colour %v, glyphs %v:\n%s", tc.cols, dumb, colored, glyphs, screen)
 			}
 		})
 	}
