@@ -11,7 +11,9 @@ import "github.com/flowerhq/flower/harness"
 
 // TestRunOutcome: how a recorded run ended, from its manifest row alone.
 func TestRunOutcome(t *testing.T) {
-	review := func(text string) harness.StepResult { return harness.StepResult{Step: "执行-评审#1", OK: true, Text: text} }
+	review := func(text string) harness.StepResult {
+		return harness.StepResult{Step: "执行-评审#1", OK: true, Text: text}
+	}
 	work := harness.StepResult{Step: "执行", OK: true, Text: "done"}
 	for _, tc := range []struct {
 		name             string
