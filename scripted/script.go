@@ -43,6 +43,10 @@ type Conversation struct {
 	Name    string  `json:"name"`
 	Match   Match   `json:"match"`
 	Replies []Reply `json:"replies"`
+	// AcrossSessions counts the replies once per server instead of per
+	// claude session: a judge that rejects the first round (one session)
+	// and accepts the second (another).
+	AcrossSessions bool `json:"across_sessions,omitempty"`
 	// Func answers requests once Replies are used up (Go callers only).
 	Func func(Request) Reply `json:"-"`
 }

@@ -180,14 +180,19 @@ func (s *Server) route(req *Request) (reply Reply, ok bool, why []string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	next := s.next[req.Session]
-	if next == nil {
-		next = make([]int, len(s.script.Conversations))
-		s.next[req.Session] = next
+	counters := func(session string) []int {
+		if s.next[session] == nil {
+			s.next[session] = make([]int, len(s.script.Conversations))
+		}
+		return s.next[session]
 	}
 	for i, c := range s.script.Conversations {
 		if !c.Match.matches(*req) {
 			continue
+		}
+		next := counters(req.Session)
+		if c.AcrossSessions {
+			next = counters(acrossSessions)
 		}
 		if n := next[i]; n < len(c.Replies) {
 			switch r := c.Replies[n]; {
@@ -206,10 +211,18 @@ func (s *Server) route(req *Request) (reply Reply, ok bool, why []string) {
 			req.Conversation = c.Name
 			return c.Func(*req), true, nil
 		}
-		why = append(why, fmt.Sprintf("conversation %q matched but gave all its %d replies in this claude session", c.Name, len(c.Replies)))
+		where := "in this claude session"
+		if c.AcrossSessions {
+			where = "(across_sessions: in all sessions together)"
+		}
+		why = append(why, fmt.Sprintf("conversation %q matched but gave all its %d replies %s", c.Name, len(c.Replies), where))
 	}
 	return Reply{}, false, why
 }
+
+// acrossSessions keys the reply counters of AcrossSessions conversations
+// (no claude session id contains a NUL).
+const acrossSessions = "\x00across"
 
 // launchedReply answers the "background Agent launched" tool result ahead
 // of a hand_back reply: the coordinator's turn ends, waiting.

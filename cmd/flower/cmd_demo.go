@@ -2,6 +2,7 @@ package main
 
 import "context"
 import "fmt"
+import "io"
 import "os"
 import "path/filepath"
 import "time"
@@ -18,6 +19,7 @@ const demoAsk = "在工作区写一个 hello.txt,再生成一份 1 到 2000 的�
 type demoOptions struct {
 	Claude, Hook string
 	JSON, Keep   bool
+	PrintScript  bool
 	Args         []string
 }
 
@@ -34,11 +36,16 @@ coordinator trying to edit a file itself and being denied, a delegation to a
 coder subagent, a long command output spilled to the workbench, and the judge
 rejecting the first round, then accepting.
 
+The scripted model's script: flower demo --print-script (a starting point
+for your own, with examples/starter-flow.yaml; flower help model serve).
+
 Examples:
    flower demo --keep
-   flower demo --json | jq -c '{kind, step}'`,
+   flower demo --json | jq -c '{kind, step}'
+   flower demo --print-script > my-flow.yaml`,
 		Flags: []cli.Flag{jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last"), claudeFlag(&o.Claude), hookFlag(&o.Hook),
-			&cli.BoolFlag{Name: "keep", Usage: "keep the temporary workspace and runs to look at", EnvVars: []string{"FLOWER_KEEP"}, Destination: &o.Keep}},
+			&cli.BoolFlag{Name: "keep", Usage: "keep the temporary workspace and runs to look at", EnvVars: []string{"FLOWER_KEEP"}, Destination: &o.Keep},
+			&cli.BoolFlag{Name: "print-script", Usage: "print the scripted model's script (YAML) and exit; runs nothing", EnvVars: []string{"FLOWER_PRINT_SCRIPT"}, Destination: &o.PrintScript}},
 		Action: func(c *cli.Context) error {
 			o.Args = c.Args().Slice()
 			return e.do(o, func() error { return runDemo(c.Context, e, o) })
@@ -49,6 +56,10 @@ Examples:
 func runDemo(ctx context.Context, e *cmdEnv, o *demoOptions) error {
 	if len(o.Args) > 0 {
 		return usagef("demo takes no arguments")
+	}
+	if o.PrintScript {
+		_, err := io.WriteString(e.Stdout, demoScriptYAML)
+		return err
 	}
 	root, err := os.MkdirTemp("", "flower-demo-")
 	if err != nil {
