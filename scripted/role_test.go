@@ -99,3 +99,29 @@ conversations:
 		t.Errorf("unknown role: %v", err)
 	}
 }
+
+// TestAcrossSessions: an across_sessions conversation gives its next reply
+// whichever claude session asks; a plain one starts over in each (the
+// control).
+func TestAcrossSessions(t *testing.T) {
+	srv := serveScript(t, `
+conversations:
+  - name: judge
+    match: {first_user: judge}
+    across_sessions: true
+    replies: [{text: ONE}, {text: TWO}]
+  - name: plain
+    match: {first_user: plain}
+    replies: [{text: ONE}, {text: TWO}]
+`)
+	ask := func(first, session string) string {
+		_, b := post(t, srv, strings.Replace(claudeLike, `"content":"hello"`, `"content":"`+first+`"`, 1), "X-Claude-Code-Session-Id", session)
+		return gjson.Get(b, "content.0.text").String()
+	}
+	if a, b := ask("judge", "s1"), ask("judge", "s2"); a != "ONE" || b != "TWO" {
+		t.Errorf("across sessions: %q, %q", a, b)
+	}
+	if a, b := ask("plain", "s1"), ask("plain", "s2"); a != "ONE" || b != "ONE" {
+		t.Errorf("control: %q, %q", a, b)
+	}
+}
