@@ -103,7 +103,8 @@ func newStarterCmd(e *cmdEnv, cont bool) *cli.Command {
 	if cont {
 		c.Name, c.UsageText = "continue", ""
 		c.Usage = "wake the work in this workspace without a new sentence: the brief and goal on disk go on"
-		c.Flags = slices.DeleteFunc(c.Flags, func(f cli.Flag) bool { return f.Names()[0] == "version" })
+		// --new starts over, which is no continuing.
+		c.Flags = slices.DeleteFunc(c.Flags, func(f cli.Flag) bool { return f.Names()[0] == "version" || f.Names()[0] == "new" })
 	}
 	return c
 }
@@ -117,8 +118,6 @@ func checkAsk(o *starterOptions, ask string, pl place) error {
 	}
 	w, err := flow.WakeState(pl.Workspace, flow.WakeStateOptions{RunDir: pl.RunDir, Isolate: o.Isolate})
 	switch {
-	case o.Continue && o.New:
-		return usagef("flower continue wakes the work on disk; --new starts over: give a sentence instead")
 	case o.Continue && (err != nil || !w.Wake):
 		return usagef("nothing to continue in %s: no complete brief at %s (start with: flower \"…\")", pl.Workspace, w.BriefPath)
 	case o.Continue:
