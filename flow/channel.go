@@ -10,8 +10,10 @@ import "os"
 import "path/filepath"
 import "strings"
 import "sync"
+import "syscall"
 import "time"
 
+import "github.com/flowerhq/flower/internal/atomicfile"
 import "github.com/flowerhq/flower/internal/docs"
 import "github.com/flowerhq/flower/internal/linesock"
 
@@ -309,7 +311,11 @@ func (h *HumanChannel) logLine(heading, body string) error {
 	if err := os.MkdirAll(filepath.Dir(h.LogPath), 0o700); err != nil {
 		return fmt.Errorf("flow: channel log: %w", err)
 	}
-	f, err := os.OpenFile(h.LogPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err := atomicfile.NotALink(filepath.Dir(h.LogPath)); err != nil {
+		return fmt.Errorf("flow: channel log: %w", err)
+	}
+	// O_NOFOLLOW: a symlink planted at the log is never appended through.
+	f, err := os.OpenFile(h.LogPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("flow: channel log: %w", err)
 	}

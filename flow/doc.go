@@ -17,7 +17,9 @@
 // (Reduce, default the text); a failed one follows OnFail. Run returns the
 // final Ctx. StarterFlow's Workflow holds a HumanChannel with a Unix socket:
 // call Workflow.Close when done. WakeState is a read-only probe usable at any
-// time.
+// time. LockWorkspace (a flock on <workspace>/.flower/flow.lock, dropped with
+// the process) keeps one flow per workspace: take it before StarterFlow,
+// which may amend the brief, and Unlock when the flow ends.
 //
 // # Reconstructed tables
 //
@@ -50,7 +52,9 @@
 // that run agents), _on_event (the event callback, never nil), _channel,
 // _workbench, _workflow (the name), _woke (StarterFlow: 1 on wake). The
 // factories add _brief (Brief), _missing (sections a clarify reply lacked),
-// _goal (Goal), _verdict (Verdict), _round (goal-guard rounds judged).
+// _goal (Goal), _goal_frozen (FrozenGoal: what every judge round is given),
+// _goal_warned (the frozen sha256 whose changed file was reported),
+// _verdict (Verdict), _round (goal-guard rounds judged).
 //
 // Event("step") carries {index, total, resumed, woke}: resumed is true when
 // the step continues its own session from an earlier process (continuity);
@@ -67,8 +71,8 @@
 // Only original step names are remembered: retry labels (name#round2,
 // name#retry1) and judge rounds (label#N) never are.
 //
-// The workflow's own events, Event("step") and the goal step's
-// Event("task"), go to the runner's record when it is a Recorder
+// The workflow's own events, Event("step"), the goal step's Event("task")
+// and Event("goal"), go to the runner's record when it is a Recorder
 // (harness.Runtime: the run's events.jsonl), so `flower runs show` and the
 // oracle see them.
 //
@@ -104,17 +108,45 @@
 //
 //   - Gates take a context.Context and return (bool, error): the Go form of
 //     "sync or async". A non-abort gate error ends Run with that error (the
-//     seed's exception would propagate too). Gates run only on OK results.
+//     seed's exception would propagate too). Gates run only on OK results
+//     (and the factories' gates refuse a result that is not OK anyway).
 //   - Brief aliases include English names; a heading needs a marker (#,
 //     **…**, a colon, a list number) or a line of its own, so body text that
-//     starts with a section word is not cut. A closed fence tagged md/markdown
-//     (or untagged) is unwrapped; other closed fences are body text.
-//   - Verdict step 3 searches the 结论 section only when headings exist; a
-//     reply with headings but no 结论 is unrecognized (not achieved). Its
-//     status words are matched case-insensitively (ASCII); among words of
-//     equal length the cautious state wins (unreachable, then not_yet). The
-//     seed's list was lost; English hedges ("cannot be verified") are added
-//     so the seed's own pitfall reads unreachable in either language.
+//     starts with a section word is not cut; a list number takes text after
+//     a space before a Chinese name ("3. 边界 只改 cli.py"), never glued text
+//     ("1. 目标文件存在"). A closed fence tagged md/markdown (or untagged) is
+//     unwrapped for documents (never for the verdict, above); other closed
+//     fences are body text.
+//   - The verdict is read as an allowlist (the seed's status-word list was
+//     lost; ParseVerdict has the whole rule). Only the judge's own words
+//     count: fenced blocks with or without an info string, "> " quotes, an
+//     echoed <自述> report and text in quotation marks are quotations, never
+//     its conclusion. Every 结论/判定 section is read (a second one can
+//     contradict the first); a reply with headings but no 结论 is
+//     unrecognized. Step 3: an unverifiable word anywhere → unreachable (in
+//     either language, the seed's pitfall); a positive word → achieved only
+//     when the conclusion opens with an allowlisted positive form and holds
+//     no marker of negation, partiality, hedging, contrast, condition,
+//     hearsay or doubt (没/未/不/非/无/部分/基本/但/除/?/not/n't/no/mostly/but/
+//     except/fail/…, a count like 2/3), else not_yet. ASCII words match as
+//     whole words, case-insensitively. A non-empty 未通过 list (anything but
+//     无/没有/空/none/-) makes it not_yet whatever the conclusion says. A new
+//     way of saying "not" is not a positive form and almost always carries
+//     a marker: the worst a new positive phrasing can do is cost a round.
+//   - A failed run is no result: the goal guard never parses a judge run
+//     that is not OK (the round is not_yet, the run's error is the reason
+//     fed back; when the rounds run out the step fails, exit 1), and the
+//     clarify and goal gates freeze nothing from a failed run.
+//   - The goal is frozen: the goal step records it as FrozenGoal (text and
+//     sha256) in ctx and as Event("goal") {state "frozen", path, sha256,
+//     text} in the run's record; every judge round is given that copy.
+//     Before each round the guard compares 目标.md with it: a file that
+//     differs (Bash can write it; no guard reads a shell command) is
+//     reported once as Event("goal") {state "changed", disk_sha256} and not
+//     believed. WithGoal without a goal step freezes what it judges in its
+//     first round; a goal the person amends is frozen anew. StarterFlow runs
+//     the goal step on every start (AlwaysSet), so a wake, a re-clarified
+//     brief (damaged or New) and a forged file never supply the goal.
 //   - Every options struct's zero value means the seed's default: Timeout 0
 //     is 1800 s (NoWait is the seed's 0, WaitForever its None), Rounds 0 is
 //     3, MaxAsks 0 is None (no cap).

@@ -58,10 +58,13 @@ func docStepSpec(name, def, instructions string, role RoleOptions, explicit *har
 	return name, build(name, role)
 }
 
+// completer is a document that knows whether it is complete.
+type completer interface{ Complete() bool }
+
 // unlessOnDisk is a document step's When: the step runs when always is set
 // or no complete document loads from path; a complete one is injected into
 // ctx instead, and the step is skipped.
-func unlessOnDisk[D interface{ Complete() bool }](always bool, path string, load func(string) (D, error), inject func(Ctx, D)) func(Ctx) bool {
+func unlessOnDisk[D completer](always bool, path string, load func(string) (D, error), inject func(Ctx, D)) func(Ctx) bool {
 	return func(c Ctx) bool {
 		if always {
 			return true
@@ -95,6 +98,9 @@ func ClarifyStep(ch Channel, o ClarifyStepOptions) Step {
 		ResumePrompt: Text(ClarifyResume),
 		When:         unlessOnDisk(o.AlwaysAsk, o.BriefPath, LoadBrief, inject),
 		Gate: func(_ context.Context, r harness.StepResult, c Ctx) (bool, error) {
+			if !r.OK { // a failed run is no reply: it never freezes a brief
+				return false, nil
+			}
 			b := ParseBrief(r.Text)
 			if !b.Complete() {
 				c[MissingKey] = b.Missing()
@@ -138,7 +144,10 @@ type GoalStepOptions struct {
 // into ctx. Checks marked "[此环境无法验证:…]" are announced at once as
 // Event("task") {unverifiable,total,path}: their fate is decided now, not
 // after a whole round of work. It has no ResumePrompt: goal setting sends
-// the brief in full anyway.
+// the brief in full anyway. The goal it freezes (or loads, when it skips)
+// goes into ctx as FrozenGoal too and into the run's record as
+// Event("goal") {state "frozen", path, sha256, text}: what every judge round
+// is given, whatever the file holds later. A failed run freezes nothing.
 func GoalStep(ch Channel, o GoalStepOptions) Step {
 	name, spec := docStepSpec(o.Name, GoalStepName, o.Instructions, o.Role, o.Spec,
 		func(n string, r RoleOptions) harness.AgentSpec { return Judge(n, ch, r) })
@@ -146,9 +155,12 @@ func GoalStep(ch Channel, o GoalStepOptions) Step {
 	if briefKey == "" {
 		briefKey = ClarifyStepName
 	}
-	inject := func(c Ctx, g Goal) {
-		c[GoalKey] = g
-		c[name] = g.PromptBlock()
+	inject := func(c Ctx, f FrozenGoal) {
+		c[GoalKey] = f.Goal
+		c[FrozenGoalKey] = f
+		delete(c, goalWarnedKey)
+		c[name] = f.Goal.PromptBlock()
+		c.emit(f.event(name, harness.GoalFrozen, ""))
 	}
 	return Step{
 		Name: name, Spec: spec, Retries: o.Retries, OnFail: o.OnFail,
@@ -161,17 +173,20 @@ func GoalStep(ch Channel, o GoalStepOptions) Step {
 			}
 			return strings.Replace(GoalPrompt, "%s", brief, 1)
 		},
-		When: unlessOnDisk(o.AlwaysSet, o.GoalPath, LoadGoal, inject),
+		When: unlessOnDisk(o.AlwaysSet, o.GoalPath, loadFrozen, inject),
 		Gate: func(_ context.Context, r harness.StepResult, c Ctx) (bool, error) {
+			if !r.OK { // a failed run is no reply: it never freezes a goal
+				return false, nil
+			}
 			g := ParseGoal(r.Text)
 			if !g.Complete() {
 				return false, nil
 			}
-			g, err := g.Write(o.GoalPath)
+			f, err := g.writeFrozen(o.GoalPath)
 			if err != nil {
 				return false, err
 			}
-			inject(c, g)
+			inject(c, f)
 			if u := g.Unverifiable(); len(u) > 0 {
 				c.emit(harness.Event{Kind: harness.EventTask, Step: name, Time: time.Now(), Data: map[string]any{
 					"unverifiable": u, "total": len(g.Checks), "path": o.GoalPath,

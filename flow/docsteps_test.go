@@ -1,6 +1,7 @@
 package flow
 
 import "context"
+import "os"
 import "path/filepath"
 import "reflect"
 import "slices"
@@ -121,7 +122,7 @@ func TestGoalStep(t *testing.T) {
 		ParseGoal(goalText).Write(path)
 		f := newFake()
 		c, evs := run(t, NewWorkflow([]Step{GoalStep(ch, GoalStepOptions{GoalPath: path})}), f)
-		if len(f.calls) != 0 || c[GoalKey] == nil || len(evs) != 0 {
+		if len(f.calls) != 0 || c[GoalKey] == nil || len(evs) != 1 || evs[0].Kind != harness.EventGoal || c[FrozenGoalKey].(FrozenGoal).Goal.Statement != "做计算器" {
 			t.Errorf("calls = %v, events = %v", f.labels(), evs)
 		}
 		f = newFake().queue(GoalStepName, ok("## 目标\n新\n## 检查清单\n- a", "g"))
@@ -142,7 +143,7 @@ func TestGoalStep(t *testing.T) {
 
 type contextT = context.Context
 
-// The workflow's own events ("step", and the goal step's "task" warning)
+// The workflow's own events ("step", the goal step's "goal" record and "task" warning)
 // go into the runner's record; the callback still sees them.
 func TestFlowEventsRecorded(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "目标.md")
@@ -152,23 +153,62 @@ func TestFlowEventsRecorded(t *testing.T) {
 	_, evs := run(t, w, f)
 	kinds := func(es []harness.Event) (out []string) {
 		for _, e := range es {
-			if e.Kind == "step" || e.Kind == "task" {
+			if e.Kind == "step" || e.Kind == "task" || e.Kind == "goal" {
 				out = append(out, e.Kind+":"+e.Step)
 			}
 		}
 		return out
 	}
-	want := []string{"step:" + GoalStepName, "task:" + GoalStepName}
+	want := []string{"step:" + GoalStepName, "goal:" + GoalStepName, "task:" + GoalStepName}
 	if got := kinds(f.recorded); !slices.Equal(got, want) {
 		t.Errorf("recorded = %v, want %v", got, want)
 	}
 	if got := kinds(evs); !slices.Equal(got, want) {
 		t.Errorf("callback saw %v, want %v", got, want)
 	}
-	if len(f.recorded) != 2 {
+	if len(f.recorded) != 3 {
 		t.Errorf("recorded %d events; only the workflow's own belong there", len(f.recorded))
 	}
-	if l := FlowEventLine(f.recorded[1]); !strings.Contains(l, "1 of 3 checks") || !strings.Contains(l, path) {
+	if l := FlowEventLine(f.recorded[2]); !strings.Contains(l, "1 of 3 checks") || !strings.Contains(l, path) {
 		t.Errorf("task line = %q", l)
+	}
+	if l := FlowEventLine(f.recorded[1]); !strings.Contains(l, "frozen") || !strings.Contains(l, path) {
+		t.Errorf("goal line = %q", l)
+	}
+}
+
+// A failed run never freezes a document, even when its text is a complete
+// one (a crash mid-answer, max turns): the gate says no and writes nothing.
+// Control: the same text from a run that finished is frozen.
+func TestFailedRunFreezesNothing(t *testing.T) {
+	ch := &fakeChannel{}
+	for _, tt := range []struct {
+		name string
+		step func(path string) Step
+		text string
+	}{
+		{"clarify", func(p string) Step { return ClarifyStep(ch, ClarifyStepOptions{BriefPath: p, Prompt: Text("x")}) }, fullBrief},
+		{"goal", func(p string) Step { return GoalStep(ch, GoalStepOptions{GoalPath: p, AlwaysSet: true}) }, goalText},
+	} {
+		for _, finished := range []bool{false, true} {
+			path := filepath.Join(t.TempDir(), "doc.md")
+			s := tt.step(path)
+			c := Ctx{}
+			passed, err := s.Gate(t.Context(), harness.StepResult{OK: finished, Error: "max turns", Text: tt.text}, c)
+			_, statErr := os.Stat(path)
+			if err != nil || passed != finished || (statErr == nil) != finished {
+				t.Errorf("%s, finished %v: gate = %v, %v; file written %v", tt.name, finished, passed, err, statErr == nil)
+			}
+			if _, has := c[FrozenGoalKey]; has != (finished && tt.name == "goal") {
+				t.Errorf("%s, finished %v: frozen goal in ctx %v", tt.name, finished, has)
+			}
+			// Through the workflow too: the failed run fails the step.
+			path2 := filepath.Join(t.TempDir(), "doc.md")
+			f := newFake().queue(s.Name, harness.StepResult{OK: finished, Error: "API Error: 500", Text: tt.text, SessionID: "s"})
+			wc, _ := run(t, NewWorkflow([]Step{tt.step(path2)}), f)
+			if _, statErr := os.Stat(path2); (statErr == nil) != finished || (wc.String(KeyFailed) == "") != finished {
+				t.Errorf("%s via workflow, finished %v: file written %v, _failed %q", tt.name, finished, statErr == nil, wc.String(KeyFailed))
+			}
+		}
 	}
 }

@@ -11,7 +11,7 @@ import "time"
 import "github.com/flowerhq/flower/flow"
 import "github.com/flowerhq/flower/harness"
 import "github.com/flowerhq/flower/internal/testbed"
-import "github.com/flowerhq/flower/internal/wire"
+import "github.com/flowerhq/flower/batteries"
 import "github.com/flowerhq/flower/scripted"
 
 const (
@@ -84,7 +84,7 @@ var placeholder = &scripted.Script{Conversations: []scripted.Conversation{{Name:
 func newRuntime(t *testing.T, b *testbed.Bed, runDir string, wb *harness.Workbench) *harness.Runtime {
 	t.Helper()
 	o := harness.NewOptions(b.Workspace)
-	wire.Defaults(&o)
+	batteries.Defaults(&o)
 	o.RunDir = runDir
 	o.Env = b.Env()
 	o.Claude = b.Claude

@@ -1,7 +1,13 @@
 package flow
 
+import "crypto/sha256"
+import "encoding/hex"
+import "slices"
 import "strconv"
 import "strings"
+import "time"
+
+import "github.com/flowerhq/flower/harness"
 
 import "github.com/flowerhq/flower/internal/docs"
 import "github.com/flowerhq/flower/internal/lazyre"
@@ -53,13 +59,76 @@ func ParseGoal(text string) Goal {
 
 // LoadGoal reads and parses the goal at path.
 func LoadGoal(path string) (Goal, error) {
+	f, err := loadFrozen(path)
+	return f.Goal, err
+}
+
+// loadFrozen reads the goal at path together with the text it was read from.
+func loadFrozen(path string) (FrozenGoal, error) {
 	text, err := docs.Read(path)
 	if err != nil {
-		return Goal{}, err
+		return FrozenGoal{}, err
 	}
 	g := ParseGoal(text)
 	g.Path = path
-	return g, nil
+	return freeze(g, text), nil
+}
+
+// FrozenGoal is the goal every judge round is given: the Goal, the exact
+// Text it was frozen as (what the goal step wrote to Goal.Path, or read
+// from it) and that text's SHA256. The goal step puts it into ctx
+// (FrozenGoalKey) and records it in the run as Event("goal") {state
+// "frozen", path, sha256, text}; a file that later differs is reported, never
+// believed (see WithGoal).
+type FrozenGoal struct {
+	Goal   Goal
+	Text   string
+	SHA256 string
+}
+
+// same reports whether o has g's statement and checks (Path aside).
+func (g Goal) same(o Goal) bool {
+	return g.Statement == o.Statement && slices.Equal(g.Checks, o.Checks)
+}
+
+// Complete reports whether the frozen goal is complete.
+func (f FrozenGoal) Complete() bool { return f.Goal.Complete() }
+
+// freeze is g frozen as text.
+func freeze(g Goal, text string) FrozenGoal {
+	return FrozenGoal{Goal: g, Text: text, SHA256: sha256Hex(text)}
+}
+
+func sha256Hex(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// OnDisk compares the file at Goal.Path with the frozen text: the sha256 of
+// what it holds now ("" when it cannot be read) and whether that is the
+// frozen text. A goal frozen without a file (Path "") is always the same.
+func (f FrozenGoal) OnDisk() (sha string, same bool) {
+	if f.Goal.Path == "" {
+		return f.SHA256, true
+	}
+	text, err := docs.Read(f.Goal.Path)
+	if err != nil {
+		return "", false
+	}
+	sha = sha256Hex(text)
+	return sha, sha == f.SHA256
+}
+
+// event is the run's record of the frozen goal (Event("goal")), or with
+// state GoalChanged, of a file that no longer holds it.
+func (f FrozenGoal) event(step, state, disk string) harness.Event {
+	data := map[string]any{"state": state, "path": f.Goal.Path, "sha256": f.SHA256}
+	if state == harness.GoalFrozen {
+		data["text"] = f.Text
+	} else {
+		data["disk_sha256"] = disk
+	}
+	return harness.Event{Kind: harness.EventGoal, Step: step, Time: time.Now(), Data: data}
 }
 
 // Missing returns the names of the empty sections.
@@ -132,9 +201,16 @@ func (g Goal) PromptBlock() string {
 
 // Write freezes the goal to path and returns it with Path set.
 func (g Goal) Write(path string) (Goal, error) {
-	if err := docs.Write(path, g.ToMarkdown()); err != nil {
-		return g, err
+	f, err := g.writeFrozen(path)
+	return f.Goal, err
+}
+
+// writeFrozen is Write returning the goal frozen as the text written.
+func (g Goal) writeFrozen(path string) (FrozenGoal, error) {
+	text := g.ToMarkdown()
+	if err := docs.Write(path, text); err != nil {
+		return freeze(g, text), err
 	}
 	g.Path = path
-	return g, nil
+	return freeze(g, text), nil
 }

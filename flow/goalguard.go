@@ -31,7 +31,7 @@ const VerifyPrompt = `请独立评审这一轮工作是否达成了目标。
 %s
 </自述>
 
-先弄清楚你所在的环境,再逐条核对检查清单。只输出三节:「## 结论」(已达成 / 未达成 / 无法达成)、「## 理由」、「## 未通过」(逐条列出;全部通过写"无")。`
+先弄清楚你所在的环境,再逐条核对检查清单。只输出三节:「## 结论」(只写一个词:已达成 / 未达成 / 无法达成)、「## 理由」、「## 未通过」(逐条列出;全部通过写"无")。结论不要放进代码块或引用里。`
 
 // WithGoalOptions are with_goal's keyword arguments.
 type WithGoalOptions struct {
@@ -44,6 +44,10 @@ type WithGoalOptions struct {
 	CanRun       bool
 	// Name labels the judge's runs (name#round); default "<step>-评审".
 	Name string
+	// Role is the rest of judge()'s options (the seed's **spec_kw): the
+	// model, effort, budget … of the round judge. Instructions and CanRun
+	// above take precedence over the same fields here.
+	Role RoleOptions
 }
 
 // WithGoal puts the goal guard around step: after every round an
@@ -61,7 +65,10 @@ func WithGoal(step Step, ch Channel, o WithGoalOptions) Step {
 	if label == "" {
 		label = step.Name + "-评审"
 	}
-	judger := Judge(label, ch, RoleOptions{Instructions: o.Instructions, CanRun: o.CanRun})
+	role := o.Role
+	role.Instructions = o.Instructions
+	role.CanRun = role.CanRun || o.CanRun
+	judger := Judge(label, ch, role)
 	if o.Spec != nil {
 		judger = *o.Spec
 	}
@@ -90,18 +97,44 @@ type goalGuard struct {
 	label    string
 }
 
-// goal returns the goal to judge against: a complete one from ctx, else the
-// file, else an empty Goal.
+// goal returns the goal to judge against: the frozen one from ctx (the goal
+// step's), else a complete goal from ctx, else the file, else an empty
+// Goal — frozen now, so later rounds are given the same one. A goal file
+// that no longer holds the frozen text is reported once (Event("goal")
+// {state "changed"}) and not believed.
 func (g *goalGuard) goal(c Ctx) Goal {
-	if cg, ok := c[GoalKey].(Goal); ok && cg.Complete() {
-		return cg
-	}
-	if g.goalPath != "" {
-		if fg, err := LoadGoal(g.goalPath); err == nil {
-			return fg
+	f, ok := c[FrozenGoalKey].(FrozenGoal)
+	if !ok {
+		switch cg, _ := c[GoalKey].(Goal); {
+		case cg.Complete():
+			f = freeze(cg, cg.ToMarkdown())
+			if lf, err := loadFrozen(cg.Path); cg.Path != "" && err == nil && lf.Goal.same(cg) {
+				f = lf // the file it was loaded from, as it reads
+			}
+		case g.goalPath != "":
+			f, _ = loadFrozen(g.goalPath)
+		}
+		c[FrozenGoalKey] = f
+		if f.Text != "" {
+			c.emit(f.event(g.label, harness.GoalFrozen, ""))
 		}
 	}
-	return Goal{}
+	if disk, same := f.OnDisk(); !same && c.String(goalWarnedKey) != f.SHA256 {
+		c[goalWarnedKey] = f.SHA256
+		c.emit(f.event(g.label, harness.GoalChanged, disk))
+	}
+	return f.Goal
+}
+
+// failedJudge is the verdict of a judge run that did not finish: never
+// parsed (its text may be an error quoting the prompt), not achieved, the
+// error as the reason the worker is given.
+func failedJudge(vr harness.StepResult) Verdict {
+	why := strings.TrimSpace(vr.Error)
+	if why == "" {
+		why = "评审没有正常结束"
+	}
+	return Verdict{State: NotYet, Reason: "评审这一轮失败了,没有结论,按未达成处理: " + textclip.Mark(why, 1000)}
 }
 
 // gate is the goal guard's twelve-step flow (see the package doc).
@@ -120,6 +153,10 @@ func (g *goalGuard) gate(ctx context.Context, r harness.StepResult, c Ctx) (bool
 	})
 	if err != nil {
 		return false, fmt.Errorf("flow: goal guard: judge: %w", err)
+	}
+	if !vr.OK {
+		c[VerdictKey] = failedJudge(vr)
+		return false, nil
 	}
 	v := ParseVerdict(vr.Text)
 	c[VerdictKey] = v
@@ -157,12 +194,14 @@ func (g *goalGuard) gate(ctx context.Context, r harness.StepResult, c Ctx) (bool
 			return false, Abort("要修改目标,但没有人给出新目标")
 		}
 		ng := goal.Amend(na.Text)
+		f := freeze(ng, ng.ToMarkdown())
 		if g.goalPath != "" {
-			if ng, err = ng.Write(g.goalPath); err != nil {
+			if f, err = ng.writeFrozen(g.goalPath); err != nil {
 				return false, fmt.Errorf("flow: goal guard: %w", err)
 			}
 		}
-		c[GoalKey] = ng
+		c[GoalKey], c[FrozenGoalKey] = f.Goal, f
+		c.emit(f.event(g.label, harness.GoalFrozen, ""))
 		v.Reason = "人修改了目标: " + na.Text
 		c[VerdictKey] = v
 		return false, nil

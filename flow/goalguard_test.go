@@ -1,6 +1,7 @@
 package flow
 
 import "context"
+import "os"
 import "path/filepath"
 import "reflect"
 import "strings"
@@ -30,6 +31,19 @@ func guarded(t *testing.T, ch Channel, goalPath string, verdicts ...string) (*Wo
 }
 
 func itoa(i int) string { return string(rune('0' + i)) }
+
+// runLabels runs w on f and wants the runner to have seen the labels want.
+func runLabels(t *testing.T, w *Workflow, f *fakeRunner, want []string) Ctx {
+	t.Helper()
+	c, err := w.Run(t.Context(), f, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(f.labels(), want) {
+		t.Errorf("labels = %v, want %v", f.labels(), want)
+	}
+	return c
+}
 
 // Every branch of with_goal's gate.
 func TestWithGoalGate(t *testing.T) {
@@ -117,13 +131,7 @@ func TestWithGoalGate(t *testing.T) {
 			ch := &fakeChannel{answers: tt.answers}
 			goalPath := filepath.Join(t.TempDir(), "目标.md")
 			w, f := guarded(t, ch, goalPath, tt.verdicts...)
-			c, err := w.Run(t.Context(), f, nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(f.labels(), tt.wantLabels) {
-				t.Errorf("labels = %v, want %v", f.labels(), tt.wantLabels)
-			}
+			c := runLabels(t, w, f, tt.wantLabels)
 			if passed := c.String(KeyFailed) == ""; passed != tt.wantPassed {
 				t.Errorf("passed = %v, want %v", passed, tt.wantPassed)
 			}
@@ -231,3 +239,168 @@ func TestWithGoalKeepsEveryField(t *testing.T) {
 }
 
 var _ = context.Background
+
+// failedRun is a judge run that did not finish, whose text would read as
+// achieved if it were parsed.
+func failedRun(errText string) harness.StepResult {
+	return harness.StepResult{OK: false, Error: errText, Text: vAchieved, SessionID: "judge-x"}
+}
+
+// A failed judge run is no verdict: the round is not yet, with the error as
+// the reason fed back; after the last round the step fails. Control: the
+// same text from a run that finished passes at once.
+func TestWithGoalFailedJudgeIsNoVerdict(t *testing.T) {
+	tests := []struct {
+		name       string
+		judge      []harness.StepResult
+		wantLabels []string
+		wantPassed bool
+		wantReason string
+	}{
+		{"API error every round → not achieved", []harness.StepResult{failedRun("API Error: 400 bad thing"), failedRun("API Error: 400 bad thing"), failedRun("API Error: 400 bad thing")},
+			[]string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2", "执行#round3", "执行-评审#3"}, false, "400 bad thing"},
+		{"max turns, then a crash", []harness.StepResult{failedRun("max turns reached"), failedRun("claude exited: signal: killed"), failedRun("")},
+			[]string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2", "执行#round3", "执行-评审#3"}, false, "评审没有正常结束"},
+		{"not yet twice, then a failed run", []harness.StepResult{ok(vNotYet, "j1"), ok(vNotYet, "j2"), failedRun("API Error: 500")},
+			[]string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2", "执行#round3", "执行-评审#3"}, false, "API Error: 500"},
+		{"a failed round, then achieved", []harness.StepResult{failedRun("API Error: 529 overloaded"), ok(vAchieved, "j2")},
+			[]string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2"}, true, ""},
+		{"control: the same text from a finished run", []harness.StepResult{{OK: true, Text: failedRun("x").Text, SessionID: "j"}},
+			[]string{"执行", "执行-评审#1"}, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, f := guarded(t, &fakeChannel{}, filepath.Join(t.TempDir(), "目标.md"))
+			for i, r := range tt.judge {
+				f.queue("执行-评审#"+itoa(i+1), r)
+			}
+			c := runLabels(t, w, f, tt.wantLabels)
+			v, _ := c[VerdictKey].(Verdict)
+			if passed := c.String(KeyFailed) == ""; passed != tt.wantPassed || v.Achieved() != tt.wantPassed {
+				t.Fatalf("passed = %v, verdict %+v; want passed %v", passed, v, tt.wantPassed)
+			}
+			if tt.wantPassed {
+				return
+			}
+			if v.State != NotYet || !strings.Contains(v.Reason, tt.wantReason) || c.Aborted() != "" {
+				t.Errorf("verdict = %+v, aborted %q; want not_yet with %q", v, c.Aborted(), tt.wantReason)
+			}
+			if err := c.Outcome(); err == nil || err.(*StepError).ExitCode() != 1 {
+				t.Errorf("outcome = %v, want exit 1", err)
+			}
+			if fb := f.callsFor("执行#round2")[0].Prompt; !strings.Contains(fb, "评审") || !strings.Contains(fb, "未达成") {
+				t.Errorf("round 2 is not told the round was not achieved: %q", fb)
+			}
+		})
+	}
+}
+
+// The goal is frozen: the goal step's goal is what every round's judge is
+// given, even when the file on disk is forged between rounds (by Bash,
+// which no guard can read); the forgery is reported once, as Event("goal")
+// {state "changed"}. Control: without a forgery, no such event.
+func TestWithGoalJudgesTheFrozenGoal(t *testing.T) {
+	for _, forge := range []bool{true, false} {
+		t.Run(map[bool]string{true: "forged", false: "control: untouched"}[forge], func(t *testing.T) {
+			goalPath := filepath.Join(t.TempDir(), "notes", "目标.md")
+			f := newFake().queue(GoalStepName, ok("## 目标\nFROZEN-GOAL 做计算器\n## 检查清单\n- 能加", "g"))
+			for i, v := range []string{vNotYet, vNotYet, vAchieved} {
+				f.queue("执行-评审#"+itoa(i+1), ok(v, "judge-"+itoa(i+1)))
+			}
+			f.fn = func(_ harness.AgentSpec, _ string, opts harness.RunOptions) (harness.StepResult, bool) {
+				if forge && strings.HasPrefix(opts.StepName, "执行") && !strings.Contains(opts.StepName, "评审") {
+					os.WriteFile(goalPath, []byte("## 目标\nFORGED 随便\n## 检查清单\n- [x] 无\n- 随便"+opts.StepName), 0o600)
+				}
+				return harness.StepResult{}, false
+			}
+			ch := &fakeChannel{}
+			work := Step{Name: "执行", Spec: spec("协调者"), Prompt: Text("干活")}
+			w := NewWorkflow([]Step{GoalStep(ch, GoalStepOptions{GoalPath: goalPath, AlwaysSet: true}),
+				WithGoal(work, ch, WithGoalOptions{GoalPath: goalPath, Rounds: 3})})
+			c, evs := run(t, w, f)
+			if c.String(KeyFailed) != "" {
+				t.Fatalf("failed at %s", c.String(KeyFailed))
+			}
+			judged := f.callsFor("执行-评审#")
+			if len(judged) != 3 {
+				t.Fatalf("judge rounds = %d", len(judged))
+			}
+			for _, j := range judged {
+				if !strings.Contains(j.Prompt, "FROZEN-GOAL") || strings.Contains(j.Prompt, "FORGED") {
+					t.Errorf("%s was not given the frozen goal:\n%s", j.Opts.StepName, j.Prompt)
+				}
+			}
+			var frozen, changed []harness.GoalEvent
+			for _, e := range evs {
+				if g, ok := e.Goal(); ok && g.State == harness.GoalFrozen {
+					frozen = append(frozen, g)
+				} else if ok {
+					changed = append(changed, g)
+				}
+			}
+			fz := c[FrozenGoalKey].(FrozenGoal)
+			if len(frozen) != 1 || frozen[0].SHA256 != fz.SHA256 || !strings.Contains(frozen[0].Text, "FROZEN-GOAL") || frozen[0].Path != goalPath {
+				t.Errorf("frozen events = %+v", frozen)
+			}
+			disk, _ := os.ReadFile(goalPath)
+			if forge != strings.Contains(string(disk), "FORGED") {
+				t.Fatalf("forge %v, disk %q", forge, disk) // the forgery did (or did not) land
+			}
+			switch {
+			case forge && (len(changed) != 1 || changed[0].SHA256 != fz.SHA256 || changed[0].DiskSHA256 == fz.SHA256 || changed[0].DiskSHA256 == ""):
+				t.Errorf("changed events = %+v, want one naming both hashes", changed)
+			case !forge && len(changed) != 0:
+				t.Errorf("changed events without a forgery: %+v", changed)
+			}
+		})
+	}
+}
+
+// A goal amended by the person (unreachable → change the goal) is frozen
+// anew: the next round is given it and the file it wrote is no forgery.
+func TestWithGoalAmendRefreezes(t *testing.T) {
+	goalPath := filepath.Join(t.TempDir(), "目标.md")
+	w, f := guarded(t, &fakeChannel{answers: []Answer{{State: Answered, Text: OptionChangeGoal}, {State: Answered, Text: "只要 Linux"}}},
+		goalPath, vUnreachable, vAchieved)
+	c, evs := run(t, w, f)
+	if c.String(KeyFailed) != "" || !strings.Contains(c[FrozenGoalKey].(FrozenGoal).Goal.Statement, "只要 Linux") {
+		t.Fatalf("failed %q, frozen %+v", c.String(KeyFailed), c[FrozenGoalKey])
+	}
+	for _, e := range evs {
+		if g, ok := e.Goal(); ok && g.State == harness.GoalChanged {
+			t.Errorf("the person's amendment was reported as a forgery: %+v", g)
+		}
+	}
+}
+
+// A goal a caller loaded itself (no goal step) is frozen as its file reads,
+// so a hand-written file is no forgery; the file changed after that is one.
+func TestWithGoalFreezesACallersGoal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "目标.md")
+	os.WriteFile(path, []byte("目标: 手写的目标\n检查清单:\n* 能加\n"), 0o600)
+	g, err := LoadGoal(path)
+	if err != nil || !g.Complete() {
+		t.Fatalf("goal = %+v, %v", g, err)
+	}
+	var evs []harness.Event
+	f := newFake().queue("w-评审#1", ok(vNotYet, "j1")).queue("w-评审#2", ok(vNotYet, "j2"))
+	c := Ctx{GoalKey: g, KeyRuntime: Runner(f), KeyOnEvent: func(e harness.Event) { evs = append(evs, e) }}
+	s := WithGoal(Step{Name: "w"}, nil, WithGoalOptions{GoalPath: path})
+	changed := func() (n int) {
+		for _, e := range evs {
+			if ge, ok := e.Goal(); ok && ge.State == harness.GoalChanged {
+				n++
+			}
+		}
+		return n
+	}
+	s.Gate(t.Context(), harness.StepResult{OK: true}, c)
+	if changed() != 0 {
+		t.Errorf("the caller's own file was reported as changed: %+v", evs)
+	}
+	os.WriteFile(path, []byte("目标: 随便\n检查清单:\n* 无所谓\n"), 0o600)
+	s.Gate(t.Context(), harness.StepResult{OK: true}, c)
+	if changed() != 1 || !strings.Contains(f.calls[1].Prompt, "手写的目标") {
+		t.Errorf("after a change: %d reports, judge prompt %q", changed(), f.calls[1].Prompt)
+	}
+}

@@ -61,7 +61,7 @@ func digestLine(e harness.Event) string {
 		if g, _ := e.Guard(); g.Denied() || g.Decision == "rewrite" {
 			return fmt.Sprintf("%s %s guard %s %s %s", at, e.Step, g.Guard, g.Decision, g.Tool)
 		}
-	case harness.EventStep, harness.EventTask:
+	case harness.EventStep, harness.EventTask, harness.EventGoal:
 		return fmt.Sprintf("%s %s", at, FlowEventLine(e))
 	case harness.EventRetry, harness.EventHandoff, harness.EventInterrupt, harness.EventError, harness.EventOffline:
 		return fmt.Sprintf("%s %s %s %v", at, e.Step, e.Kind, e.Data)
@@ -69,7 +69,7 @@ func digestLine(e harness.Event) string {
 	return ""
 }
 
-// FlowEventLine describes a workflow event ("step" or "task") in one line,
+// FlowEventLine describes a workflow event ("step", "task" or "goal") in one line,
 // for `flower runs show` and the oracle; "" for any other kind. It reads
 // events fresh from Workflow.Run and events read back from events.jsonl.
 func FlowEventLine(e harness.Event) string {
@@ -86,7 +86,30 @@ func FlowEventLine(e harness.Event) string {
 	if t, ok := e.Task(); ok {
 		return fmt.Sprintf("task %s: %d of %d checks cannot be verified in this environment [此环境无法验证] (%s)", e.Step, len(t.Unverifiable), t.Total, t.Path)
 	}
+	if g, ok := e.Goal(); ok {
+		return GoalEventLine(e.Step, g)
+	}
 	return ""
+}
+
+// GoalEventLine describes an Event("goal") in one line: the goal frozen, or
+// its file changed on disk while the judge keeps the frozen copy.
+func GoalEventLine(step string, g harness.GoalEvent) string {
+	if g.State == harness.GoalChanged {
+		disk := "is gone"
+		if g.DiskSHA256 != "" {
+			disk = "now holds sha256 " + short(g.DiskSHA256)
+		}
+		return fmt.Sprintf("goal %s: %s was changed on disk (%s); the judge keeps the frozen goal (sha256 %s)", step, g.Path, disk, short(g.SHA256))
+	}
+	return fmt.Sprintf("goal %s: frozen (sha256 %s, %s)", step, short(g.SHA256), g.Path)
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }
 
 // digestStats is the run's counts for the oracle, from the one fold the

@@ -135,9 +135,11 @@ func isGitRepo(dir string) bool {
 // A complete brief on disk means wake; no wake and no ask is ErrNoAsk. On
 // wake the new sentence lands in three places, or it silently does nothing:
 // appended to the brief (ch.Amend, label 唤醒时追加, never twice), the goal
-// re-derived (goal step with AlwaysSet), and sent straight to the
-// coordinator (whose resumed context holds the old goal). Call Close on the
-// workflow when done.
+// re-derived, and sent straight to the coordinator (whose resumed context
+// holds the old goal). The goal step runs on every start (AlwaysSet): a goal
+// file on disk is never believed, so a wake, a re-clarified brief (damaged
+// or New) and a forged file all get a goal derived from the brief, frozen
+// for the judge (FrozenGoal). Call Close on the workflow when done.
 func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 	o.fill()
 	ws, err := filepath.Abs(o.Workspace)
@@ -151,6 +153,8 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 	notes := wb.Notes()
 	briefPath := filepath.Join(notes, o.BriefName)
 	goalPath := filepath.Join(notes, o.GoalName)
+	// flower's records: the agents' write tools are fenced off them.
+	wb.Protected = []string{briefPath, goalPath, filepath.Join(notes, o.LogName), LockPath(ws)}
 	ask = strings.TrimSpace(ask)
 	wake := false
 	if !o.New {
@@ -183,7 +187,10 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 	if !o.ClarifyOnly {
 		goalRole := role
 		goalRole.CanRun = o.JudgeCanRun
-		goal := GoalStep(ch, GoalStepOptions{GoalPath: goalPath, BriefKey: clarify.Name, AlwaysSet: o.New || said != "",
+		// The goal is always derived by the goal step, never taken from the
+		// file: a file left by an earlier run may be forged, and a brief that
+		// was re-clarified (damaged, --new) or amended needs its own goal.
+		goal := GoalStep(ch, GoalStepOptions{GoalPath: goalPath, BriefKey: clarify.Name, AlwaysSet: true,
 			Role: goalRole, Instructions: o.Instructions})
 		workers := map[string]harness.AgentDefinition{
 			"coder": Worker("写代码、改文件、跑命令的执行者。派活时写清目标、验收标准和结果放哪。", o.WorkerPrompt,
@@ -195,7 +202,7 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 			steps = append(steps, work)
 		} else {
 			steps = append(steps, goal, WithGoal(work, ch, WithGoalOptions{
-				GoalPath: goalPath, Rounds: o.Rounds, CanRun: o.JudgeCanRun, Instructions: o.Instructions,
+				GoalPath: goalPath, Rounds: o.Rounds, CanRun: o.JudgeCanRun, Instructions: o.Instructions, Role: role,
 			}))
 		}
 	}

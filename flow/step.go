@@ -30,8 +30,11 @@ const (
 	BriefKey   = "_brief"   // Brief: the frozen brief
 	MissingKey = "_missing" // []string: sections the last clarify reply lacked
 	GoalKey    = "_goal"    // Goal: the frozen goal
-	VerdictKey = "_verdict" // Verdict: the judge's last verdict
-	RoundKey   = "_round"   // int: goal-guard rounds judged so far
+	// FrozenGoalKey holds the FrozenGoal every judge round is given.
+	FrozenGoalKey = "_goal_frozen"
+	goalWarnedKey = "_goal_warned" // string: the frozen sha256 whose changed file was already reported
+	VerdictKey    = "_verdict"     // Verdict: the judge's last verdict
+	RoundKey      = "_round"       // int: goal-guard rounds judged so far
 )
 
 // Values of Step.OnFail.

@@ -1,9 +1,6 @@
 package flow
 
-import "slices"
-import "sort"
 import "strings"
-import "unicode/utf8"
 
 import "github.com/flowerhq/flower/internal/docs"
 import "github.com/flowerhq/flower/internal/lazyre"
@@ -28,65 +25,16 @@ var verdictSections = []docs.Section{
 	{Key: "failed", Name: VerdictFailed, Aliases: []string{"未通过项", "未通过的检查", "Failed"}},
 }
 
-// statusWords are the judge's words for each state, in declaration order.
-// ParseVerdict tries them longest first (in characters, as the seed's
-// Python measures them), each anywhere in the conclusion; the first word of
-// that order that occurs decides — not the leftmost hit in the text. So a
-// hedged pass, "通过,但 macOS 上无法验证" or "passed, but cannot be verified
-// on macOS here", is unreachable: "无法验证" and "cannot be verified" are
-// longer than "通过" and "passed". Every way of saying "cannot be verified
-// here" is unreachable: a judge that cannot check must stop and ask, not pass
-// on reading the source. Among words of equal length the earlier
-// declaration wins, so the cautious states come first.
-var statusWords = []struct{ word, state string }{
-	{"不可达成", Unreachable}, {"无法达成", Unreachable}, {"达成不了", Unreachable}, {"达不到", Unreachable}, {"不可能", Unreachable},
-	{"暂时无法验证", Unreachable}, {"还没法验证", Unreachable},
-	{"无法验证", Unreachable}, {"没法验证", Unreachable}, {"验证不了", Unreachable}, {"无法判定", Unreachable},
-	{"不能验证", Unreachable}, {"无从验证", Unreachable},
-	{"unverifiable", Unreachable}, {"unreachable", Unreachable}, {"impossible", Unreachable},
-	{"cannot be verified", Unreachable}, {"can't be verified", Unreachable}, {"could not be verified", Unreachable},
-	{"couldn't be verified", Unreachable}, {"not verifiable", Unreachable}, {"unable to verify", Unreachable},
-	{"cannot verify", Unreachable}, {"can't verify", Unreachable},
-
-	{"尚未达成", NotYet}, {"还没达成", NotYet}, {"未达成", NotYet}, {"没达成", NotYet}, {"未完成", NotYet},
-	{"未通过", NotYet}, {"不通过", NotYet}, {"没通过", NotYet}, {"通过不了", NotYet}, {"未满足", NotYet}, {"不满足", NotYet},
-	{"尚未", NotYet}, {"还没", NotYet},
-	{"not achieved", NotYet}, {"not yet", NotYet}, {"not_yet", NotYet}, {"not done", NotYet}, {"not passed", NotYet},
-	{"failed", NotYet}, {"fail", NotYet},
-
-	{"已达成", Achieved}, {"已完成", Achieved}, {"已满足", Achieved}, {"达成", Achieved}, {"通过", Achieved},
-	{"achieved", Achieved}, {"passed", Achieved}, {"pass", Achieved}, {"done", Achieved},
-}
-
-// statusOrder is statusWords longest first (stable: ties keep declaration order).
-var statusOrder = func() []struct{ word, state string } {
-	out := slices.Clone(statusWords)
-	sort.SliceStable(out, func(i, j int) bool {
-		return utf8.RuneCountInString(out[i].word) > utf8.RuneCountInString(out[j].word)
-	})
-	return out
-}()
+// reportTag is the tag VerifyPrompt wraps the worker's report in; a judge
+// that echoes it quotes the worker, never concludes.
+const reportTag = "自述"
 
 var (
 	// Step 2 is Python's fullmatch(r"1|true") / fullmatch(r"0|false") on the
 	// stripped text: exact and case-sensitive.
 	trueRe  = lazyre.New(`^(?:1|true)$`)
 	falseRe = lazyre.New(`^(?:0|false)$`)
-	oneRe   = lazyre.New(`\b1\b`)
-	zeroRe  = lazyre.New(`\b0\b`)
 )
-
-// statusOf is step 3: the first word of statusOrder found anywhere in
-// text (ASCII words case-insensitively), or "".
-func statusOf(text string) string {
-	lower := strings.ToLower(text)
-	for _, w := range statusOrder {
-		if strings.Contains(lower, w.word) {
-			return w.state
-		}
-	}
-	return ""
-}
 
 // Verdict is one judge round's result: exactly three sections, 结论 / 理由 /
 // 未通过. State is "achieved", "not_yet", "unreachable", or "" when nothing
@@ -97,21 +45,43 @@ type Verdict struct {
 	Failed []string
 }
 
-// ParseVerdict recognizes the state in this order:
-//  1. the 结论 (or 判定) heading section;
+// ParseVerdict reads only the judge's own words: fenced blocks (with or
+// without an info string), "> " quote lines and an echoed <自述> report are
+// quotations and are removed first (docs.OwnText), and so is text in
+// quotation marks inside the conclusion. Then, in the seed's order:
+//  1. the 结论 (or 判定) heading sections — every one of them, so a second,
+//     contradicting conclusion counts;
 //  2. no heading sections at all: the whole stripped text fullmatching
 //     1|true → achieved, 0|false → not_yet;
-//  3. otherwise the status words longest first, each searched anywhere in
-//     the conclusion text (the whole text when there are no headings): the
-//     first word of that order that occurs decides;
-//  4. otherwise an isolated \b1\b → achieved, \b0\b → not_yet;
+//  3. status words in the conclusion (the whole text when there are no
+//     headings): an unverifiable/unreachable word anywhere → unreachable;
+//     else a positive word (达成, 通过, achieved, pass, …; ASCII as whole
+//     words) → achieved only when the conclusion opens with an allowlisted
+//     positive form ("已达成", "目标已达成", "全部通过", "Achieved", "All checks
+//     passed") and holds no marker of negation, partiality, hedging,
+//     contrast, condition, hearsay or doubt (没/未/不/非/无/部分/基本/但/除/?/
+//     not/n't/no/mostly/but/except/fail/…, "2/3"), not_yet otherwise; else
+//     a plain "not yet" word (尚未, failed) → not_yet;
+//  4. otherwise an isolated 0 → not_yet, an isolated 1 → achieved only as
+//     the whole opening clause with no marker (not_yet otherwise);
 //  5. otherwise State "" (OK false), which callers treat as not achieved.
+//
+// Last, a non-empty 未通过 list (anything but 无/没有/空/none/-) turns an
+// achieved conclusion into not_yet: a verdict that lists a failing check
+// contradicts itself, and the list is fed back.
 func ParseVerdict(text string) Verdict {
-	s, found := docs.Parse(text, verdictSections)
-	v := Verdict{Reason: s["reason"], Failed: docs.ListItems(s["failed"])}
-	concl := s["state"]
+	own := docs.OwnText(text, reportTag)
+	s, found := docs.ParseAll(own, verdictSections)
+	v := Verdict{}
+	if r := s["reason"]; len(r) > 0 {
+		v.Reason = r[0]
+	}
+	for _, f := range s["failed"] {
+		v.Failed = append(v.Failed, docs.ListItems(f)...)
+	}
+	concl := strings.Join(s["state"], "\n")
 	if !found {
-		whole := strings.TrimSpace(text)
+		whole := strings.TrimSpace(own)
 		switch {
 		case trueRe().MatchString(whole):
 			v.State = Achieved
@@ -125,14 +95,8 @@ func ParseVerdict(text string) Verdict {
 			v.Reason = whole
 		}
 	}
-	if st := statusOf(concl); st != "" {
-		v.State = st
-		return v
-	}
-	switch {
-	case oneRe().MatchString(concl):
-		v.State = Achieved
-	case zeroRe().MatchString(concl):
+	v.State = conclusionState(concl)
+	if v.State == Achieved && len(v.Failed) > 0 {
 		v.State = NotYet
 	}
 	return v

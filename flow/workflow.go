@@ -205,7 +205,7 @@ func runOnce(ctx context.Context, rt Runner, spec harness.AgentSpec, prompt stri
 }
 
 // recording returns the workflow's event callback: onEvent (nil: none), and
-// when rt is a Recorder, the workflow's own events ("step", "task") are
+// when rt is a Recorder, the workflow's own events ("step", "task", "goal") are
 // written to the run's record first. Events of the runs themselves are
 // recorded by the runner already and are not written twice.
 func recording(rt Runner, onEvent func(harness.Event)) func(harness.Event) {
@@ -217,7 +217,7 @@ func recording(rt Runner, onEvent func(harness.Event)) func(harness.Event) {
 		return onEvent
 	}
 	return func(e harness.Event) {
-		if e.Kind == harness.EventStep || e.Kind == harness.EventTask {
+		if e.Kind == harness.EventStep || e.Kind == harness.EventTask || e.Kind == harness.EventGoal {
 			rec.Record(e)
 		}
 		onEvent(e)

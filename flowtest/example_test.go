@@ -6,7 +6,7 @@ import "github.com/flowerhq/flower/flow"
 import "github.com/flowerhq/flower/flowtest"
 import "github.com/flowerhq/flower/harness"
 
-// The README's "Testing your workflow": a workflow test on a cassette.
+// docs/testing.md's "Testing your workflow": a workflow test on a cassette.
 // (Compiled, not run: as a test of its own it needs the cassette.)
 func ExampleCassette() {
 	testMyFlow := func(t *testing.T) {

@@ -10,7 +10,7 @@ import "github.com/flowerhq/flower/flow"
 import "github.com/flowerhq/flower/flowtest"
 import "github.com/flowerhq/flower/harness"
 import "github.com/flowerhq/flower/internal/testbed"
-import "github.com/flowerhq/flower/internal/wire"
+import "github.com/flowerhq/flower/batteries"
 import "github.com/flowerhq/flower/scripted"
 
 // markerScript is the "real model" of the recording: one Bash call that
@@ -25,7 +25,7 @@ func runWorkflow(t testing.TB, m *flowtest.Model, ws, prompt string) string {
 	t.Helper()
 	os.MkdirAll(ws, 0o700)
 	o := harness.NewOptions(ws)
-	wire.Defaults(&o)
+	batteries.Defaults(&o)
 	o.RunDir = filepath.Join(t.TempDir(), "runs")
 	o.Env = m.Env
 	o.Claude = testbed.ClaudePath(t)

@@ -38,6 +38,12 @@ type BuildOptions struct {
 	HookPath string
 	// SessionMirror adds --session-mirror (the session store is on).
 	SessionMirror bool
+	// RunDir is flower's run directory, which the fence keeps the step's
+	// write tools out of.
+	RunDir string
+	// AllowDirs widen the fence beyond the workspace and the workbench
+	// (--allow-dir); they are passed to claude as --add-dir too.
+	AllowDirs []string
 	// SettingsPath, AgentsPath and MCPPath are where the step's generated
 	// files will be written (the argv names them); empty: inline JSON.
 	SettingsPath, MCPPath string
@@ -156,9 +162,33 @@ func SpillGuard(hookPath, dir string, threshold int) HookMatcher {
 	return HookMatcher{Matcher: Bulky, Hooks: []HookCommand{hookCmd(hookPath, hooks.GuardSpill, "--dir", dir, "--threshold", strconv.Itoa(threshold))}}
 }
 
+// FenceGuard is the PreToolUse matcher on Write|Edit|NotebookEdit (main
+// thread and subagents) that keeps writes inside the workspace, the
+// workbench and allowDirs, and off flower's own state: the run dir and the
+// workbench's ProtectedPaths (hooks.Fence). wb may be nil.
+func FenceGuard(hookPath, workspace, runDir string, wb *Workbench, allowDirs []string) HookMatcher {
+	args := []string{hooks.GuardFence, "--root", workspace}
+	if wb != nil {
+		args = append(args, "--root", wb.Root())
+	}
+	for _, d := range allowDirs {
+		args = append(args, "--root", d)
+	}
+	if runDir != "" {
+		args = append(args, "--protect", runDir)
+	}
+	if wb != nil {
+		for _, p := range wb.ProtectedPaths() {
+			args = append(args, "--protect", p)
+		}
+	}
+	return HookMatcher{Matcher: hooks.FenceTools, Hooks: []HookCommand{denyHookCmd(hookPath, args...)}}
+}
+
 // StepHooks merges spec.Hooks, the workbench hooks (only with a workbench
 // and spec.Workbench) and the whitelist guard (skipped for delegate_only
-// roles), as Runtime._attempt does with merge_hooks.
+// roles), as Runtime._attempt does with merge_hooks, then the fence
+// whenever the workspace is known (o.Cwd: every step the Runtime runs).
 func StepHooks(spec AgentSpec, o BuildOptions) map[string][]HookMatcher {
 	groups := []map[string][]HookMatcher{spec.Hooks}
 	if o.Workbench != nil && spec.Workbench {
@@ -168,6 +198,9 @@ func StepHooks(spec AgentSpec, o BuildOptions) map[string][]HookMatcher {
 		if m := WhitelistGuard(o.HookPath, spec.AllowedTools, spec.Name); m != nil {
 			groups = append(groups, map[string][]HookMatcher{"PreToolUse": {*m}})
 		}
+	}
+	if o.Cwd != "" {
+		groups = append(groups, map[string][]HookMatcher{"PreToolUse": {FenceGuard(o.HookPath, o.Cwd, o.RunDir, o.Workbench, o.AllowDirs)}})
 	}
 	return MergeHooks(groups...)
 }
@@ -239,7 +272,7 @@ func BuildArgs(spec AgentSpec, o BuildOptions) (Built, error) {
 		}
 	}
 	if hooks := StepHooks(spec, o); len(hooks) > 0 {
-		if o.HookPath == "" && (o.Workbench != nil && spec.Workbench || !spec.DelegateOnly) {
+		if o.HookPath == "" && (o.Workbench != nil && spec.Workbench || !spec.DelegateOnly || o.Cwd != "") {
 			return Built{}, fmt.Errorf("harness: guards need the flower-hook binary (no hook path)")
 		}
 		b.Settings = map[string]any{"hooks": hooks}
@@ -256,7 +289,7 @@ func BuildArgs(spec AgentSpec, o BuildOptions) (Built, error) {
 	if o.PluginDir != "" {
 		a = append(a, "--plugin-dir="+o.PluginDir)
 	}
-	for _, d := range o.AddDirs {
+	for _, d := range slices.Concat(o.AddDirs, o.AllowDirs) {
 		a = append(a, "--add-dir="+d)
 	}
 	if o.Resume != "" {

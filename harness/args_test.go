@@ -1,6 +1,7 @@
 package harness
 
 import "encoding/json"
+import "path/filepath"
 import "slices"
 import "strings"
 import "testing"
@@ -84,6 +85,19 @@ func TestBuildArgs_Roles(t *testing.T) {
 			spec:      worker,
 			opts:      BuildOptions{HookPath: hook, Workbench: wb},
 			wantHooks: map[string][]string{"PostToolUse": {"Write|Edit => /bin/flower-hook index --dir /runs/workbench --max-entries 40"}},
+		},
+		{
+			name: "a step in a workspace: the fence keeps writes to workspace, workbench and allow dirs, off the run dir and flower's notes",
+			spec: worker,
+			opts: BuildOptions{HookPath: hook, Workbench: &Workbench{Workspace: "/ws", Home: "/runs/workbench", Protected: []string{"/runs/workbench/notes/目标.md"}},
+				Cwd: "/ws", RunDir: "/ws/.flower/runs", AllowDirs: []string{"/data"}},
+			wantArgs: []string{"--add-dir=/data"},
+			wantHooks: map[string][]string{
+				"PreToolUse": {"Write|Edit|NotebookEdit => " + hooks.DenyCommand("/bin/flower-hook", "fence", "--root", "/ws", "--root", "/runs/workbench",
+					"--root", "/data", "--protect", "/ws/.flower/runs", "--protect", "/runs/workbench/notes/交接-*.md", "--protect", "/runs/workbench/notes/archive",
+					"--protect", "/runs/workbench/INDEX.md", "--protect", "/runs/workbench/spill", "--protect", "/runs/workbench/notes/目标.md")},
+				"PostToolUse": {"Write|Edit => /bin/flower-hook index --dir /runs/workbench --max-entries 40"},
+			},
 		},
 		{
 			name: "every remaining field",
@@ -239,5 +253,17 @@ func TestBuildArgs_AgentSkills(t *testing.T) {
 	}
 	if got, want := string(b.Agents), `{"w":{"description":"d","prompt":"p","skills":["debug"]}}`; got != want {
 		t.Errorf("agents = %s, want %s", got, want)
+	}
+}
+
+// The fence's handoff pattern is the handoff notes' own name.
+func TestFenceProtectsTheHandoffNotes(t *testing.T) {
+	wb := NewWorkbench("/ws")
+	pat := filepath.Join(wb.Notes(), HandoffFileName("*"))
+	if !slices.Contains(wb.ProtectedPaths(), pat) {
+		t.Errorf("ProtectedPaths %q lack %s", wb.ProtectedPaths(), pat)
+	}
+	if ok, _ := filepath.Match(filepath.Base(pat), HandoffFileName("执行")); !ok {
+		t.Errorf("%s does not match %s", pat, HandoffFileName("执行"))
 	}
 }

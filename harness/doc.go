@@ -50,9 +50,10 @@
 // silent: long tool runs are legitimate.
 //
 // Wiring: harness links neither a session store nor the scripted model.
-// Options.OpenStore, Options.CopyCredentials and the guard self-test are
-// plugged in by the command (internal/wire); without OpenStore a Runtime
-// runs with no store.
+// Options.OpenStore and Options.CopyCredentials are plugged in by package
+// batteries (batteries.New is the seed's Runtime with its SQLite store), the
+// guard self-test by the command; without OpenStore a Runtime runs with no
+// store.
 //
 // Choices where the seed is silent (written down here on purpose):
 //   - permission_mode "default" sends no --permission-mode flag (2.1.328 calls

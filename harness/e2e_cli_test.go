@@ -90,7 +90,7 @@ func TestFlowerStep_JSONAndExitCodes(t *testing.T) {
 		t.Fatalf("flower step --json: %v", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	var res struct { // the step_result line (README "JSON output")
+	var res struct { // the step_result line (docs/cli.md "JSON output")
 		Kind string `json:"kind"`
 		OK   bool   `json:"ok"`
 		Text string `json:"text"`

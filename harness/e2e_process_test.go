@@ -13,7 +13,7 @@ import "time"
 
 import "github.com/flowerhq/flower/harness"
 import "github.com/flowerhq/flower/internal/testbed"
-import "github.com/flowerhq/flower/internal/wire"
+import "github.com/flowerhq/flower/batteries"
 import "github.com/flowerhq/flower/scripted"
 
 // fakeClaude writes a shell script that stands in for claude.
@@ -32,7 +32,7 @@ func bareOptions(t *testing.T) harness.Options {
 	ws := filepath.Join(root, "ws")
 	os.MkdirAll(ws, 0o755)
 	o := harness.NewOptions(ws)
-	wire.Defaults(&o)
+	batteries.Defaults(&o)
 	o.RunDir = filepath.Join(root, "runs")
 	o.Env = []string{"HOME=" + filepath.Join(root, "home"), "PATH=" + os.Getenv("PATH"), "ANTHROPIC_API_KEY=sk-test", "ANTHROPIC_BASE_URL=http://127.0.0.1:1"}
 	o.HookPath = hookBinary(t)

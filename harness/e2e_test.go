@@ -11,7 +11,7 @@ import "time"
 
 import "github.com/flowerhq/flower/harness"
 import "github.com/flowerhq/flower/internal/testbed"
-import "github.com/flowerhq/flower/internal/wire"
+import "github.com/flowerhq/flower/batteries"
 import "github.com/flowerhq/flower/scripted"
 
 // hookBinary is the real flower-hook, built once per test process.
@@ -24,7 +24,7 @@ func hookBinary(t *testing.T) string {
 func newRuntime(t *testing.T, b *testbed.Bed, mod func(*harness.Options)) *harness.Runtime {
 	t.Helper()
 	o := harness.NewOptions(b.Workspace)
-	wire.Defaults(&o)
+	batteries.Defaults(&o)
 	o.RunDir = filepath.Join(filepath.Dir(b.Workspace), "runs")
 	o.Env = b.Env()
 	o.Claude = b.Claude

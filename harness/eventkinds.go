@@ -39,7 +39,26 @@ const (
 	// Emitted by the flow package (a workflow around the Runtime).
 	EventStep = "step" // FlowStepEvent: a workflow step begins
 	EventTask = "task" // TaskEvent: a step's note (unverifiable goal checks)
+	EventGoal = "goal" // GoalEvent: the goal was frozen, or its file changed on disk
 )
+
+// Goal event states.
+const (
+	GoalFrozen  = "frozen"  // the goal step (or the guard's first round) froze the goal
+	GoalChanged = "changed" // the goal file no longer holds the frozen goal; the judge keeps the frozen one
+)
+
+// GoalEvent is the frozen goal (EventGoal): its State, the file at Path,
+// the sha256 of the frozen text, and with State "frozen" the Text itself
+// (the run's record of what every judge round is given); with "changed",
+// DiskSHA256 is what the file holds now ("" when it is gone).
+type GoalEvent struct {
+	State      string `json:"state"`
+	Path       string `json:"path"`
+	SHA256     string `json:"sha256"`
+	Text       string `json:"text,omitempty"`
+	DiskSHA256 string `json:"disk_sha256,omitempty"`
+}
 
 // FlowStepEvent is a workflow step beginning (EventStep): Index counts
 // from 0.
@@ -204,6 +223,9 @@ func (e Event) FlowStep() (FlowStepEvent, bool) { return decodeData[FlowStepEven
 
 // Task is the payload of an EventTask event.
 func (e Event) Task() (TaskEvent, bool) { return decodeData[TaskEvent](e, EventTask) }
+
+// Goal is the payload of an EventGoal event.
+func (e Event) Goal() (GoalEvent, bool) { return decodeData[GoalEvent](e, EventGoal) }
 
 // StepStart is the payload of a EventStepStart event.
 func (e Event) StepStart() (StepStartEvent, bool) {

@@ -201,6 +201,9 @@ func (h *Handoff) write(notesDir string, red *redact.Redactor) error {
 	if err := os.MkdirAll(notesDir, 0o700); err != nil {
 		return fmt.Errorf("harness: handoff: %w", err)
 	}
+	if err := atomicfile.NotALink(notesDir); err != nil {
+		return fmt.Errorf("harness: handoff: %w", err)
+	}
 	name := HandoffFileName(h.Step)
 	path := filepath.Join(notesDir, name)
 	if _, err := os.Stat(path); err == nil {

@@ -64,46 +64,48 @@ func (r *Runtime) childEnv(step string, extra map[string]string) []string {
 
 // prepareAttempt compiles the attempt's argv and step files (in the step's
 // folder) and, for a resume, loads the session from the store into the
-// config dir.
-func (r *Runtime) prepareAttempt(ctx context.Context, a attemptArgs) (Built, error) {
+// config dir (loadResume); done removes what the attempt needed only while
+// it ran.
+func (r *Runtime) prepareAttempt(ctx context.Context, a attemptArgs) (built Built, done func(), err error) {
 	dir := filepath.Join(r.runDir, r.run, stepDirName(a.step))
 	if err := privateDir(dir); err != nil {
-		return Built{}, fmt.Errorf("step dir: %w", err)
+		return Built{}, nil, fmt.Errorf("step dir: %w", err)
 	}
 	bo := BuildOptions{
 		Cwd: r.workspace, Resume: a.resume, Fork: a.fork, ResumeAt: a.resumeAt,
 		Workbench: r.opts.Workbench, SpillThreshold: r.opts.SpillThreshold, HookPath: r.hook,
-		SessionMirror: r.store != nil,
-		SettingsPath:  filepath.Join(dir, "settings.json"), MCPPath: filepath.Join(dir, "mcp.json"),
+		SessionMirror: r.store != nil, RunDir: r.runDir, AllowDirs: r.allowDirs,
+		SettingsPath: filepath.Join(dir, "settings.json"), MCPPath: filepath.Join(dir, "mcp.json"),
+	}
+	if wb := r.opts.Workbench; wb != nil && wb.External() {
+		// Outside the workspace (isolate, a run-dir workbench): claude
+		// grants writes there only for an --add-dir (the fence has it as a
+		// root already).
+		bo.AddDirs = append(bo.AddDirs, wb.Root())
 	}
 	if st, err := os.Stat(r.opts.PluginDir); r.opts.PluginDir != "" && err == nil && st.IsDir() {
 		bo.PluginDir = r.opts.PluginDir
 	}
-	built, err := BuildArgs(a.spec, bo)
-	if err != nil {
-		return Built{}, err
+	if built, err = BuildArgs(a.spec, bo); err != nil {
+		return Built{}, nil, err
 	}
 	if err := writeStepFiles(dir, built); err != nil {
-		return Built{}, err
+		return Built{}, nil, err
 	}
-	if a.resume != "" && r.store != nil && r.configDir != "" {
-		st, err := r.store.wait()
-		if err != nil {
-			return Built{}, err
-		}
-		if err := st.Materialize(ctx, r.project, a.resume, r.configDir); err != nil && a.emit != nil {
-			a.emit(Event{Kind: EventStore, Data: map[string]any{"error": err.Error(), "op": "materialize"}})
-		}
+	done, err = r.loadResume(ctx, a, dir, &built)
+	if err != nil {
+		return Built{}, nil, err
 	}
-	return built, nil
+	return built, done, nil
 }
 
 // attempt runs one claude process to its end.
 func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
-	built, err := r.prepareAttempt(ctx, a)
+	built, done, err := r.prepareAttempt(ctx, a)
 	if err != nil {
 		return attemptOut{err: &StartError{Reason: err.Error()}}
 	}
+	defer done()
 	p := newProc(r.claude, built.Args, r.childEnv(a.step, built.Env), r.workspace)
 	out, err := p.start()
 	if err != nil {

@@ -99,7 +99,7 @@ type Options struct {
 	// OpenStore opens the session store at path (<run_dir>/sessions.db).
 	// harness links no store of its own: nil runs without one (no
 	// mirroring; a resume reads the CLI's own files). The command wires
-	// the seed's SQLite store in (internal/wire.Defaults).
+	// the seed's SQLite store in (batteries.Defaults, batteries.New).
 	OpenStore func(ctx context.Context, path string, o StoreOptions) (SessionStore, error)
 	// NoStore runs without a session store even when OpenStore is set.
 	NoStore bool
@@ -111,6 +111,10 @@ type Options struct {
 	CopyCredentials func(fromConfigDir, toConfigDir string) error
 	// StartTimeout bounds the wait for system/init (default 60s).
 	StartTimeout time.Duration
+	// AllowDirs are folders outside the workspace and the workbench that
+	// the steps' write tools may write to (the fence, hooks.Fence); each is
+	// also given to claude as --add-dir. New makes them absolute.
+	AllowDirs []string
 }
 
 // NewOptions returns the seed's defaults for workspace.
@@ -139,6 +143,7 @@ type Runtime struct {
 	claude    string
 	hook      string
 	env       []string       // base child env
+	allowDirs []string       // Options.AllowDirs, absolute
 	configDir string         // portable config dir, "" when not portable
 	project   string         // CLAUDE_CODE_PROJECT_DIR_NAME
 	store     *openingStore  // nil: no session store
@@ -225,6 +230,13 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		opts: o, workspace: ws, runDir: runDir, claude: claude, hook: hook,
 		env: env, started: unixNow(), active: map[*proc]struct{}{},
 		sessions: map[string]string{}, onEvents: map[string]func(Event){},
+	}
+	for _, d := range o.AllowDirs {
+		a, err := filepath.Abs(d)
+		if err != nil {
+			return nil, fmt.Errorf("harness: allow dir: %w", err)
+		}
+		r.allowDirs = append(r.allowDirs, a)
 	}
 	r.run = o.RunID
 	if r.run == "" {
@@ -354,7 +366,7 @@ func (r *Runtime) copyCredentials(getenv func(string) string) error {
 		return nil
 	}
 	return fmt.Errorf("harness: %w: a portable run cannot use the login in %s without Options.CopyCredentials: "+
-		"wire one in (internal/wire.Defaults does), set ANTHROPIC_API_KEY, or turn Portable off", ErrNoCredentials, from)
+		"wire one in (batteries.Defaults does), set ANTHROPIC_API_KEY, or turn Portable off", ErrNoCredentials, from)
 }
 
 // Close stops the socket (removing its directory) while it closes the

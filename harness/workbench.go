@@ -18,6 +18,17 @@ type Workbench struct {
 	// Home places the workbench outside the workspace (isolation); agents
 	// then reach it by absolute path.
 	Home string
+	// Protected are more paths the fence keeps the agents' write tools off
+	// (the flow's brief, goal and Q&A log); ProtectedPaths adds the
+	// workbench's own.
+	Protected []string
+}
+
+// ProtectedPaths are the workbench paths only flower writes: the handoff
+// notes (notes/交接-*.md and notes/archive/), INDEX.md, spill/, and
+// Protected.
+func (w *Workbench) ProtectedPaths() []string {
+	return append(hooks.WorkbenchRecords(w.Root()), w.Protected...)
 }
 
 // NewWorkbench returns a workbench with the seed's defaults.

@@ -9,7 +9,7 @@
 // by the harness, from the user's own ~/.claude/settings.json, or from the
 // plugin in plugin/), writes the hook input JSON to its stdin and waits.
 // Run parses the flags, reads and decodes the input, asks the guard's pure
-// rule (Delegate, Whitelist, Spill, Index, Isolate) for a Decision, writes
+// rule (Delegate, Whitelist, Fence, Spill, Index, Isolate) for a Decision, writes
 // the hook output JSON to stdout, sends one Report line to $FLOWER_SOCKET
 // (if set; bounded by ReportTimeout, errors ignored) and exits. Nothing is
 // kept between calls; the only state is on disk (spill files, INDEX.md).
@@ -18,7 +18,7 @@
 // # Failing closed and open
 //
 // The CLI runs the tool when a hook crashes, times out or exits with
-// anything but 2. The deny guards (delegate, whitelist) therefore catch
+// anything but 2. The deny guards (delegate, whitelist, fence) therefore catch
 // every failure themselves (bad flags, empty, truncated or oversized input,
 // a non-object, a panic) and deny with exit 2 and the reason on stderr; and
 // the settings and plugin commands that call them go through DenyCommand,
@@ -32,7 +32,19 @@
 //
 // The CLI puts agent_id into hook input only for tool calls made inside a
 // subagent (verified on 2.1.328), so Input.IsMainThread is the seed's
-// _is_main_thread. delegate and whitelist only ever stop the main thread.
+// _is_main_thread. delegate and whitelist only ever stop the main thread;
+// fence stops both.
+//
+// # The fence
+//
+// fence (not in the seed) keeps Write/Edit/NotebookEdit inside its roots
+// (the workspace, the workbench, --allow-dir) and off its protected paths
+// (flower's run dir, flow lock and notes). A path is resolved as the kernel
+// opens it: relative to the call's cwd, "~" expanded as the CLI does,
+// symlinks followed through the deepest existing ancestor, a dangling link
+// to its target, and checked both lexically cleaned (as the CLI resolves
+// it) and with ".." applied after the link before it; /proc and /dev/fd
+// paths, loops and anything unresolvable are denied. Bash is not analysed.
 //
 // # Choices where the seed is silent
 //

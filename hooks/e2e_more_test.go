@@ -94,19 +94,6 @@ func TestE2E_SpillKeepsPointerReadBackWholeReadInOwnShape(t *testing.T) {
 	}
 }
 
-func gitInit(t *testing.T, dir string) {
-	t.Helper()
-	for _, args := range [][]string{
-		{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"},
-	} {
-		cmd := testbed.Command(t, "git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-	}
-}
-
 func TestE2E_IsolatePutsMarkedRoleIntoWorktree(t *testing.T) {
 	t.Parallel()
 	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
@@ -120,7 +107,7 @@ func TestE2E_IsolatePutsMarkedRoleIntoWorktree(t *testing.T) {
 		{Name: "main", Match: scripted.Match{FirstUser: "isolate test"}, Replies: []scripted.Reply{
 			agent("builder", "ISOLATED TASK"), agent("helper", "PLAIN TASK"), {Text: "isolate done"}}},
 	}})
-	gitInit(t, bed.Workspace)
+	testbed.GitInit(t, bed.Workspace)
 	settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.IsolateTools, hook + " isolate --roles builder"})
 	agents := `{"builder":{"description":"builds","prompt":"You are BUILDER","tools":["Bash"]},
 	  "helper":{"description":"helps","prompt":"You are HELPER","tools":["Bash"]}}`

@@ -7,6 +7,8 @@ import "os"
 import "path/filepath"
 import "strings"
 
+import "github.com/flowerhq/flower/internal/atomicfile"
+
 // PluginHookBin is where the plugin's hooks.json expects flower-hook, relative
 // to the plugin folder (scripts/setup.sh builds it there; it is git-ignored).
 const PluginHookBin = "bin/flower-hook"
@@ -76,14 +78,11 @@ func confined(root, p string) error {
 	if rr, err := filepath.EvalSymlinks(r); err == nil {
 		r = rr
 	}
-	st, err := os.Lstat(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
+	if err := atomicfile.NotALink(p); err != nil {
 		return err
-	case st.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("%s is a symlink: flower does not write through it", p)
+	}
+	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
 	resolved, err := filepath.EvalSymlinks(p)
 	if err != nil {

@@ -8,7 +8,7 @@ import "testing"
 
 import "github.com/flowerhq/flower/internal/testbed"
 
-// The plugin's delegate hook is exactly DenyCommand: the committed
+// The plugin's delegate and fence hooks are exactly DenyCommand: the committed
 // hooks.json cannot drift from the wrapper the tests prove.
 func TestPluginHooksJSONFailsClosed(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "plugin", "hooks", "hooks.json"))
@@ -25,11 +25,14 @@ func TestPluginHooksJSONFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	pre := f.Hooks["PreToolUse"]
-	if len(pre) != 1 || len(pre[0].Hooks) != 1 {
-		t.Fatalf("PreToolUse = %+v, want one delegate hook", pre)
+	if len(pre) != 2 || len(pre[0].Hooks) != 1 || len(pre[1].Hooks) != 1 {
+		t.Fatalf("PreToolUse = %+v, want a delegate and a fence hook", pre)
 	}
 	if got, want := pre[0].Hooks[0].Command, DenyCommand(PluginCommand, GuardDelegate, "--glance"); got != want {
 		t.Errorf("plugin delegate command =\n%s\nwant\n%s", got, want)
+	}
+	if got, want := pre[1].Hooks[0].Command, DenyCommand(PluginCommand, GuardFence, "--project"); got != want || pre[1].Matcher != FenceTools {
+		t.Errorf("plugin fence on %q =\n%s\nwant on %q\n%s", pre[1].Matcher, got, FenceTools, want)
 	}
 }
 

@@ -6,6 +6,8 @@ import "flag"
 import "fmt"
 import "io"
 import "os"
+import "path/filepath"
+import "slices"
 import "strings"
 
 import "github.com/flowerhq/flower/glance"
@@ -23,6 +25,7 @@ guards (each one is a hook command for settings.json or the plugin):
   spill        PostToolUse  --dir WORKBENCH --threshold N (4000) --tools REGEX --main-only
   index        PostToolUse  --dir WORKBENCH [--max-entries N]
   isolate      PreToolUse   --roles a,b   (matcher Agent)
+  fence        PreToolUse   --root DIR… --protect PATH… | --project   (matcher Write|Edit|NotebookEdit)
   is-ephemeral -- CMD       exit 0 if CMD is read-only, 1 if not
 
 Decisions are reported to the Unix socket in $FLOWER_SOCKET when set.
@@ -46,7 +49,7 @@ func Main(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string)
 
 // Run runs one guard (args[0]) on the hook input from stdin, writes the
 // hook output to stdout and returns the exit code. Deny guards (delegate,
-// whitelist) fail closed: bad flags, unreadable input or a panic deny with
+// whitelist, fence) fail closed: bad flags, unreadable input or a panic deny with
 // exit 2 and the reason on stderr. Transforming guards (spill, index,
 // isolate) fail open: they answer {} and the original stands. The decision
 // is then reported to $FLOWER_SOCKET (best-effort, bounded by
@@ -63,7 +66,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	case GuardIsEphemeral:
 		return runIsEphemeral(args[1:], stdin, stdout, stderr)
 	}
-	g, err := newGuard(args[0], args[1:], stderr)
+	g, err := newGuard(args[0], args[1:], stderr, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "flower-hook: %v\n", err)
 		if g.failClosed || g.name == "" {
@@ -127,7 +130,7 @@ func (g guard) fail(err error, in Input, stdout, stderr io.Writer, getenv func(s
 // newGuard parses the flags of guard name. The returned guard carries its
 // name and failClosed even when the flags are bad, so the caller knows how
 // to fail.
-func newGuard(name string, args []string, stderr io.Writer) (guard, error) {
+func newGuard(name string, args []string, stderr io.Writer, getenv func(string) string) (guard, error) {
 	fs := flag.NewFlagSet("flower-hook "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	g := guard{name: name, event: "PreToolUse"}
@@ -152,6 +155,19 @@ func newGuard(name string, args []string, stderr io.Writer) (guard, error) {
 		parse = func() error {
 			allowed := ParseToolList(*allow)
 			g.decide = func(in Input) Decision { return Whitelist(in, allowed, *role) }
+			return nil
+		}
+	case GuardFence:
+		g.failClosed = true
+		var cfg FenceConfig
+		fs.Func("root", "a folder writes may land in (repeatable: workspace, workbench, --allow-dir)", appendTo(&cfg.Roots))
+		fs.Func("protect", "a path inside the roots kept for flower (repeatable; a folder covers what is under it, * in the last element is a pattern)", appendTo(&cfg.Protected))
+		project := fs.Bool("project", false, "the plugin's fence: $CLAUDE_PROJECT_DIR (else the call's cwd) and $FLOWER_ALLOW_DIR are roots, its .flower state protected")
+		parse = func() error {
+			if len(cfg.Roots) == 0 && !*project {
+				return errors.New("fence needs --root or --project")
+			}
+			g.decide = func(in Input) Decision { return Fence(in, projectConfig(cfg, *project, in, getenv)) }
 			return nil
 		}
 	case GuardSpill:
@@ -203,6 +219,42 @@ func newGuard(name string, args []string, stderr io.Writer) (guard, error) {
 		return g, fmt.Errorf("%s: %w", name, err)
 	}
 	return g, nil
+}
+
+// projectConfig adds ProjectFence to cfg when project is set: the project
+// is $CLAUDE_PROJECT_DIR, else the call's cwd (neither: no root is added,
+// and the fence denies).
+func projectConfig(cfg FenceConfig, project bool, in Input, getenv func(string) string) FenceConfig {
+	if !project {
+		return cfg
+	}
+	dir := getenv("CLAUDE_PROJECT_DIR")
+	if dir == "" {
+		dir = in.Cwd
+	}
+	if dir == "" || !filepath.IsAbs(dir) {
+		return cfg
+	}
+	var allow []string
+	for _, d := range filepath.SplitList(getenv("FLOWER_ALLOW_DIR")) {
+		if filepath.IsAbs(d) {
+			allow = append(allow, d)
+		}
+	}
+	pc := ProjectFence(dir, allow)
+	return FenceConfig{Roots: append(slices.Clone(cfg.Roots), pc.Roots...), Protected: append(slices.Clone(cfg.Protected), pc.Protected...)}
+}
+
+// appendTo is a repeatable string flag collecting into list; an empty value
+// is an error.
+func appendTo(list *[]string) func(string) error {
+	return func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("empty value")
+		}
+		*list = append(*list, v)
+		return nil
+	}
 }
 
 // runIsEphemeral implements `flower-hook is-ephemeral -- CMD`: exit 0 if

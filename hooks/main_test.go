@@ -40,6 +40,7 @@ func TestRunFailsClosedAndOpen(t *testing.T) {
 		}{
 			{[]string{"delegate"}, ExitDeny},
 			{[]string{"whitelist", "--allow", "Read"}, ExitDeny},
+			{[]string{"fence", "--root", dir}, ExitDeny},
 			{[]string{"spill", "--dir", dir}, ExitOK},
 			{[]string{"index", "--dir", dir}, ExitOK},
 			{[]string{"isolate", "--roles", "x"}, ExitOK},

@@ -12,6 +12,7 @@ const (
 	GuardSpill       = "spill"
 	GuardIndex       = "index"
 	GuardIsolate     = "isolate"
+	GuardFence       = "fence"
 	GuardIsEphemeral = "is-ephemeral"
 )
 

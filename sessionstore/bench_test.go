@@ -164,7 +164,7 @@ func BenchmarkMaterialize(b *testing.B) {
 	defer s.Close()
 	b.SetBytes(size)
 	for b.Loop() {
-		if _, err := s.Materialize(b.Context(), benchKey, filepath.Join(ws, "cfg")); err != nil {
+		if _, err := s.MaterializeKey(b.Context(), benchKey, filepath.Join(ws, "cfg")); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -203,7 +203,7 @@ func init() {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
-		rep, err := s.Materialize(context.Background(), benchKey, args[2])
+		rep, err := s.MaterializeKey(context.Background(), benchKey, args[2])
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -94,7 +94,7 @@ func runStep(t *testing.T, bed *testbed.Bed, st *sessionstore.Store, cfg string,
 func resume(t *testing.T, bed *testbed.Bed, st *sessionstore.Store, id, prompt string) (*stepRun, sessionstore.TrimReport) {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "resume-cfg")
-	rep, err := st.Materialize(t.Context(), sessionstore.Key{ProjectKey: projectKey, SessionID: id}, cfg)
+	rep, err := st.MaterializeKey(t.Context(), sessionstore.Key{ProjectKey: projectKey, SessionID: id}, cfg)
 	if err != nil {
 		t.Fatalf("Materialize: %v", err)
 	}
@@ -426,7 +426,7 @@ func TestE2E_SubagentTranscriptsMirrorAndMaterialize(t *testing.T) {
 	assertRowsAreFileLines(t, transcriptRows, cliFile)
 
 	out := filepath.Join(t.TempDir(), "resume-cfg")
-	rep, err := st.Materialize(t.Context(), key, out)
+	rep, err := st.MaterializeKey(t.Context(), key, out)
 	if err != nil || rep.Transcripts != 2 {
 		t.Fatalf("Materialize: report %+v, err %v; want 2 transcripts", rep, err)
 	}

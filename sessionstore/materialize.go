@@ -17,7 +17,7 @@ import "github.com/tidwall/gjson"
 
 import "github.com/flowerhq/flower/internal/atomicfile"
 
-// Materialize writes key's session for a resume:
+// MaterializeKey writes key's session for a resume:
 // <configDir>/projects/<ProjectKey>/<SessionID>.jsonl from the load pipeline
 // (as LoadForResume), and every subagent transcript of the session under
 // <configDir>/projects/<ProjectKey>/<SessionID>/<subpath>.jsonl, with its
@@ -28,9 +28,37 @@ import "github.com/flowerhq/flower/internal/atomicfile"
 // replays exactly that. Directories are created 0700, files 0600; existing
 // files are replaced. The report (also LastReport) covers every transcript
 // written. A key that is not stored fails with ErrNotFound.
-func (s *Store) Materialize(ctx context.Context, key Key, configDir string) (TrimReport, error) {
+func (s *Store) MaterializeKey(ctx context.Context, key Key, configDir string) (TrimReport, error) {
+	return s.MaterializeAs(ctx, key, key.ProjectKey, configDir)
+}
+
+// Materialize is MaterializeKey in the shape a harness.Runtime calls it
+// (so a *Store is the Runtime's session store as it is): the session is
+// loaded for a resume in projectKey's workspace. A session that workspace
+// did not record itself (a run that was not portable keys it by claude's
+// own project dir; another checkout path or machine by that path) is found
+// by its exact id wherever it is stored, the newest first, and written
+// under projectKey.
+func (s *Store) Materialize(ctx context.Context, projectKey, sessionID, configDir string) error {
+	_, err := s.MaterializeKey(ctx, Key{ProjectKey: projectKey, SessionID: sessionID}, configDir)
+	if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	found, ferr := s.Find(ctx, sessionID)
+	if ferr != nil || found.SessionID != sessionID {
+		return err
+	}
+	_, err = s.MaterializeAs(ctx, found, projectKey, configDir)
+	return err
+}
+
+// MaterializeAs is MaterializeKey writing the session under another project
+// key: <configDir>/projects/<projectKey>/…, for a resume in a workspace other
+// than the one that recorded it (another checkout path, another machine, or
+// claude's own project dir of a run that was not portable).
+func (s *Store) MaterializeAs(ctx context.Context, key Key, projectKey, configDir string) (TrimReport, error) {
 	key = key.Main()
-	rep, err := s.materialize(ctx, key, configDir)
+	rep, err := s.materialize(ctx, key, projectKey, configDir)
 	if err != nil {
 		return TrimReport{}, fmt.Errorf("sessionstore: materialize %s: %w", key, err)
 	}
@@ -38,7 +66,7 @@ func (s *Store) Materialize(ctx context.Context, key Key, configDir string) (Tri
 	return rep, nil
 }
 
-func (s *Store) materialize(ctx context.Context, key Key, configDir string) (TrimReport, error) {
+func (s *Store) materialize(ctx context.Context, key Key, projectKey, configDir string) (TrimReport, error) {
 	upTo, err := s.lastSeq(ctx, key)
 	if err != nil {
 		return TrimReport{}, err
@@ -46,7 +74,7 @@ func (s *Store) materialize(ctx context.Context, key Key, configDir string) (Tri
 	if upTo == 0 {
 		return TrimReport{}, fmt.Errorf("not in %s: %w", s.path, ErrNotFound)
 	}
-	dir := filepath.Join(configDir, "projects", key.ProjectKey)
+	dir := filepath.Join(configDir, "projects", projectKey)
 	rep, err := s.materializeOne(filepath.Join(dir, key.SessionID+".jsonl"), s.factSource(ctx, key, upTo), s.rowSource(ctx, key, upTo))
 	if err != nil {
 		return rep, err

@@ -111,7 +111,7 @@ func TestImportMaterializeRoundTrip(t *testing.T) {
 		t.Fatalf("Find = %v, %v", key, err)
 	}
 	cfg := filepath.Join(t.TempDir(), "cfg")
-	if _, err := s.Materialize(t.Context(), key, cfg); err != nil {
+	if _, err := s.MaterializeKey(t.Context(), key, cfg); err != nil {
 		t.Fatal(err)
 	}
 	for rel, want := range map[string][]byte{

@@ -152,7 +152,7 @@ func TestSameResumeOnBothBackends(t *testing.T) {
 		if err != nil || k != benchKey {
 			t.Fatalf("%s: Find = %v, %v", s.Path(), k, err)
 		}
-		rep, err := s.Materialize(t.Context(), benchKey, filepath.Join(ws, "cfg"))
+		rep, err := s.MaterializeKey(t.Context(), benchKey, filepath.Join(ws, "cfg"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -279,7 +279,7 @@ not json at all
 			return err
 		}},
 		{"Materialize", func() error {
-			_, err := s.Materialize(t.Context(), sessionstore.Key{ProjectKey: "pk", SessionID: "no-such-session"}, t.TempDir())
+			_, err := s.MaterializeKey(t.Context(), sessionstore.Key{ProjectKey: "pk", SessionID: "no-such-session"}, t.TempDir())
 			return err
 		}},
 		{"Export", func() error {

@@ -101,6 +101,9 @@ type Store struct {
 	mu       sync.Mutex
 	lastTime int64 // last mtime this process issued
 	report   TrimReport
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Option configures Open and OpenURL.
@@ -181,12 +184,14 @@ func (s *Store) q(query string) string {
 	return query
 }
 
-// Close closes the database.
+// Close closes the database; closing twice is harmless.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("sessionstore: close: %w", err)
-	}
-	return nil
+	s.closeOnce.Do(func() {
+		if err := s.db.Close(); err != nil {
+			s.closeErr = fmt.Errorf("sessionstore: close: %w", err)
+		}
+	})
+	return s.closeErr
 }
 
 // Checkpoint copies what SQLite's write-ahead log holds into the database

@@ -26,7 +26,7 @@ const claudeHelp = `flower claude [claude args…]
 A drop-in for claude: the same arguments, the same exit code, interactive under
 a pseudo-terminal when you are at one (window size forwarded), plain pass-through
 in a pipeline. flower adds two things: the guards plugin (--plugin-dir; the
-coordinator-style delegate guard, spill and index), and, when claude exits, the
+coordinator-style delegate guard, the fence, spill and index), and, when claude exits, the
 session transcripts it wrote are mirrored into the session store
 ($FLOWER_RUN_DIR/sessions.db, default ~/.flower/sessions.db). Every argument
 goes to claude; claude's own help follows.
@@ -36,6 +36,7 @@ Examples:
    flower claude -p "summarize README.md" # one-shot, same output as claude -p
    flower claude --resume 1234-…          # anything claude takes
    FLOWER_RUN_DIR=runs flower claude      # mirror into ./runs/sessions.db
+   FLOWER_ALLOW_DIR=~/notes flower claude # the plugin's fence lets writes land there too
 `
 
 func newClaudeCmd(e *cmdEnv) *cli.Command {

@@ -28,6 +28,7 @@ type starterOptions struct {
 	Timeout, OnlineTimeout            time.Duration
 	Answers, Instructions, Model      string
 	Version                           bool
+	AllowDirs                         dirList
 	Ask                               []string // the words of the ask; "-" reads stdin
 }
 
@@ -81,7 +82,7 @@ func newStarterCmd(e *cmdEnv, cont bool) *cli.Command {
 			instructionsFlag(&o.Instructions), modelFlag(&o.Model),
 			jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last (without it, piped output is plain lines for people)"),
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the outcome (and errors)", EnvVars: []string{"FLOWER_QUIET"}, Destination: &o.Quiet},
-			claudeFlag(&o.Claude), hookFlag(&o.Hook),
+			claudeFlag(&o.Claude), hookFlag(&o.Hook), allowDirFlag(&o.AllowDirs),
 			&cli.BoolFlag{Name: "no-self-test", Usage: "start even if the guard self-test fails", EnvVars: []string{"FLOWER_NO_SELF_TEST"}, Destination: &o.NoSelfTest},
 			onlineTimeoutFlag(&o.OnlineTimeout),
 			// No FLOWER_VERSION: a variable left set would turn every run into a version print.
@@ -102,7 +103,7 @@ func newStarterCmd(e *cmdEnv, cont bool) *cli.Command {
 	}
 	if cont {
 		c.Name, c.UsageText = "continue", ""
-		c.Usage = "wake the work in this workspace without a new sentence: the brief and goal on disk go on"
+		c.Usage = "wake the work in this workspace without a new sentence: the brief on disk goes on"
 		// --new starts over, which is no continuing.
 		c.Flags = slices.DeleteFunc(c.Flags, func(f cli.Flag) bool { return f.Names()[0] == "version" || f.Names()[0] == "new" })
 	}
@@ -199,6 +200,14 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	ro := runtimeOptions(pl.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, o.Claude, o.Hook
 	ro.Resilience.OnlineTimeout = o.OnlineTimeout
+	if ro.AllowDirs, err = allowDirs(o.AllowDirs); err != nil {
+		return err
+	}
+	// One flow per workspace: a second one is turned away at once, before
+	// the self-test and before anything is written.
+	if err := flow.CheckWorkspace(pl.Workspace); err != nil {
+		return err
+	}
 	st, release, err := withStore(ctx, e.Stderr, o.Store, &ro)
 	if err != nil {
 		return err
@@ -213,6 +222,15 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	if err := pl.prepare(); err != nil {
 		return err
 	}
+	if err := ensureHome(pl.Workspace); err != nil {
+		return err
+	}
+	ro.RunID = harness.NewRunID() // the lock names it
+	lock, err := flow.LockWorkspace(pl.Workspace, ro.RunID)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	if !o.NoSelfTest {
 		stampSelfTest(ro, e.Getenv)
 	}
@@ -275,6 +293,7 @@ type flowOutcome struct {
 	ExitCode                        int
 	Error, Run, RunDir, Events      string
 	Workbench, Brief, Goal, Verdict string
+	VerdictReason                   string // why the goal was not achieved (the summary's line; in Error too)
 	FailedStep                      string // the step that failed, if one did
 	CostUSD, Seconds                float64
 	Steps                           []harness.StepResult
@@ -321,17 +340,27 @@ func summarize(wf *flow.Workflow, rt *harness.Runtime, fc flow.Ctx, runErr, ctxE
 	case runErr != nil:
 		o.ExitCode, o.Error = exitFailed, runErr.Error()
 	case fc != nil && fc.String(flow.KeyFailed) != "":
-		name := fc.String(flow.KeyFailed)
-		o.ExitCode, o.Error, o.FailedStep = exitFailed, "step "+name+" failed", name
-		for _, s := range o.Steps {
-			if s.Step == name && s.Error != "" {
-				o.Error += ": " + s.Error
-			}
-		}
+		o.failedAt(fc.String(flow.KeyFailed), fc)
 	default:
 		o.OK = true
 	}
 	return o
+}
+
+// failedAt is the outcome of a run that step name stopped: exit 1, the
+// step's own error, and when the goal guard's rounds ran out, the last
+// verdict's reason (a failed judge's error among them).
+func (o *flowOutcome) failedAt(name string, fc flow.Ctx) {
+	o.ExitCode, o.Error, o.FailedStep = exitFailed, "step "+name+" failed", name
+	for _, s := range o.Steps {
+		if s.Step == name && s.Error != "" {
+			o.Error += ": " + s.Error
+		}
+	}
+	if v, ok := fc[flow.VerdictKey].(flow.Verdict); ok && !v.Achieved() && name == flow.WorkStepName {
+		o.VerdictReason = clipWidth(strings.Join(strings.Fields(v.Reason), " "), 300)
+		o.Error += ": goal not achieved: " + o.VerdictReason
+	}
 }
 
 // exitError is the outcome as flower's exit: nil when it went well. At a

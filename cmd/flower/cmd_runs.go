@@ -179,11 +179,11 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 	return nil
 }
 
-// flowEvents are the workflow's own events ("step", "task") of a run.
+// flowEvents are the workflow's own events ("step", "task", "goal") of a run.
 func flowEvents(events []harness.Event) []eventJSON {
 	out := []eventJSON{}
 	for _, ev := range events {
-		if ev.Kind == "step" || ev.Kind == "task" {
+		if ev.Kind == "step" || ev.Kind == "task" || ev.Kind == "goal" {
 			out = append(out, eventOut(ev))
 		}
 	}

@@ -21,6 +21,7 @@ type stepOptions struct {
 	MaxTurns, MaxAttempts, KeepDenials, Spill            int
 	MaxBudget                                            float64
 	RetryDelay, OnlineTimeout                            time.Duration
+	AllowDirs                                            dirList
 	Prompt                                               []string
 }
 
@@ -28,7 +29,7 @@ func newStepCmd(e *cmdEnv) *cli.Command {
 	o := &stepOptions{}
 	res := harness.NewResilience()
 	flags := []cli.Flag{
-		workspaceFlag(&o.Workspace, wsUsageStep), runDirFlag(&o.RunDir), claudeFlag(&o.Claude), hookFlag(&o.Hook),
+		workspaceFlag(&o.Workspace, wsUsageStep), runDirFlag(&o.RunDir), claudeFlag(&o.Claude), hookFlag(&o.Hook), allowDirFlag(&o.AllowDirs),
 		modelFlag(&o.Model), instructionsFlag(&o.Instructions),
 		&cli.StringFlag{Name: "role", Value: "plain", Usage: "the role `ROLE` the step plays: plain|coordinator|worker|clarify|judge|oracle", EnvVars: []string{"FLOWER_ROLE"}, Destination: &o.Role},
 		&cli.StringFlag{Name: "name", Usage: "step `NAME` (default: the role)", EnvVars: []string{"FLOWER_STEP_NAME"}, Destination: &o.Name},
@@ -144,6 +145,9 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 	ho.Resilience.MaxAttempts, ho.Resilience.BaseDelay = o.MaxAttempts, o.RetryDelay
 	ho.Resilience.OnlineTimeout = o.OnlineTimeout
 	ho.Handoff.Enabled = !o.NoHandoff
+	if ho.AllowDirs, err = allowDirs(o.AllowDirs); err != nil {
+		return err
+	}
 	if o.Workbench {
 		ho.Workbench = harness.RunDirWorkbench(ho.Workspace, ho.RunDir)
 	}

@@ -43,6 +43,44 @@ func isolateFlag(dst *bool) cli.Flag {
 	return &cli.BoolFlag{Name: "isolate", Usage: "the coder works in its own git worktree (the workspace must be a git repo)", EnvVars: []string{"FLOWER_ISOLATE"}, Destination: dst}
 }
 
+// dirList is a repeatable folder flag (--allow-dir A --allow-dir B; one
+// value may list several separated by the OS's list separator, as
+// FLOWER_ALLOW_DIR=A:B does).
+type dirList []string
+
+func (d *dirList) Set(v string) error {
+	for _, p := range filepath.SplitList(v) {
+		if p = strings.TrimSpace(p); p != "" {
+			*d = append(*d, p)
+		}
+	}
+	return nil
+}
+
+func (d *dirList) String() string { return strings.Join(*d, string(filepath.ListSeparator)) }
+
+func allowDirFlag(dst *dirList) cli.Flag {
+	return &cli.GenericFlag{Name: "allow-dir", Usage: "let the agents' write tools also write in `DIR` (repeatable; the fence otherwise keeps them to the workspace and the workbench)", EnvVars: []string{"FLOWER_ALLOW_DIR"}, Value: dst}
+}
+
+// allowDirs checks the --allow-dir folders: each must be an existing
+// directory (a typo would otherwise widen nothing, silently); they are
+// returned absolute.
+func allowDirs(dirs dirList) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		a, err := filepath.Abs(d)
+		if err != nil {
+			return nil, usagef("--allow-dir %s: %v", d, err)
+		}
+		if st, err := os.Stat(a); err != nil || !st.IsDir() {
+			return nil, usagef("--allow-dir %s is not an existing directory (create it first, or drop the flag)", d)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 // resumePolicyFlags are the resume policies, spelled alike in `flower step`
 // and `flower sessions show|report`, so a preview shows that step's resume.
 func resumePolicyFlags(trim, noEphemeral *bool, keepDenials *int) []cli.Flag {
@@ -98,17 +136,27 @@ func resolvePlace(workspace, runDir string) (place, error) {
 func (p place) prepare() error {
 	home := filepath.Join(p.Workspace, workspaceHome)
 	if rel, err := filepath.Rel(home, p.RunDir); err == nil && !strings.HasPrefix(rel, "..") {
-		if err := os.MkdirAll(home, 0o700); err != nil {
+		if err := ensureHome(p.Workspace); err != nil {
 			return err
-		}
-		gi := filepath.Join(home, ".gitignore")
-		if _, err := os.Stat(gi); os.IsNotExist(err) {
-			if err := os.WriteFile(gi, []byte("*\n"), 0o600); err != nil {
-				return fmt.Errorf("writing %s: %w", gi, err)
-			}
 		}
 	}
 	return os.MkdirAll(p.RunDir, 0o700)
+}
+
+// ensureHome makes the workspace's .flower folder (0700) with a .gitignore
+// of "*", so that nothing of flower's lands in the user's repository.
+func ensureHome(workspace string) error {
+	home := filepath.Join(workspace, workspaceHome)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	gi := filepath.Join(home, ".gitignore")
+	if _, err := os.Stat(gi); os.IsNotExist(err) {
+		if err := os.WriteFile(gi, []byte("*\n"), 0o600); err != nil {
+			return fmt.Errorf("writing %s: %w", gi, err)
+		}
+	}
+	return nil
 }
 
 // noArgs is the usage error of a command that takes no arguments.

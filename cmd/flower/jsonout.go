@@ -12,7 +12,7 @@ import "github.com/flowerhq/flower/sessionstore"
 // flower's --json output is one schema: every line (or array element) is an
 // object with "kind"; fields are snake_case and always present ("" , 0, [],
 // {} or null when empty); times are RFC 3339. jsonSchema lists each kind's
-// fields (the tests hold every command's output to it, and the README's
+// fields (the tests hold every command's output to it, and docs/cli.md's
 // "JSON output" section to it); any other kind is an event.
 var jsonSchema = map[string][]string{
 	"event":       {"kind", "step", "time", "data", "raw"},

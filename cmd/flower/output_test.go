@@ -120,10 +120,10 @@ func TestJSONOfEveryShape(t *testing.T) {
 	}
 }
 
-// TestREADMEDocumentsTheSchema: the README's JSON section lists every kind
-// with exactly its fields, so the document cannot drift from the code.
-func TestREADMEDocumentsTheSchema(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// TestDocsDocumentTheSchema: the JSON section of docs/cli.md lists every
+// kind with exactly its fields, so the document cannot drift from the code.
+func TestDocsDocumentTheSchema(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestREADMEDocumentsTheSchema(t *testing.T) {
 			}
 		}
 		if line == "" {
-			t.Errorf("README has no schema row for %s", kind)
+			t.Errorf("docs/cli.md has no schema row for %s", kind)
 			continue
 		}
 		cells := strings.Split(line, "|")
@@ -144,7 +144,7 @@ func TestREADMEDocumentsTheSchema(t *testing.T) {
 			documented = append(documented, strings.Trim(strings.TrimSpace(f), "`"))
 		}
 		if !slices.Equal(documented, fields) {
-			t.Errorf("README row for %s lists %v, the schema %v", kind, documented, fields)
+			t.Errorf("docs/cli.md row for %s lists %v, the schema %v", kind, documented, fields)
 		}
 	}
 }

@@ -53,6 +53,11 @@ func (p *progress) event(e harness.Event) {
 		head, tail := p.lineParts()
 		// What the step came to goes first: a narrow terminal clips the tail.
 		p.say(fmt.Sprintf("%s %s%s (%.1fs) · %s", mark, head, verdict, e.Time.Sub(st.Started).Seconds(), tail))
+	case harness.EventGoal:
+		if g, _ := e.Goal(); g.State == harness.GoalChanged {
+			p.sayWrapped("⚠ " + flow.GoalEventLine(stepLabel(e.Step, p.zh), g))
+			p.paint()
+		}
 	case harness.EventStepStart, harness.EventOffline, harness.EventOnline:
 		p.paint()
 	case harness.EventAssistant, harness.EventToolUse, harness.EventResult, harness.EventRetry,
@@ -102,6 +107,12 @@ func (p *progress) say(s string) {
 		return
 	}
 	p.sayAlways(s)
+}
+
+// sayWrapped prints s whole, wrapped to the width (even when quiet: a
+// warning).
+func (p *progress) sayWrapped(s string) {
+	p.sayAlways(strings.Join(p.v.wrap(s), "\n"))
 }
 
 // sayAlways is say even when quiet: the outcome.
@@ -198,7 +209,11 @@ func (p *progress) finish(o flowOutcome) {
 	}
 	p.say("")
 	p.sayAlways(fmt.Sprintf("%s — $%.4f in %.0fs%s", status, o.CostUSD, o.Seconds, tallyNotes(p.stats.RunTally)))
-	for _, x := range [][2]string{{"brief", o.Brief}, {"goal", o.Goal}, {"verdict", o.Verdict}, {"workbench", o.Workbench}, {"events", o.Events}} {
+	verdict := o.Verdict
+	if o.VerdictReason != "" {
+		verdict += ": " + o.VerdictReason
+	}
+	for _, x := range [][2]string{{"brief", o.Brief}, {"goal", o.Goal}, {"verdict", verdict}, {"workbench", o.Workbench}, {"events", o.Events}} {
 		if x[1] != "" {
 			p.say(fmt.Sprintf("  %-9s %s", x[0], relPath(x[1])))
 		}
@@ -323,7 +338,11 @@ func (s shownAnswers) Answer(ctx context.Context, q flow.Question) (string, bool
 	default:
 		lines += "\n> (no answer)"
 	}
-	s.p.say(lines)
+	if !s.p.v.quiet {
+		for _, l := range strings.Split(lines, "\n") {
+			s.p.sayWrapped(l)
+		}
+	}
 	return a, ok, err
 }
 
@@ -336,12 +355,9 @@ func (p *progress) announceWake(wf *flow.Workflow, ask string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	notes := wf.Workbench.Notes()
-	what := "no new words: the goal on disk stands"
-	switch {
-	case ask != "":
-		what = "your words are added to the brief and the goal is set again"
-	case !fileExists(filepath.Join(notes, flow.DefaultGoalName)):
-		what = "no new words: the goal is set from the brief"
+	what := "no new words: the goal is derived from the brief again"
+	if ask != "" {
+		what = "your words are added to the brief and the goal is derived again"
 	}
 	p.say("waking the work: found the brief " + relPath(filepath.Join(notes, flow.DefaultBriefName)) + ", so clarify is skipped; " + what)
 }

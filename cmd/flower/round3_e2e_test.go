@@ -88,7 +88,7 @@ func TestE2E_OnlyAnAskStartsARun(t *testing.T) {
 
 	out, stderr := mustOutput(t, command("continue", "--timeout", "0"), "flower continue")
 	noJSONLine(t, "continue", out)
-	for _, want := range []string{"waking the work: found the brief", "clarify is skipped; no new words: the goal on disk stands",
+	for _, want := range []string{"waking the work: found the brief", "clarify is skipped; no new words: the goal is derived from the brief again",
 		"○ [", "→ not_yet", "✓ [", "→ achieved", "done — $"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("continue's output lacks %q:\n%s\nstderr: %s", want, out, stderr)

@@ -9,7 +9,7 @@ import "path/filepath"
 import "github.com/urfave/cli/v2"
 
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/wire"
+import "github.com/flowerhq/flower/batteries"
 import "github.com/flowerhq/flower/sessionstore"
 
 // storeFlag names the session store every store-using command reads and
@@ -22,7 +22,7 @@ func storeFlag(dst *string) cli.Flag {
 // openStore opens the store at u with the given resume policies; warnings
 // go to stderr.
 func openStore(ctx context.Context, stderr io.Writer, u string, so harness.StoreOptions) (*sessionstore.Store, error) {
-	return sessionstore.OpenURL(ctx, u, wire.StoreOptions(so, func(f string, a ...any) { fmt.Fprintf(stderr, "flower: "+f+"\n", a...) })...)
+	return sessionstore.OpenURL(ctx, u, batteries.StoreOptions(so, func(f string, a ...any) { fmt.Fprintf(stderr, "flower: "+f+"\n", a...) })...)
 }
 
 // withStore hands the Runtime of ho the store --store names, opened now,
@@ -42,9 +42,8 @@ func withStore(ctx context.Context, stderr io.Writer, u string, ho *harness.Opti
 	if err != nil {
 		return nil, nil, err
 	}
-	a := wire.Adapt(st)
-	ho.OpenStore = func(context.Context, string, harness.StoreOptions) (harness.SessionStore, error) { return a, nil }
-	return st, func() { a.Close() }, nil
+	ho.OpenStore = func(context.Context, string, harness.StoreOptions) (harness.SessionStore, error) { return st, nil }
+	return st, func() { st.Close() }, nil
 }
 
 // recordRun copies the run's manifest row into a shared store (st nil: no

@@ -19,23 +19,34 @@ const tellMsg = "TELL-MSG 也要支持乘法"
 // polls its inbox until the told message has arrived twice (at most ~400
 // polls), then finishes.
 func tellScript(string) *scripted.Script {
+	return pollingScript(func(r scripted.Request) string {
+		told := 0 // the test tells twice (text, then --json)
+		for _, tr := range r.AllToolResults() {
+			told += strings.Count(tr.Content, tellMsg)
+		}
+		switch {
+		case told >= 2:
+			return "收到留言,按新要求做完了。"
+		case len(r.AllToolResults()) > 400:
+			return "一直没有留言。"
+		}
+		return ""
+	})
+}
+
+// pollingScript: the clarifier answers with a brief at once; the
+// coordinator polls its inbox until finish gives its final text. The model
+// takes a moment per poll (100 ms, as a real one does), so the polls span
+// what the test does meanwhile.
+func pollingScript(finish func(scripted.Request) string) *scripted.Script {
 	return &scripted.Script{Conversations: []scripted.Conversation{
 		{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Func: func(scripted.Request) scripted.Reply {
 			return scripted.Reply{Text: demoBrief}
 		}},
 		{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: func(r scripted.Request) scripted.Reply {
-			told := 0 // the test tells twice (text, then --json)
-			for _, tr := range r.AllToolResults() {
-				told += strings.Count(tr.Content, tellMsg)
+			if text := finish(r); text != "" {
+				return scripted.Reply{Text: text}
 			}
-			if told >= 2 {
-				return scripted.Reply{Text: "收到留言,按新要求做完了。"}
-			}
-			if len(r.AllToolResults()) > 400 {
-				return scripted.Reply{Text: "一直没有留言。"}
-			}
-			// The model takes a moment per poll (as a real one does), so
-			// the coordinator's ~400 polls span the test's tells.
 			poll := demoTool("mcp__flower__inbox", map[string]any{})
 			poll.DelayMS = 100
 			return poll

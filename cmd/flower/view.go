@@ -60,7 +60,7 @@ func streamWidth(v any) int {
 }
 
 // asciiGlyphs are the view's non-ASCII marks in ASCII, for TERM=dumb.
-var asciiGlyphs = strings.NewReplacer("✓", "ok", "✗", "x", "○", "-", "·", "-", "→", "->", "—", "-", "…", "...", "✉", "mail:")
+var asciiGlyphs = strings.NewReplacer("✓", "ok", "✗", "x", "○", "-", "·", "-", "→", "->", "—", "-", "…", "...", "✉", "mail:", "⚠", "!")
 
 // line is s as the view prints one line of it: ASCII for a dumb terminal,
 // clipped to the width (less room, e.g. 1 for the live line, whose cursor
@@ -79,6 +79,33 @@ func (v view) line(s string, room int) string {
 		}
 	}
 	return s
+}
+
+// wrap breaks s into lines that fit the width, at spaces (a word wider
+// than the width is clipped), continuation lines indented by two: for text
+// a person must read whole, a question or a warning.
+func (v view) wrap(s string) []string {
+	w := v.width()
+	if v.ascii {
+		s = asciiGlyphs.Replace(s)
+	}
+	if w <= 4 || runewidth.StringWidth(s) <= w {
+		return []string{s}
+	}
+	var out []string
+	line := ""
+	for _, word := range strings.Split(s, " ") {
+		switch {
+		case line == "":
+			line = word
+		case runewidth.StringWidth(line+" "+word) <= w:
+			line += " " + word
+		default:
+			out = append(out, v.line(line, 0))
+			line = "  " + word
+		}
+	}
+	return append(out, v.line(line, 0))
 }
 
 // print writes s line by line, each fitted to the view.

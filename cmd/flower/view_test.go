@@ -102,3 +102,23 @@ func TestProgressPipedIsPlain(t *testing.T) {
 		t.Errorf("quiet: %q", quiet)
 	}
 }
+
+// TestViewWrapKeepsEveryWord: text a person must read whole is wrapped, not
+// clipped: every word survives and no line is wider than the terminal; a
+// line that fits stays one (the control).
+func TestViewWrapKeepsEveryWord(t *testing.T) {
+	v := liveView(30)
+	s := "⚠ goal /ws/.flower/notes/目标.md was changed on disk, the judge keeps the frozen goal"
+	lines := v.wrap(s)
+	if len(lines) < 3 || strings.Join(strings.Fields(strings.Join(lines, " ")), " ") != s {
+		t.Errorf("wrapped: %q", lines)
+	}
+	for _, l := range lines {
+		if runewidth.StringWidth(l) > 30 {
+			t.Errorf("%q is wider than 30", l)
+		}
+	}
+	if got := v.wrap("fits"); len(got) != 1 || got[0] != "fits" {
+		t.Errorf("control: %q", got)
+	}
+}

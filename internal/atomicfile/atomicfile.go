@@ -71,3 +71,20 @@ func SyncDir(dir string) error {
 	}
 	return nil
 }
+
+// NotALink returns an error when path (a file or the folder it is about to
+// be written in) is a symlink: flower writes its own files only into real
+// folders and files, so that a planted link cannot carry them out of the
+// workbench. A missing path is no error (the caller creates it).
+func NotALink(path string) error {
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case st.Mode()&fs.ModeSymlink != 0:
+		return errors.New(path + " is a symlink: flower does not write through it")
+	}
+	return nil
+}

@@ -1,7 +1,10 @@
 // Package docs parses and writes the small fixed-section Markdown documents
 // of the seed (brief, goal, verdict, handoff): headings with aliases, matched
 // longest first; the first non-empty duplicate wins; an unclosed code fence
-// drops the rest; the placeholder "(未填)" counts as missing.
+// drops the rest; the placeholder "(未填)" counts as missing. ParseAll keeps
+// every occurrence of a section; OwnText strips what a text quotes (fences,
+// "> " lines, tagged blocks) for readers that must not take a quotation
+// for the writer's own words.
 //
 // Lifecycle: stateless. Callers declare their sections once as a []Section
 // table, call Parse on each model reply and Write/Read for files; nothing is
@@ -119,8 +122,10 @@ func fenceMarker(t string) string {
 // glued on or spaced ("## 目标做 X", "**目标**做 X", "【目标】做 X",
 // "目标:做 X"), as the seed's heading regex reads it. A bare name is a
 // heading only when it is alone on its line, and a list number takes body
-// text only after a colon, so body text that merely starts with a section
-// word ("目标文件是 …", a check "1. 目标文件存在") is not mistaken for one.
+// text only after a colon or, for a Chinese name, a space ("3. 边界 只改
+// cli.py", as the seed's Brief rules tolerate), so body text that merely
+// starts with a section word ("目标文件是 …", a check "1. 目标文件存在") is
+// not mistaken for one.
 func matchHeading(line string, aliases []alias) (key, rest string, ok bool) {
 	s := strings.TrimSpace(line)
 	hashes := false
@@ -174,6 +179,7 @@ func matchHeading(line string, aliases []alias) (key, rest string, ok bool) {
 				}
 			}
 		}
+		spaced := r != "" && unicode.IsSpace([]rune(r)[0])
 		r = strings.TrimSpace(r)
 		colon := false
 		for _, c := range []string{":", "："} {
@@ -186,6 +192,10 @@ func matchHeading(line string, aliases []alias) (key, rest string, ok bool) {
 		case r == "" && (hashes || numbered || closed || colon || !bold):
 			return a.key, "", true
 		case closed || colon || hashes:
+			return a.key, r, true
+		case numbered && spaced && !isASCIIWordEnd(a.text):
+			// "3. 边界 只改 cli.py": a Chinese name set off by a space; "1.
+			// 目标文件存在" (glued) and "1. Goal is met" (English prose) stay body.
 			return a.key, r, true
 		}
 		return "", "", false
@@ -224,17 +234,28 @@ func isASCIIWordEnd(s string) bool {
 // of a section that has content wins; text before the first heading is
 // ignored. found reports whether any heading was seen at all.
 func Parse(text string, defs []Section) (sections map[string]string, found bool) {
-	aliases := compileAliases(defs)
+	all, found := ParseAll(text, defs)
 	sections = map[string]string{}
+	for k, bodies := range all {
+		sections[k] = bodies[0]
+	}
+	return sections, found
+}
+
+// ParseAll is Parse keeping every occurrence: each key maps to the
+// non-empty bodies of all its sections, in order. A reader that must not be
+// fooled by a second, contradicting section (the verdict) reads them all.
+func ParseAll(text string, defs []Section) (sections map[string][]string, found bool) {
+	aliases := compileAliases(defs)
+	sections = map[string][]string{}
 	var cur string
 	var buf []string
 	flush := func() {
 		if cur == "" {
 			return
 		}
-		body := CleanBody(strings.Join(buf, "\n"))
-		if sections[cur] == "" && body != "" {
-			sections[cur] = body
+		if body := CleanBody(strings.Join(buf, "\n")); body != "" {
+			sections[cur] = append(sections[cur], body)
 		}
 	}
 	for _, l := range stripFences(text) {
@@ -254,6 +275,104 @@ func Parse(text string, defs []Section) (sections map[string]string, found bool)
 	}
 	flush()
 	return sections, found
+}
+
+// OwnText is text without what it quotes: every fenced block whatever its
+// info string, and every run of three or more backticks up to its closing
+// run even when it opens mid-line ("汇报里写着: ```"), an unclosed one
+// dropping the rest (as in Parse); every "> " quote line; and every
+// <tag>…</tag> block of the given tags (an unclosed one drops the rest too).
+// Parse unwraps an untagged or md fence, because a model often wraps its
+// whole document in one; a reader that must tell the writer's own words
+// from what it quotes (the judge's conclusion from the worker's report it
+// cites) reads OwnText instead.
+func OwnText(text string, tags ...string) string {
+	var out []string
+	fence, closing := "", "" // the open fence's run; the awaited closing tag
+	for _, l := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		cut := fence != "" || closing != "" // the line starts inside a quotation
+		if fence != "" {
+			if fence[0] == '~' {
+				if t := strings.TrimSpace(l); strings.HasPrefix(t, fence) && strings.Trim(t, "~") == "" {
+					fence = ""
+				}
+				continue
+			}
+			i := strings.Index(l, fence)
+			if i < 0 {
+				continue
+			}
+			fence, l = "", strings.TrimLeft(l[i:], "`")
+		}
+		if closing != "" {
+			i := strings.Index(l, closing)
+			if i < 0 {
+				continue
+			}
+			l, closing = l[i+len(closing):], ""
+		}
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, ">") {
+			continue
+		}
+		if m := fenceMarker(t); m != "" && m[0] == '~' {
+			fence = m
+			continue
+		}
+		var own string
+		own, fence = openCode(l)
+		own, closing = dropTagged(own, tags)
+		if !cut && fence == "" && closing == "" || strings.TrimSpace(own) != "" {
+			out = append(out, own)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// openCode removes the code spans of three or more backticks from line; when
+// one does not close on the line, it returns the part before it and the
+// opening run, which a later line must close.
+func openCode(line string) (string, string) {
+	var b strings.Builder
+	for {
+		i := strings.Index(line, "```")
+		if i < 0 {
+			b.WriteString(line)
+			return b.String(), ""
+		}
+		b.WriteString(line[:i])
+		n := i
+		for n < len(line) && line[n] == '`' {
+			n++
+		}
+		run := line[i:n]
+		j := strings.Index(line[n:], run)
+		if j < 0 {
+			return b.String(), run
+		}
+		line = strings.TrimLeft(line[n+j:], "`")
+	}
+}
+
+// dropTagged removes <tag>…</tag> spans of line; when one opens and does
+// not close on the line, it returns the part before it and the closing tag
+// still awaited.
+func dropTagged(line string, tags []string) (string, string) {
+	for _, tag := range tags {
+		open, end := "<"+tag+">", "</"+tag+">"
+		for {
+			i := strings.Index(line, open)
+			if i < 0 {
+				break
+			}
+			j := strings.Index(line[i:], end)
+			if j < 0 {
+				return line[:i], end
+			}
+			line = line[:i] + line[i+j+len(end):]
+		}
+	}
+	return line, ""
 }
 
 // CleanBody trims a section body and maps the placeholder to empty.
@@ -324,12 +443,18 @@ func ListItems(body string) []string {
 }
 
 // noneWords is how a model says an empty list.
-var noneWords = map[string]bool{"无": true, "没有": true, "暂无": true, "none": true, "n/a": true}
+var noneWords = map[string]bool{"无": true, "没有": true, "暂无": true, "空": true, "(无)": true, "（无）": true,
+	"-": true, "—": true, "none": true, "n/a": true, "nothing": true}
 
 // Write writes text to path (private: 0600, in folders it creates 0700),
-// creating parent directories.
+// creating parent directories. The folder it writes in may not be a
+// symlink (atomicfile.NotALink), and a symlink at path is replaced, never
+// written through.
 func Write(path, text string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("docs: write %s: %w", path, err)
+	}
+	if err := atomicfile.NotALink(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("docs: write %s: %w", path, err)
 	}
 	if err := atomicfile.Write(path, []byte(text), 0o600); err != nil {

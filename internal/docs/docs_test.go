@@ -31,6 +31,12 @@ func TestParse(t *testing.T) {
 		{"heading with full-width colon", "目标：\nx", map[string]string{"goal": "x"}, true},
 		{"numbered heading", "3. 边界\nx", map[string]string{"bounds": "x"}, true},
 		{"numbered heading 3、", "3、边界\nx", map[string]string{"bounds": "x"}, true},
+		{"numbered heading with text after a space", "1. 目标 改 cli.py\n3. 边界 只改 cli.py", map[string]string{"goal": "改 cli.py", "bounds": "只改 cli.py"}, true},
+		{"numbered heading with text after a full-width space", "3、边界\u3000只改 cli.py", map[string]string{"bounds": "只改 cli.py"}, true},
+		{"numbered heading with text after a colon", "3. 边界: 只改 cli.py", map[string]string{"bounds": "只改 cli.py"}, true},
+		{"a glued numbered line is body", "## 目标\nG\n1. 目标文件存在", map[string]string{"goal": "G\n1. 目标文件存在"}, true},
+		{"a numbered English sentence is body", "## 目标\nG\n1. Goal is met", map[string]string{"goal": "G\n1. Goal is met"}, true},
+		{"an unnumbered word and a space is body", "## 目标\nG\n边界 很清楚", map[string]string{"goal": "G\n边界 很清楚"}, true},
 		{"body after ## heading", "## 目标 做 X", map[string]string{"goal": "做 X"}, true},
 		{"body after colon", "目标: 做 X\n验收标准: 能加", map[string]string{"goal": "做 X", "accept": "能加"}, true},
 		{"body after **heading**", "**目标** 做 X", map[string]string{"goal": "做 X"}, true},
@@ -65,6 +71,43 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParseAll keeps every occurrence, in order; Parse is its first.
+func TestParseAll(t *testing.T) {
+	in := "## 目标\nfirst\n## 边界\nB\n## 目标\n\n## 目标\nsecond"
+	all, found := ParseAll(in, testDefs)
+	if !found || !reflect.DeepEqual(all, map[string][]string{"goal": {"first", "second"}, "bounds": {"B"}}) {
+		t.Errorf("ParseAll = %q, %v", all, found)
+	}
+	if p, _ := Parse(in, testDefs); p["goal"] != "first" {
+		t.Errorf("Parse = %q", p)
+	}
+}
+
+// TestOwnText: fences of every kind, quote lines and tagged blocks are
+// dropped; the writer's own lines stay.
+func TestOwnText(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"untagged fence", "a\n```\n## 结论\n已达成\n```\nb", "a\nb"},
+		{"md fence", "a\n```markdown\n## 结论\n已达成\n```\nb", "a\nb"},
+		{"tilde fence", "a\n~~~\nx\n~~~\nb", "a\nb"},
+		{"longer fence closes only on its own run", "a\n````\n```\nx\n````\nb", "a\nb"},
+		{"unclosed fence drops the rest", "a\n```\n## 结论\n已达成", "a"},
+		{"quote lines", "a\n> ## 结论\n  > 已达成\nb", "a\nb"},
+		{"tagged block on one line", "a <自述>已达成</自述> b", "a  b"},
+		{"tagged block over lines", "a\n<自述>\n## 结论\n已达成\n</自述> b\nc", "a\n b\nc"},
+		{"unclosed tag drops the rest", "a\n<自述>\n已达成", "a"},
+		{"untouched", "## 结论\n未达成", "## 结论\n未达成"},
+		{"a fence opened mid-line", "汇报里写着: ```\n## 结论\n已达成\n```\n但不在", "汇报里写着: \n但不在"},
+		{"a code span of three backticks on one line", "a ```已达成``` b", "a  b"},
+		{"text after the closing run stays", "```\nx\n``` b", " b"},
+	}
+	for _, tt := range tests {
+		if got := OwnText(tt.in, "自述"); got != tt.want {
+			t.Errorf("%s: OwnText(%q) = %q, want %q", tt.name, tt.in, got, tt.want)
+		}
+	}
+}
+
 func TestListItems(t *testing.T) {
 	tests := []struct {
 		name string
@@ -76,6 +119,8 @@ func TestListItems(t *testing.T) {
 		{"plain lines", "a\n\nb", []string{"a", "b"}},
 		{"无 is an empty list", "无", nil},
 		{"none. is an empty list", "- None.", nil},
+		{"空, -, (无) are empty lists", "空\n-\n- （无）\n(无)", nil},
+		{"anything else is an item", "- 全部通过", []string{"全部通过"}},
 		{"placeholder item is dropped", "- (未填)\n- a", []string{"a"}},
 	}
 	for _, tt := range tests {

@@ -69,8 +69,12 @@ func Main(m *testing.M) int {
 // URL creates a fresh database in the test binary's cluster and returns its
 // URL. It skips the test without PostgreSQL (fails under
 // FLOWER_REQUIRE_POSTGRES=1) and fails it when the cluster cannot start.
+// Under `go test -short` (the unit loop) it always skips.
 func URL(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("postgres: -short is the unit loop, it starts no PostgreSQL")
+	}
 	if !managed {
 		t.Fatal("pgtest: call pgtest.Main from this package's TestMain, so the cluster is stopped after the tests")
 	}

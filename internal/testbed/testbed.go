@@ -67,9 +67,13 @@ func RepoRoot(t testing.TB) string {
 
 // ClaudePath returns the pinned claude: $FLOWER_CLAUDE, else the copy that
 // scripts/setup.sh installed in the checkout. It skips the test loudly when
-// neither exists, and fails it when FLOWER_REQUIRE_CLAUDE=1.
+// neither exists, and fails it when FLOWER_REQUIRE_CLAUDE=1. Under
+// `go test -short` (the unit loop) it always skips: nothing spawns claude.
 func ClaudePath(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("e2e: -short is the unit loop, it runs no claude")
+	}
 	p := os.Getenv("FLOWER_CLAUDE")
 	if p == "" {
 		p = filepath.Join(RepoRoot(t), pinned.ClaudeRelPath)

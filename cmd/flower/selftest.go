@@ -1,4 +1,4 @@
-package wire
+package main
 
 import "context"
 import "errors"
@@ -7,6 +7,7 @@ import "os"
 import "path/filepath"
 import "strings"
 
+import "github.com/flowerhq/flower/batteries"
 import "github.com/flowerhq/flower/harness"
 import "github.com/flowerhq/flower/scripted"
 
@@ -43,17 +44,17 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 	defer model.Close()
 	tmp, err := os.MkdirTemp("", "flower-selftest-")
 	if err != nil {
-		return fmt.Errorf("wire: self-test: %w", err)
+		return fmt.Errorf("flower: self-test: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	ws, home := filepath.Join(tmp, "ws"), filepath.Join(tmp, "home")
 	for _, d := range []string{ws, home} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("wire: self-test: %w", err)
+			return fmt.Errorf("flower: self-test: %w", err)
 		}
 	}
 	o := harness.NewOptions(ws)
-	Defaults(&o)
+	batteries.Defaults(&o)
 	o.RunDir = filepath.Join(tmp, "runs")
 	o.Claude, o.HookPath = claude, hook
 	o.Env = scripted.OfflineEnv(os.Environ(), home, model.URL())
@@ -99,7 +100,7 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 		problems = append(problems, "no guard report reached the runtime's socket")
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("wire: %w: %s", ErrSelfTest, strings.Join(problems, "; "))
+		return fmt.Errorf("flower: %w: %s", ErrSelfTest, strings.Join(problems, "; "))
 	}
 	return nil
 }

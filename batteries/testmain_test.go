@@ -1,0 +1,9 @@
+package batteries_test
+
+import "os"
+import "testing"
+
+import "github.com/flowerhq/flower/internal/testbed"
+
+// TestMain removes the binaries testbed.BuildBinary built after the tests.
+func TestMain(m *testing.M) { os.Exit(testbed.Main(m.Run)) }

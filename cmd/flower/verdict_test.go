@@ -1,0 +1,66 @@
+package main
+
+import "bytes"
+import "strings"
+import "testing"
+
+import "github.com/flowerhq/flower/flow"
+import "github.com/flowerhq/flower/harness"
+
+// TestTerminalShowsAForgedGoal: a goal file changed on disk is one warning
+// line at the terminal, naming the file and the frozen goal the judge keeps;
+// the goal being frozen (the control) prints nothing of its own.
+func TestTerminalShowsAForgedGoal(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, liveView(0), 0, false)
+	p.event(harness.Event{Kind: harness.EventGoal, Step: "设定目标", Data: map[string]any{"state": "frozen", "path": "/ws/.flower/notes/目标.md", "sha256": "aaaaaaaaaaaaaaaa", "text": "x"}})
+	if strings.Contains(buf.String(), "目标.md") {
+		t.Errorf("freezing the goal printed a line: %q", buf.String())
+	}
+	p.event(harness.Event{Kind: harness.EventGoal, Step: "执行-评审", Data: map[string]any{"state": "changed", "path": "/ws/.flower/notes/目标.md", "sha256": "aaaaaaaaaaaaaaaa", "disk_sha256": "bbbbbbbbbbbbbbbb"}})
+	got := buf.String()
+	for _, want := range []string{"⚠", "/ws/.flower/notes/目标.md was changed on disk", "bbbbbbbbbbbb", "the judge keeps the frozen goal (sha256 aaaaaaaaaaaa)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warning lacks %q: %q", want, got)
+		}
+	}
+}
+
+// TestTerminalFailedJudgeShowsNoVerdict: a judge run that failed is no
+// verdict, so its line carries none, whatever its last text says; the
+// control is the same text from a run that finished.
+func TestTerminalFailedJudgeShowsNoVerdict(t *testing.T) {
+	for _, finished := range []bool{false, true} {
+		var buf bytes.Buffer
+		p := newProgress(&buf, liveView(0), 0, false)
+		p.event(harness.Event{Kind: "step_start", Step: "执行-评审#1"})
+		p.event(harness.Event{Kind: harness.EventAssistant, Step: "执行-评审#1", Data: map[string]any{"text": "## 结论\n已达成"}})
+		p.event(harness.Event{Kind: "step_end", Step: "执行-评审#1", Data: map[string]any{"ok": finished}})
+		if got := strings.Contains(buf.String(), "→ achieved"); got != finished {
+			t.Errorf("finished %v: line shows a verdict %v: %q", finished, got, buf.String())
+		}
+	}
+}
+
+// TestSummaryNamesWhyTheGoalWasNotAchieved: rounds that ran out end with
+// the verdict's reason (a failed judge's error) in the flow's error and on
+// the summary's verdict line.
+func TestSummaryNamesWhyTheGoalWasNotAchieved(t *testing.T) {
+	fc := flow.Ctx{flow.KeyFailed: flow.WorkStepName, flow.VerdictKey: flow.Verdict{State: flow.NotYet, Reason: "评审这一轮失败了,没有结论,按未达成处理: API Error: 400 JUDGE-BROKE"}}
+	o := flowOutcome{Verdict: flow.NotYet}
+	o.failedAt(flow.WorkStepName, fc)
+	if o.ExitCode != exitFailed || o.OK || !strings.Contains(o.Error, "JUDGE-BROKE") || o.Verdict != flow.NotYet {
+		t.Fatalf("outcome = %+v", o)
+	}
+	var buf bytes.Buffer
+	newProgress(&buf, liveView(0), 0, false).finish(o)
+	if !strings.Contains(buf.String(), "verdict   not_yet: 评审这一轮失败了") {
+		t.Errorf("summary = %q", buf.String())
+	}
+	// Control: a step that failed by itself (no verdict) says only its own error.
+	c := flowOutcome{}
+	c.failedAt(flow.ClarifyStepName, flow.Ctx{flow.KeyFailed: flow.ClarifyStepName})
+	if c.VerdictReason != "" || strings.Contains(c.Error, "goal not achieved") {
+		t.Errorf("clarify failure = %+v", c)
+	}
+}

@@ -1,0 +1,95 @@
+package harness
+
+import "context"
+import "encoding/json"
+import "errors"
+import "fmt"
+import "io/fs"
+import "os"
+import "path/filepath"
+
+import "github.com/flowerhq/flower/internal/envlist"
+
+// loadResume loads the session a resume continues from the store into the
+// config dir the resumed claude reads, as the seed's store does whether the
+// run is portable or not (expire, trim, prune and repair run on every load):
+//
+//   - portable: into the run's config dir, under the run's project key;
+//   - not portable: claude keeps the user's own config dir, so the SDK's way
+//     (agent-sdk-internals §3): a private claude-resume-* folder in the
+//     step's folder with the user's login and settings copied in, the
+//     session written under the workspace's project key, and
+//     CLAUDE_CONFIG_DIR + CLAUDE_CODE_PROJECT_DIR_NAME set for this attempt
+//     only. The folder is removed when the attempt ends (the returned func).
+//
+// Without a store, or for a fresh session, nothing is loaded and claude
+// reads its own files.
+func (r *Runtime) loadResume(ctx context.Context, a attemptArgs, stepDir string, built *Built) (func(), error) {
+	none := func() {}
+	if a.resume == "" || r.store == nil {
+		return none, nil
+	}
+	st, err := r.store.wait()
+	if err != nil {
+		return none, err
+	}
+	dir, project, cleanup := r.configDir, r.project, none
+	if dir == "" {
+		if dir, err = os.MkdirTemp(stepDir, "claude-resume-"); err != nil {
+			return none, fmt.Errorf("resume config dir: %w", err)
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		project = ProjectKey(r.workspace)
+		if err := r.copyUserConfig(dir); err != nil {
+			cleanup()
+			return none, err
+		}
+		if built.Env == nil {
+			built.Env = map[string]string{}
+		}
+		built.Env["CLAUDE_CONFIG_DIR"] = dir
+		built.Env["CLAUDE_CODE_PROJECT_DIR_NAME"] = project
+	}
+	if err := st.Materialize(ctx, project, a.resume, dir); err != nil && a.emit != nil {
+		a.emit(Event{Kind: EventStore, Data: map[string]any{"error": err.Error(), "op": "materialize"}})
+	}
+	return cleanup, nil
+}
+
+// copyUserConfig puts the user's login (through Options.CopyCredentials,
+// refresh tokens removed) and settings.json into a resume's config dir.
+// settings.json loses enabledPlugins, extraKnownMarketplaces and
+// env.CLAUDE_CONFIG_DIR, as the SDK's copy does: the resumed claude must
+// not point back at the user's dir or install what the user's claude has.
+func (r *Runtime) copyUserConfig(dir string) error {
+	from := UserConfigDir(envlist.Getter(r.env))
+	if r.opts.CopyCredentials != nil {
+		if err := r.opts.CopyCredentials(from, dir); err != nil {
+			return fmt.Errorf("resume config dir: %w", err)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(from, "settings.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("resume config dir: %w", err)
+	}
+	var settings map[string]any
+	if err := json.Unmarshal(data, &settings); err != nil {
+		return nil // claude ignores a settings.json it cannot read; so does the copy
+	}
+	delete(settings, "enabledPlugins")
+	delete(settings, "extraKnownMarketplaces")
+	if env, ok := settings["env"].(map[string]any); ok {
+		delete(env, "CLAUDE_CONFIG_DIR")
+	}
+	out, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return fmt.Errorf("resume config dir: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), out, 0o600); err != nil {
+		return fmt.Errorf("resume config dir: %w", err)
+	}
+	return nil
+}
