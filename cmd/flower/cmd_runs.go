@@ -156,7 +156,7 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 		fmt.Fprintf(w, "denied     %s in %s (%s guard%s): %s\n", d.Tool, stepLabel(d.Step, zh), d.Guard, who, clipWidth(d.Reason, 120))
 	}
 	for _, s := range spills {
-		fmt.Fprintf(w, "spilled    %s output of %s → %s (%s)\n", s.Tool, stepLabel(s.Step, zh), s.Path, byteSize(s.Bytes))
+		fmt.Fprintf(w, "spilled    %s output of %s to %s (%s)\n", s.Tool, stepLabel(s.Step, zh), s.Path, byteSize(s.Bytes))
 	}
 	fmt.Fprintf(w, "events     %s\n", eventsPath)
 	for _, ev := range events {
