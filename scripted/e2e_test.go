@@ -160,7 +160,8 @@ func TestE2E_UnmatchedNamesTheRequest(t *testing.T) {
 	if !run.Result.Get("is_error").Bool() || !strings.Contains(run.Result.Get("result").String(), "no script entry matches") {
 		t.Fatalf("result %s", run.Result.Raw)
 	}
-	if len(bed.Model.Unmatched()) == 0 || !strings.Contains(run.Result.Get("result").String(), "an unscripted prompt") {
+	if res := run.Result.Get("result").String(); len(bed.Model.Unmatched()) == 0 || !strings.Contains(res, `first user message "an unscripted prompt"`) ||
+		!strings.Contains(res, "role none of clarify") {
 		t.Errorf("unmatched not recorded or not named: %s", run.Result.Get("result"))
 	}
 }

@@ -44,15 +44,7 @@ func TestFaultsOnTheWire(t *testing.T) {
 		{name: "control: whole", reply: `{"text":"` + long + `"}`, status: 200, has: []string{"END", "message_stop"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := scripted.Parse([]byte(`{"conversations":[{"replies":[` + tc.reply + `]}]}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv, err := scripted.Start(sc, "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Close()
+			srv := serveScript(t, `{"conversations":[{"replies":[`+tc.reply+`]}]}`)
 			resp, err := http.Post(srv.URL()+"/v1/messages", "application/json",
 				strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 			if tc.wantErr {

@@ -173,3 +173,46 @@ func textOf(v gjson.Result) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// asyncLaunched is how claude's Agent tool result opens when it started
+// the subagent in the background.
+const asyncLaunched = "Async agent launched"
+
+// AgentLaunched reports whether the last user message only says a
+// background Agent was started (its work comes back later).
+func (r Request) AgentLaunched() bool {
+	for _, tr := range r.ToolResults() {
+		if strings.Contains(tr.Content, asyncLaunched) {
+			return true
+		}
+	}
+	return false
+}
+
+// HandBack reports whether the last user message hands a subagent's work
+// back: the <task-notification> of a background Agent, or the result of a
+// foreground Agent (or Task) call of the last assistant turn.
+func (r Request) HandBack() bool {
+	if strings.Contains(r.LastUser(), "<task-notification>") {
+		return true
+	}
+	msgs := r.Messages().Array()
+	agents := map[string]bool{}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Get("role").String() != "assistant" {
+			continue
+		}
+		for _, b := range msgs[i].Get("content").Array() {
+			if n := b.Get("name").String(); b.Get("type").String() == "tool_use" && (n == "Agent" || n == "Task") {
+				agents[b.Get("id").String()] = true
+			}
+		}
+		break
+	}
+	for _, tr := range r.ToolResults() {
+		if agents[tr.ToolUseID] && !strings.Contains(tr.Content, asyncLaunched) {
+			return true
+		}
+	}
+	return false
+}

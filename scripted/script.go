@@ -43,13 +43,20 @@ type Conversation struct {
 	Name    string  `json:"name"`
 	Match   Match   `json:"match"`
 	Replies []Reply `json:"replies"`
+	// AcrossSessions counts the replies once per server instead of per
+	// claude session: a judge that rejects the first round (one session)
+	// and accepts the second (another).
+	AcrossSessions bool `json:"across_sessions,omitempty"`
 	// Func answers requests once Replies are used up (Go callers only).
 	Func func(Request) Reply `json:"-"`
 }
 
-// Match selects requests by substring; every non-empty field must match.
-// An empty Match matches any request.
+// Match selects requests by role and by substring; every non-empty field
+// must match. An empty Match matches any request. Role is a flower role
+// (clarify, goal, coordinator, coder, judge, oracle; see role.go), so a
+// script need not know the Chinese texts that tell them apart.
 type Match struct {
+	Role      string `json:"role,omitempty"`
 	System    string `json:"system,omitempty"`
 	FirstUser string `json:"first_user,omitempty"`
 	Model     string `json:"model,omitempty"`
@@ -64,6 +71,13 @@ type Reply struct {
 	StopReason string  `json:"stop_reason,omitempty"`
 	Fault      *Fault  `json:"fault,omitempty"`
 	DelayMS    int     `json:"delay_ms,omitempty"`
+	// HandBack keeps this reply for the request that hands a subagent's
+	// work back (the Agent tool's result, or the <task-notification> of a
+	// background Agent). Until then, the request that only says a
+	// background Agent was launched gets a short built-in reply that uses
+	// up no reply of the script (claude starts Agent in the background by
+	// default, which costs the coordinator one extra turn).
+	HandBack bool `json:"hand_back,omitempty"`
 }
 
 // Block is a content block of a reply: "text" or "tool_use".
@@ -170,6 +184,9 @@ func (s *Script) Validate() error {
 			return fmt.Errorf("scripted: conversations[%d]: duplicate name %q", i, c.Name)
 		}
 		seen[c.Name] = true
+		if err := validRole(c.Match.Role); err != nil {
+			return fmt.Errorf("scripted: conversation %q: %w", c.Name, err)
+		}
 		if len(c.Replies) == 0 && c.Func == nil {
 			return fmt.Errorf("scripted: conversation %q has no replies", c.Name)
 		}
@@ -185,6 +202,9 @@ func (s *Script) Validate() error {
 func (r *Reply) validate() error {
 	if r.DelayMS < 0 {
 		return errors.New("delay_ms is negative")
+	}
+	if r.HandBack && r.Fault != nil {
+		return errors.New("a hand_back reply carries content, not a fault")
 	}
 	if f := r.Fault; f != nil {
 		switch {
@@ -260,7 +280,8 @@ func (r *Reply) content() []Block {
 
 // matches reports whether the request fits m.
 func (m Match) matches(r Request) bool {
-	return (m.System == "" || strings.Contains(r.System(), m.System)) &&
+	return (m.Role == "" || r.Role() == m.Role) &&
+		(m.System == "" || strings.Contains(r.System(), m.System)) &&
 		(m.FirstUser == "" || strings.Contains(r.FirstUser(), m.FirstUser)) &&
 		(m.Model == "" || strings.Contains(r.Model(), m.Model))
 }

@@ -146,9 +146,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	case hr.Method == http.MethodPost && path == "/v1/messages" && s.cassette != nil:
 		s.replay(w, hr, body, &req)
 	case hr.Method == http.MethodPost && path == "/v1/messages":
-		reply, ok := s.route(&req)
+		reply, ok, why := s.route(&req)
 		if !ok {
-			req.Status, req.Error = http.StatusBadRequest, unmatchedMessage(req)
+			req.Status, req.Error = http.StatusBadRequest, unmatchedMessage(req, why)
 			s.log(req)
 			writeError(w, http.StatusBadRequest, "invalid_request_error", req.Error)
 			return
@@ -171,34 +171,62 @@ const auxiliaryName = "(auxiliary)"
 // fields. Claude's helper requests get the built-in answer; every other
 // request takes the next reply of its session, so each new claude session
 // starts every conversation from its first reply.
-func (s *Server) route(req *Request) (Reply, bool) {
+// A request no conversation answers gets why: the conversations that
+// matched but had nothing for it.
+func (s *Server) route(req *Request) (reply Reply, ok bool, why []string) {
 	if req.Auxiliary() {
 		req.Conversation = auxiliaryName
-		return auxiliaryReply(*req), true
+		return auxiliaryReply(*req), true, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	next := s.next[req.Session]
-	if next == nil {
-		next = make([]int, len(s.script.Conversations))
-		s.next[req.Session] = next
+	counters := func(session string) []int {
+		if s.next[session] == nil {
+			s.next[session] = make([]int, len(s.script.Conversations))
+		}
+		return s.next[session]
 	}
 	for i, c := range s.script.Conversations {
 		if !c.Match.matches(*req) {
 			continue
 		}
+		next := counters(req.Session)
+		if c.AcrossSessions {
+			next = counters(acrossSessions)
+		}
 		if n := next[i]; n < len(c.Replies) {
+			switch r := c.Replies[n]; {
+			case r.HandBack && req.AgentLaunched():
+				req.Conversation = c.Name
+				return launchedReply, true, nil
+			case r.HandBack && !req.HandBack():
+				why = append(why, fmt.Sprintf("conversation %q keeps reply %d for the Agent hand-back, and this is not one", c.Name, n))
+				continue
+			}
 			next[i]++
 			req.Conversation, req.Reply = c.Name, n
-			return c.Replies[n], true
+			return c.Replies[n], true, nil
 		}
 		if c.Func != nil {
 			req.Conversation = c.Name
-			return c.Func(*req), true
+			return c.Func(*req), true, nil
 		}
+		where := "in this claude session"
+		if c.AcrossSessions {
+			where = "(across_sessions: in all sessions together)"
+		}
+		why = append(why, fmt.Sprintf("conversation %q matched but gave all its %d replies %s", c.Name, len(c.Replies), where))
 	}
-	return Reply{}, false
+	return Reply{}, false, why
 }
+
+// acrossSessions keys the reply counters of AcrossSessions conversations
+// (no claude session id contains a NUL).
+const acrossSessions = "\x00across"
+
+// launchedReply answers the "background Agent launched" tool result ahead
+// of a hand_back reply: the coordinator's turn ends, waiting.
+var launchedReply = Reply{Text: "子代理已经派出,等它汇报。"}
 
 func (s *Server) log(req Request) {
 	s.mu.Lock()
@@ -246,9 +274,43 @@ func statusOf(r Reply) int {
 	return http.StatusOK
 }
 
-func unmatchedMessage(r Request) string {
-	return fmt.Sprintf("scripted model: no script entry matches this request (model %q, system %q, first user message %q)",
-		r.Model(), textclip.Bytes(r.System(), 120), textclip.Bytes(withoutReminders(r.FirstUser()), 200))
+// unmatchedMessage says what arrived in the terms a script matches by: the
+// role flower gave it, the start of its first user message (the system
+// prompt opens alike for every role, so only its role line is shown), the
+// model, and why the conversations that matched had nothing for it.
+func unmatchedMessage(r Request, why []string) string {
+	role := r.Role()
+	if role == "" {
+		role = "none of " + roleNames()
+	}
+	what := "no script entry matches this request"
+	if len(why) > 0 {
+		what = "the script entries that match this request have nothing left for it"
+	}
+	msg := fmt.Sprintf("scripted model: %s (role %s; first user message %q; model %q; system prompt %q)", what,
+		role, textclip.Bytes(strings.TrimSpace(withoutReminders(r.FirstUser())), 160), r.Model(), textclip.Bytes(systemRoleLine(r.System()), 80))
+	if len(why) > 0 {
+		msg += ": " + strings.Join(why, "; ")
+	}
+	return msg
+}
+
+// systemRoleLine is the line of a system prompt that names the role (the
+// first line that opens with 你是), else the prompt's start after claude's
+// billing header.
+func systemRoleLine(system string) string {
+	lines := strings.Split(system, "\n")
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "你是") {
+			return l
+		}
+	}
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "x-anthropic-billing-header:") {
+			return l
+		}
+	}
+	return ""
 }
 
 // withoutReminders drops the <system-reminder> blocks claude puts before the

@@ -58,7 +58,7 @@ func TestRepliesRestartPerSession(t *testing.T) {
 		}
 	}
 	// Control: within one session the replies run out.
-	if code, body := post(t, srv, claudeLike, "X-Claude-Code-Session-Id", "aaaa-1"); code != 400 || !strings.Contains(body, "no script entry") {
+	if code, body := post(t, srv, claudeLike, "X-Claude-Code-Session-Id", "aaaa-1"); code != 400 || !strings.Contains(body, `conversation \"main\" matched but gave all its 2 replies in this claude session`) {
 		t.Errorf("a used-up session still got %d %s", code, body)
 	}
 	reqs := srv.Requests()

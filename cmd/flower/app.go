@@ -80,7 +80,7 @@ func (e silentExit) ExitCode() int { return int(e) }
 // NewApp builds the flower command line on e. Every call builds fresh
 // commands, flags and options: nothing is shared between two apps.
 func NewApp(e *cmdEnv) *cli.App {
-	root := newStarterCmd(e)
+	root := newStarterCmd(e, false)
 	app := &cli.App{
 		Name:      "flower",
 		Usage:     "run multi-step agent workflows on the real Claude Code CLI",
@@ -89,8 +89,8 @@ func NewApp(e *cmdEnv) *cli.App {
 		ErrWriter: e.Stderr,
 		Commands: []*cli.Command{
 			newStepCmd(e), newRunsCmd(e), newSessionsCmd(e), newAskCmd(e), newWakeStateCmd(e),
-			newTellCmd(e), newDoctorCmd(e), newDemoCmd(e), newModelCmd(e), newClaudeCmd(e), newMCPChannelCmd(e),
-			newVersionCmd(e),
+			newTellCmd(e), newStarterCmd(e, true), newDoctorCmd(e), newDemoCmd(e), newModelCmd(e), newClaudeCmd(e), newMCPChannelCmd(e),
+			newVersionCmd(e), newCompletionCmd(e), newManCmd(e),
 		},
 		Flags:     root.Flags,
 		Action:    root.Action,

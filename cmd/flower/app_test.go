@@ -2,9 +2,11 @@ package main
 
 import "bytes"
 import "context"
+import "fmt"
 import "os"
 import "path/filepath"
 import "reflect"
+import "regexp"
 import "runtime"
 import "strings"
 import "testing"
@@ -98,7 +100,8 @@ func TestParse(t *testing.T) {
 		{[]string{"--timeout", "5m", "-"}, &starterOptions{}, map[string]any{"Ask": []string{"-"}}},
 		{[]string{"--", "--isolate"}, &starterOptions{}, map[string]any{"Isolate": false, "Ask": []string{"--isolate"}}},
 		{[]string{"--", "runs"}, &starterOptions{}, map[string]any{"Ask": []string{"", "runs"}}}, // an ask, not the command
-		{[]string{"fix"}, &starterOptions{}, map[string]any{"Ask": []string{"fix"}}},             // a bare word is still an ask
+		{[]string{"--", "fix"}, &starterOptions{}, map[string]any{"Ask": []string{"fix"}}},       // -- asks one word
+		{[]string{"写个hello文件"}, &starterOptions{}, map[string]any{"Ask": []string{"写个hello文件"}}}, // Chinese needs no spaces
 		{[]string{"runs", "--json", "-C", "/ws"}, &runsOptions{}, map[string]any{"Workspace": "/ws", "JSON": true}},
 		{[]string{"-C", "/ws", "runs"}, &runsOptions{}, map[string]any{"Workspace": "/ws"}},
 		{[]string{"runs", "show", "R1", "--json"}, &runsOptions{}, map[string]any{"JSON": true, "Args": []string{"R1"}}},
@@ -159,8 +162,9 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"sessions", "lst"}, `did you mean "flower sessions list"?`, "flower sessions COMMAND"},
 		{[]string{"runs", "shwo"}, `did you mean "flower runs show"?`, "flower runs COMMAND"},
 		{[]string{"model", "bogus"}, `unknown command "flower model bogus"`, "flower model serve"},
-		{[]string{"--timeout", "5", "x"}, `--timeout "5" is not a duration: write 5s or 5m`, rootUsage},
+		{[]string{"--timeout", "5", "do x"}, `--timeout "5" is not a duration: write 5s or 5m`, rootUsage},
 		{[]string{"step", "--retry-delay", "2", "x"}, "write 5s or 5m", "flower step"},
+		{[]string{"--rounds", "abc", "do x"}, `--rounds "abc" is not a whole number, e.g. 3`, rootUsage},
 		{[]string{"sessions", "list", "--bogus"}, "unknown flag --bogus", "flower sessions list [flags]"},
 		{[]string{"sessions", "import", "x", "--trim"}, "unknown flag --trim", "flower sessions import"},
 		{[]string{"runs", "extra"}, "flower runs show extra", "flower runs"},
@@ -182,6 +186,26 @@ func TestUsageErrorsExit2(t *testing.T) {
 		}
 		if strings.Contains(msg, "harness:") || strings.Contains(msg, "sessionstore:") {
 			t.Errorf("flower %q: internal prefix in %q", tc.args, msg)
+		}
+	}
+}
+
+// TestStrayWordsAreNoAsks: a lone ASCII word that names no command is a
+// usage error naming the commands and how to ask; nothing runs. Controls: a
+// sentence, a Chinese ask without spaces, "-" and "-- word" are asks.
+func TestStrayWordsAreNoAsks(t *testing.T) {
+	for _, w := range []string{"status", "list", "init", "logs", "login", "x", "README.md", "fix-it", "--json=false status"} {
+		args := strings.Fields(w)
+		got, code, stderr := parse(t, args...)
+		word := args[len(args)-1]
+		if got != nil || code != exitUsage || !strings.Contains(stderr, fmt.Sprintf("%q is not a command. To ask flower, write a sentence", word)) ||
+			!strings.Contains(stderr, "commands: step, runs") {
+			t.Errorf("flower %s: ran %v, exit %d:\n%s", w, got != nil, code, stderr)
+		}
+	}
+	for _, args := range [][]string{{"fix the test"}, {"fix", "the", "test"}, {"写个hello文件"}, {"-"}, {"--", "status"}} {
+		if got, code, stderr := parse(t, args...); code != 0 || got == nil {
+			t.Errorf("control: flower %q: exit %d: %s", args, code, stderr)
 		}
 	}
 }
@@ -225,7 +249,7 @@ func TestWorkspaceChecked(t *testing.T) {
 	os.WriteFile(file, []byte("x"), 0o600)
 	for _, bad := range []string{missing, file} {
 		for _, args := range [][]string{
-			{"x"}, {"step", "x"}, {"runs"}, {"runs", "show"}, {"sessions", "list"}, {"sessions", "show", "id"},
+			{"do x"}, {"step", "x"}, {"runs"}, {"runs", "show"}, {"sessions", "list"}, {"sessions", "show", "id"},
 			{"sessions", "import", file}, {"ask", "q"}, {"wake-state"}, {"doctor"},
 		} {
 			e, _, errb := testEnv("")
@@ -264,7 +288,7 @@ func TestNormalizeArgs(t *testing.T) {
 		{"-- runs", []string{"--", "", "runs"}},
 		{"help sessions show", []string{"sessions", "show", "--help"}},
 		{"claude -p x --model y", []string{"claude", "-p", "x", "--model", "y"}},
-		{"--timeout=5m x", []string{"--timeout=5m", "--", "x"}},
+		{"--timeout=5m x y", []string{"--timeout=5m", "--", "x", "y"}},
 	} {
 		got, err := normalizeArgs(app, append([]string{"flower"}, strings.Fields(tc.in)...))
 		want := append([]string{"flower"}, tc.want...)
@@ -272,4 +296,37 @@ func TestNormalizeArgs(t *testing.T) {
 			t.Errorf("%q → %q (%v), want %q", tc.in, got, err, want)
 		}
 	}
+}
+
+// TestHelpSpeaksToUsers: every flag that takes a value names it (--timeout
+// DURATION, not --timeout value), and no help text names flower's Go types.
+// Control: a flag without a placeholder is caught.
+func TestHelpSpeaksToUsers(t *testing.T) {
+	placeholder := func(f cli.Flag) bool {
+		u, ok := f.(interface{ GetUsage() string })
+		return !takesValue(f) || ok && strings.Count(u.GetUsage(), "`") >= 2
+	}
+	if placeholder(&cli.DurationFlag{Name: "timeout", Usage: "how long"}) {
+		t.Fatal("control: a value flag without a placeholder passes")
+	}
+	e, _, _ := testEnv("")
+	app := NewApp(e)
+	internal := regexp.MustCompile(`Runtime|AgentSpec|StepResult|\b(harness|flow|scripted|sessionstore|hooks)\.[A-Z]`)
+	var walk func(path string, flags []cli.Flag, cmds []*cli.Command)
+	walk = func(path string, flags []cli.Flag, cmds []*cli.Command) {
+		for _, f := range flags {
+			if !placeholder(f) {
+				t.Errorf("%s --%s takes a value but its help names no placeholder", path, f.Names()[0])
+			}
+		}
+		for _, c := range cmds {
+			for _, text := range []string{c.Usage, c.Description, c.UsageText} {
+				if w := internal.FindString(text); w != "" {
+					t.Errorf("%s %s: help names %q", path, c.Name, w)
+				}
+			}
+			walk(path+" "+c.Name, c.Flags, c.Subcommands)
+		}
+	}
+	walk("flower", app.Flags, app.Commands)
 }

@@ -23,12 +23,13 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 	cmds := app.Commands
 	var cmd *cli.Command
 	var path, flags, pos []string
-	dashdash := false
+	dashdash, escaped := false, false // escaped: the first positional came after "--"
 	rest := args[1:]
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		switch {
 		case dashdash:
+			escaped = escaped || len(pos) == 0
 			pos = append(pos, a)
 		case a == "--":
 			dashdash = true
@@ -61,6 +62,9 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 	if slices.Contains(flags, "--help") || slices.Contains(flags, "-h") {
 		return out, nil // help is about the command; positionals would be taken for a help topic
 	}
+	if cmd == nil && !escaped && len(pos) == 1 && strayWord(pos[0]) {
+		return nil, strayWordError(app, pos[0])
+	}
 	if len(pos) > 0 {
 		out = append(out, "--")
 		if cmd == nil && findCommand(app.Commands, pos[0]) != nil {
@@ -81,6 +85,22 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 		}
 	}
 	return nil
+}
+
+// aStrayWord is a lone first argument that reads as a command, not as an
+// ask: printable ASCII without a space (status, init, logs, README.md). A
+// word in another script (写个hello文件) is an ask: Chinese needs no spaces.
+var aStrayWord = lazyre.New(`^[!-~]+$`)
+
+// strayWord reports whether a lone first positional must not start a run:
+// only a sentence (whitespace, or several words) or "-" (stdin) is an ask;
+// `flower -- word` still asks one word.
+func strayWord(w string) bool { return w != "-" && aStrayWord().MatchString(w) }
+
+// strayWordError is the usage error of a lone word that is no command.
+func strayWordError(app *cli.App, word string) error {
+	return &usageError{msg: fmt.Sprintf("%q is not a command. To ask flower, write a sentence: flower \"…\"\ncommands: %s",
+		word, strings.Join(visibleNames(app.Commands), ", ")), usage: `flower COMMAND …  or  flower "what you want"`}
 }
 
 // aWord is a first argument that could be a mistyped command: one short
@@ -215,13 +235,31 @@ func explainFlagError(msg string, flags []cli.Flag) string {
 	}
 	if m := reBadValue().FindStringSubmatch(msg); m != nil {
 		for _, f := range flags {
-			if _, ok := f.(*cli.DurationFlag); ok && slices.Contains(f.Names(), m[2]) {
-				return fmt.Sprintf("%s %q is not a duration: write 5s or 5m (0 for none)", dashed(m[2]), m[1])
+			if !slices.Contains(f.Names(), m[2]) {
+				continue
+			}
+			if want := expected(f); want != "" {
+				return fmt.Sprintf("%s %q is not %s", dashed(m[2]), m[1], want)
 			}
 		}
-		return fmt.Sprintf("%s %q: %s", dashed(m[2]), m[1], strings.TrimPrefix(m[3], "parse error"))
+		return fmt.Sprintf("%s %q: %s", dashed(m[2]), m[1], strings.TrimSpace(strings.TrimPrefix(m[3], "parse error")))
 	}
 	return msg
+}
+
+// expected says what a flag's value must look like, for its error.
+func expected(f cli.Flag) string {
+	switch f.(type) {
+	case *cli.DurationFlag:
+		return "a duration: write 5s or 5m (0 for none)"
+	case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag:
+		return "a whole number, e.g. 3"
+	case *cli.Float64Flag:
+		return "a number, e.g. 0.5"
+	case *cli.BoolFlag:
+		return "true or false"
+	}
+	return ""
 }
 
 func dashed(name string) string {

@@ -2,6 +2,7 @@ package main
 
 import "context"
 import "fmt"
+import "io"
 import "os"
 import "path/filepath"
 import "time"
@@ -18,6 +19,7 @@ const demoAsk = "在工作区写一个 hello.txt,再生成一份 1 到 2000 的�
 type demoOptions struct {
 	Claude, Hook string
 	JSON, Keep   bool
+	PrintScript  bool
 	Args         []string
 }
 
@@ -34,11 +36,16 @@ coordinator trying to edit a file itself and being denied, a delegation to a
 coder subagent, a long command output spilled to the workbench, and the judge
 rejecting the first round, then accepting.
 
+The scripted model's script: flower demo --print-script (a starting point
+for your own, with examples/starter-flow.yaml; flower help model serve).
+
 Examples:
    flower demo --keep
-   flower demo --json | jq -c '{kind, step}'`,
+   flower demo --json | jq -c '{kind, step}'
+   flower demo --print-script > my-flow.yaml`,
 		Flags: []cli.Flag{jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last"), claudeFlag(&o.Claude), hookFlag(&o.Hook),
-			&cli.BoolFlag{Name: "keep", Usage: "keep the temporary workspace and runs to look at", EnvVars: []string{"FLOWER_KEEP"}, Destination: &o.Keep}},
+			&cli.BoolFlag{Name: "keep", Usage: "keep the temporary workspace and runs to look at", EnvVars: []string{"FLOWER_KEEP"}, Destination: &o.Keep},
+			&cli.BoolFlag{Name: "print-script", Usage: "print the scripted model's script (YAML) and exit; runs nothing", EnvVars: []string{"FLOWER_PRINT_SCRIPT"}, Destination: &o.PrintScript}},
 		Action: func(c *cli.Context) error {
 			o.Args = c.Args().Slice()
 			return e.do(o, func() error { return runDemo(c.Context, e, o) })
@@ -49,6 +56,10 @@ Examples:
 func runDemo(ctx context.Context, e *cmdEnv, o *demoOptions) error {
 	if len(o.Args) > 0 {
 		return usagef("demo takes no arguments")
+	}
+	if o.PrintScript {
+		_, err := io.WriteString(e.Stdout, demoScriptYAML)
+		return err
 	}
 	root, err := os.MkdirTemp("", "flower-demo-")
 	if err != nil {
@@ -69,22 +80,26 @@ func runDemo(ctx context.Context, e *cmdEnv, o *demoOptions) error {
 	}
 	defer model.Close()
 
-	jsonOut := o.JSON || !e.IsTTY(e.Stdout)
+	v := newView(e, o.JSON, false)
+	jsonOut := v.json
 	so := flow.DefaultStarterOptions()
 	so.Workspace, so.RunDir, so.Timeout = ws, runDir, 30*time.Second
-	so.Answerer = demoAnswers{out: e.Stderr}
+	so.Answerer = demoAnswers{}
+	if jsonOut { // stdout is JSON: the question shows on stderr
+		so.Answerer = demoAnswers{out: e.Stderr}
+	}
 	ro := runtimeOptions(ws)
 	ro.RunDir, ro.Claude, ro.HookPath = runDir, o.Claude, o.Hook
 	ro.Env = scripted.OfflineEnv(os.Environ(), home, model.URL())
 	if !jsonOut {
-		fmt.Fprintf(e.Stdout, "flower demo — workspace %s\nask: %s\n\n", ws, demoAsk)
+		v.print(e.Stdout, fmt.Sprintf("flower demo — workspace %s\nask: %s\n", ws, demoAsk))
 	}
-	out, err := runStarter(ctx, e, demoAsk, so, ro, nil, jsonOut)
+	out, err := runStarter(ctx, e, demoAsk, so, ro, nil, v)
 	if err != nil {
 		return err
 	}
 	if !jsonOut && o.Keep {
-		fmt.Fprintf(e.Stdout, `
+		v.print(e.Stdout, fmt.Sprintf(`
 Where to look:
   the work            %s  (hello.txt, numbers.txt)
   the brief and goal  %s
@@ -94,10 +109,10 @@ Where to look:
   the run             flower runs show --run-dir %s
   what the model saw  %d requests to the scripted model
 `, ws, filepath.Join(out.Workbench, "notes"), filepath.Join(out.Workbench, "notes", flow.DefaultLogName),
-			filepath.Join(out.Workbench, "spill"), out.Events, runDir, len(model.Requests()))
+			filepath.Join(out.Workbench, "spill"), out.Events, runDir, len(model.Requests())))
 	}
 	if !jsonOut && !o.Keep {
-		fmt.Fprintf(e.Stdout, "\n%d requests to the scripted model; the temporary workspace is removed (flower demo --keep keeps it to look at)\n", len(model.Requests()))
+		v.print(e.Stdout, fmt.Sprintf("\n%d requests to the scripted model.\nWorkspace removed; flower demo --keep keeps it.", len(model.Requests())))
 	}
 	return out.exitError(jsonOut)
 }

@@ -3,6 +3,7 @@ package main
 import "context"
 import "errors"
 import "fmt"
+import "io"
 import "strings"
 import "time"
 
@@ -15,6 +16,7 @@ import "github.com/flowerhq/flower/internal/pinned"
 // doctorOptions are the options of `flower doctor`.
 type doctorOptions struct {
 	Workspace, Claude, Hook string
+	JSON                    bool
 	Args                    []string
 }
 
@@ -35,7 +37,8 @@ if any check fails.
 Examples:
    flower doctor
    flower doctor -C ~/src/app --claude ~/bin/claude`,
-		Flags: []cli.Flag{workspaceFlag(&o.Workspace, "workspace `DIR` to check"), claudeFlag(&o.Claude), hookFlag(&o.Hook)},
+		Flags: []cli.Flag{workspaceFlag(&o.Workspace, "workspace `DIR` to check"), claudeFlag(&o.Claude), hookFlag(&o.Hook),
+			jsonFlag(&o.JSON, "print one JSON object: ok and every check")},
 		Action: func(c *cli.Context) error {
 			o.Args = c.Args().Slice()
 			return e.do(o, func() error { return runDoctor(c.Context, e, o) })
@@ -55,13 +58,19 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 		return err
 	}
 	w := e.Stdout
+	if o.JSON {
+		w = io.Discard
+	}
 	failed := false
+	rep := doctorJSON{Kind: "doctor", Checks: []doctorCheck{}}
 	check := func(name string, detail string, err error) {
 		if err != nil {
 			failed = true
+			rep.Checks = append(rep.Checks, doctorCheck{Name: name, Status: "fail", Detail: userMessage(err)})
 			fmt.Fprintf(w, "✗ %-12s %v\n", name, err)
 			return
 		}
+		rep.Checks = append(rep.Checks, doctorCheck{Name: name, Status: "ok", Detail: detail})
 		fmt.Fprintf(w, "✓ %-12s %s\n", name, detail)
 	}
 
@@ -74,7 +83,9 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 		case verr != nil:
 			check("version", "", verr)
 		case !strings.HasPrefix(v, pinned.ClaudeVersion):
-			fmt.Fprintf(w, "! %-12s %s (flower is tested on %s; scripts/setup.sh installs it)\n", "version", v, pinned.ClaudeVersion)
+			warn := fmt.Sprintf("%s (flower is tested on %s; scripts/setup.sh installs it)", v, pinned.ClaudeVersion)
+			rep.Checks = append(rep.Checks, doctorCheck{Name: "version", Status: "warning", Detail: warn})
+			fmt.Fprintf(w, "! %-12s %s\n", "version", warn)
 		default:
 			check("version", v, nil)
 		}
@@ -89,10 +100,30 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 		defer cancel()
 		check("self-test", "main-thread Bash denied, subagent Bash ran", guardSelfTest(ctx, claude, hook))
 	}
+	if o.JSON {
+		rep.OK = !failed
+		if err := writeJSON(e.Stdout, rep); err != nil {
+			return err
+		}
+	}
 	if failed {
 		return errDoctor
 	}
 	return nil
+}
+
+// doctorJSON is `flower doctor --json`: every check in order, and whether
+// all passed (a warning passes).
+type doctorJSON struct {
+	Kind   string        `json:"kind"` // "doctor"
+	OK     bool          `json:"ok"`
+	Checks []doctorCheck `json:"checks"`
+}
+
+type doctorCheck struct {
+	Name   string `json:"name"`
+	Status string `json:"status"` // ok, warning or fail
+	Detail string `json:"detail"`
 }
 
 func claudeVersion(ctx context.Context, claude string) (string, error) {

@@ -6,6 +6,7 @@ import "fmt"
 import "io"
 import "os"
 import "path/filepath"
+import "slices"
 import "strings"
 import "time"
 
@@ -23,6 +24,7 @@ type starterOptions struct {
 	New, Isolate, ClarifyOnly, NoGoal bool
 	Rounds, MaxAsks                   int
 	JudgeCanRun, NoSelfTest, JSON     bool
+	Quiet, Continue                   bool // Continue: flower continue, the wake without new words
 	Timeout, OnlineTimeout            time.Duration
 	Answers, Instructions, Model      string
 	Version                           bool
@@ -35,7 +37,9 @@ const starterHelp = `flower [flags] "what you want"   (or - to read it from stdi
 Clarify → set a goal → work under the goal guard. The clarifier may ask you
 questions; the brief lands in <workspace>/.flower/notes/需求.md and the goal in
 目标.md; a coordinator delegates to a coder subagent; a judge checks each round.
-Run flower again in the same workspace to wake the work with a new sentence.
+Run flower again in the same workspace to wake the work with a new sentence,
+or flower continue to wake it as it is. A lone word is no ask (flower status
+is a usage error): write a sentence, or flower -- word.
 Runs are recorded in <workspace>/.flower/runs (flower runs -C <workspace>).
 
 Flags go anywhere; -- ends them (flower -- --not-a-flag is an ask).
@@ -45,17 +49,24 @@ Examples:
    flower -C ~/src/app "fix the failing test" --isolate
    echo "write a haiku to haiku.txt" | flower --json --timeout 0 - | jq -c .kind
    flower --answers answers.txt "..."          # questions answered from a file
+   flower continue                             # wake the work, no new words
 
-Commands: step, runs, sessions, ask, tell, wake-state, doctor, demo, model, claude,
-version, help (flower help COMMAND for one).
+Output: at a terminal a live status line; piped or redirected the same view
+as plain lines (no redraws, no colour), as gh does; --json (FLOWER_JSON=1)
+prints JSON lines. NO_COLOR turns colour off, TERM=dumb uses ASCII only,
+FLOWER_FORCE_TTY=N lays the view out for N columns.
+
+Commands: step, runs, sessions, ask, tell, continue, wake-state, doctor, demo,
+model, claude, completion, man, version, help (flower help COMMAND for one).
 
 Exit codes: 0 done, 1 failed, 2 usage, 3 aborted (unreachable goal), 130 interrupted.`
 
-// newStarterCmd is the root command: the starter flow.
-func newStarterCmd(e *cmdEnv) *cli.Command {
-	o := &starterOptions{}
+// newStarterCmd is the root command: the starter flow; with cont, it is
+// `flower continue`, the same flow woken without a new sentence.
+func newStarterCmd(e *cmdEnv, cont bool) *cli.Command {
+	o := &starterOptions{Continue: cont}
 	d := flow.DefaultStarterOptions()
-	return &cli.Command{
+	c := &cli.Command{
 		UsageText: starterHelp,
 		Flags: []cli.Flag{
 			workspaceFlag(&o.Workspace, wsUsageFlow), runDirFlag(&o.RunDir), storeFlag(&o.Store),
@@ -66,10 +77,11 @@ func newStarterCmd(e *cmdEnv) *cli.Command {
 			&cli.IntFlag{Name: "rounds", Value: d.Rounds, Usage: "judge rounds `N` before giving up", EnvVars: []string{"FLOWER_ROUNDS"}, Destination: &o.Rounds},
 			&cli.BoolFlag{Name: "judge-can-run", Usage: "the judge may run commands (Bash) to verify", EnvVars: []string{"FLOWER_JUDGE_CAN_RUN"}, Destination: &o.JudgeCanRun},
 			&cli.IntFlag{Name: "max-asks", Usage: "at most `N` questions to the person (0: no cap)", EnvVars: []string{"FLOWER_MAX_ASKS"}, Destination: &o.MaxAsks},
-			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "how long a question waits for an answer, e.g. 90s or 5m (0: never wait, unattended)", EnvVars: []string{"FLOWER_TIMEOUT"}, Destination: &o.Timeout},
+			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "how long `DURATION` a question waits for an answer, e.g. 90s or 5m (0: never wait, unattended)", EnvVars: []string{"FLOWER_TIMEOUT"}, Destination: &o.Timeout},
 			&cli.StringFlag{Name: "answers", Usage: "answer the agents' questions from `FILE` (one answer per line), for pipelines", EnvVars: []string{"FLOWER_ANSWERS"}, Destination: &o.Answers},
 			instructionsFlag(&o.Instructions), modelFlag(&o.Model),
-			jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last (the default when stdout is not a terminal)"),
+			jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last (without it, piped output is plain lines for people)"),
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the outcome (and errors)", EnvVars: []string{"FLOWER_QUIET"}, Destination: &o.Quiet},
 			claudeFlag(&o.Claude), hookFlag(&o.Hook), allowDirFlag(&o.AllowDirs),
 			&cli.BoolFlag{Name: "no-self-test", Usage: "start even if the guard self-test fails", EnvVars: []string{"FLOWER_NO_SELF_TEST"}, Destination: &o.NoSelfTest},
 			onlineTimeoutFlag(&o.OnlineTimeout),
@@ -80,10 +92,48 @@ func newStarterCmd(e *cmdEnv) *cli.Command {
 			if o.Version {
 				return printVersion(e.Stdout)
 			}
+			if cont {
+				if err := noArgs(c, `to wake it with new words: flower "…"`); err != nil {
+					return err
+				}
+			}
 			o.Ask = c.Args().Slice()
 			return e.do(o, func() error { return runStarterCmd(c.Context, e, o) })
 		},
 	}
+	if cont {
+		c.Name, c.UsageText = "continue", ""
+		c.Usage = "wake the work in this workspace without a new sentence: the brief on disk goes on"
+		// --new starts over, which is no continuing.
+		c.Flags = slices.DeleteFunc(c.Flags, func(f cli.Flag) bool { return f.Names()[0] == "version" || f.Names()[0] == "new" })
+	}
+	return c
+}
+
+// checkAsk refuses a run with nothing to do before anything is written: an
+// empty ask never starts one (it says what `flower wake-state` would and
+// how to continue), and `flower continue` needs a complete brief on disk.
+func checkAsk(o *starterOptions, ask string, pl place) error {
+	if ask != "" && !o.Continue {
+		return nil
+	}
+	w, err := flow.WakeState(pl.Workspace, flow.WakeStateOptions{RunDir: pl.RunDir, Isolate: o.Isolate})
+	switch {
+	case o.Continue && (err != nil || !w.Wake):
+		return usagef("nothing to continue in %s: no complete brief at %s (start with: flower \"…\")", pl.Workspace, w.BriefPath)
+	case o.Continue:
+		return nil
+	}
+	msg := `say what you want: flower "…" (or - to read it from stdin)`
+	if err == nil && w.Wake && !o.New {
+		goal := ""
+		if w.HasGoal {
+			goal = " and a goal"
+		}
+		msg += fmt.Sprintf("\nthis workspace has work to wake: the brief %s%s, %s in %s\n"+
+			"to wake it as it is: flower continue; to add to it: flower \"…\"", w.BriefPath, goal, plural(w.Runs, "run"), w.RunDir)
+	}
+	return usagef("%s", msg)
 }
 
 // readAsk is the ask from the words, or stdin for "-".
@@ -126,7 +176,11 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	if err != nil {
 		return err
 	}
-	jsonOut := o.JSON || !e.IsTTY(e.Stdout)
+	if err := checkAsk(o, ask, pl); err != nil {
+		return err
+	}
+	v := newView(e, o.JSON, o.Quiet)
+	jsonOut := v.json
 
 	so := flow.DefaultStarterOptions()
 	so.Workspace, so.RunDir = pl.Workspace, pl.RunDir
@@ -142,11 +196,6 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 		so.Answerer = fa
 	case e.IsTTY(e.Stdin) && !jsonOut:
 		so.Answerer = &flow.TerminalAnswers{Lines: flow.NewLines(e.Stdin), Out: e.Stderr}
-	}
-	if ask == "" {
-		if w, err := flow.WakeState(pl.Workspace, flow.WakeStateOptions{RunDir: pl.RunDir, Isolate: so.Isolate}); err != nil || !w.Wake || so.New {
-			return usagef("say what you want: flower \"…\" (or - to read it from stdin)")
-		}
 	}
 	ro := runtimeOptions(pl.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, o.Claude, o.Hook
@@ -186,7 +235,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 		stampSelfTest(ro, e.Getenv)
 	}
 
-	out, err := runStarter(ctx, e, ask, so, ro, st, jsonOut)
+	out, err := runStarter(ctx, e, ask, so, ro, st, v)
 	if err != nil {
 		return err
 	}
@@ -197,7 +246,10 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 // progress on c's writer; with a --store store (st), the run is recorded
 // there. The outcome says how it ended; the error is for what kept it from
 // starting.
-func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptions, ro harness.Options, st *sessionstore.Store, jsonOut bool) (flowOutcome, error) {
+func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptions, ro harness.Options, st *sessionstore.Store, v view) (flowOutcome, error) {
+	jsonOut := v.json
+	prog := newProgress(e.Stdout, v, ro.Handoff.At(), chineseLocale(e.Getenv))
+	so.Answerer = prog.showAnswers(so.Answerer)
 	wf, err := flow.StarterFlow(ask, so)
 	if err != nil {
 		if errors.Is(err, flow.ErrNoAsk) {
@@ -213,8 +265,7 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	}
 	defer rt.Close()
 	defer recordRun(ctx, e.Stderr, st, rt)
-
-	prog := newProgress(e.Stdout, jsonOut, ro.Handoff.At(), chineseLocale(e.Getenv))
+	prog.announceWake(wf, ask)
 	if hc, ok := wf.Channel.(*flow.HumanChannel); ok {
 		hc.OnInbox = prog.inboxWaiting
 		if err := hc.Publish(rt.RunDir(), rt.RunID(), rt.Workspace()); err != nil { // `flower tell` finds the run by it

@@ -32,12 +32,15 @@ func newModelCmd(e *cmdEnv) *cli.Command {
 			Description: `Serves POST /v1/messages (streaming and not) and count_tokens from a script,
 or, with --cassette, replays what flower model record recorded.
 
-Example:
-   flower model serve --script demo.yaml --addr 127.0.0.1:8089 &
-   ANTHROPIC_BASE_URL=http://127.0.0.1:8089 ANTHROPIC_API_KEY=sk-test claude -p hello
+Example (examples/starter-flow.yaml in flower's repository, commented, runs
+the whole starter flow to achieved):
+   flower model serve --script examples/starter-flow.yaml --addr 127.0.0.1:8089 &
+   ANTHROPIC_BASE_URL=http://127.0.0.1:8089 ANTHROPIC_API_KEY=sk-test flower "write hello.txt"
 
-A script routes each request to a conversation (by system prompt, first user
-message or model) and gives its replies in order. Every new claude session
+A script routes each request to a conversation (by flower role: clarify,
+goal, coordinator, coder, judge or oracle; or by system prompt, first user
+message or model substrings) and gives its replies in order; a reply marked
+hand_back waits for a subagent's work to come back. Every new claude session
 starts each conversation from its first reply, so one script serves any
 number of runs; claude's helper requests (session titles and the like) get
 a built-in answer and use up no reply. -v logs one line per request.

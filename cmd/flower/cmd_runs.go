@@ -32,7 +32,7 @@ func newRunsCmd(e *cmdEnv) *cli.Command {
 		Description: `Runs live with their workspace, in <workspace>/.flower/runs (or --run-dir).
 
 Examples:
-   flower runs                 # every run of this workspace, newest last
+   flower runs                 # every run of this workspace, newest first
    flower runs -C ~/src/app --json
    flower runs show            # the newest run
    flower runs show 20261130-… --json`,
@@ -71,7 +71,7 @@ func runRunsList(e *cmdEnv, o *runsOptions) error {
 	if err != nil {
 		return err
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].StartedAt < rows[j].StartedAt })
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].StartedAt > rows[j].StartedAt }) // newest first, as sessions list
 	if o.JSON {
 		out := make([]runJSON, 0, len(rows))
 		for _, r := range rows {
@@ -84,10 +84,11 @@ func runRunsList(e *cmdEnv, o *runsOptions) error {
 		return nil
 	}
 	var t table
-	t.row("RUN", "STARTED", "STEPS", "FAILED", "COST", "WORKSPACE")
+	t.row("RUN", "STARTED", "OUTCOME", "STEPS", "FAILED", "COST", "WORKSPACE")
 	for _, r := range rows {
 		failed, cost := runTotals(r)
-		t.row(r.Run, unixTime(r.StartedAt), len(r.Results), failed, fmt.Sprintf("$%.4f", cost), r.Workspace)
+		outcome, _ := runOutcome(r)
+		t.row(r.Run, unixTime(r.StartedAt), outcome, len(r.Results), failed, fmt.Sprintf("$%.4f", cost), r.Workspace)
 	}
 	return t.write(e.Stdout)
 }
@@ -133,16 +134,30 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 	}
 	tally := harness.Fold(events).RunTally
 	_, total := runTotals(row)
+	outcome, verdict := runOutcome(row)
+	denials, spills := guardRecords(events)
 	if o.JSON {
 		return writeJSON(e.Stdout, runDetailJSON{Kind: "run_detail", Run: row.Run, Workspace: row.Workspace,
-			StartedAt: rfc3339(row.StartedAt), UpdatedAt: rfc3339(row.UpdatedAt), Events: eventsPath, EventCount: len(events),
-			SkippedEvents: skipped, Tally: tally, CostUSD: total, Steps: stepResultsOut(row.Results), FlowEvents: flowEvents(events)})
+			StartedAt: rfc3339(row.StartedAt), UpdatedAt: rfc3339(row.UpdatedAt), Outcome: outcome, Verdict: verdict,
+			Events: eventsPath, EventCount: len(events), SkippedEvents: skipped, Tally: tally, Denials: denials, Spills: spills,
+			CostUSD: total, Steps: stepResultsOut(row.Results), FlowEvents: flowEvents(events)})
 	}
 	zh := chineseLocale(e.Getenv)
 	w := e.Stdout
-	fmt.Fprintf(w, "run        %s\nworkspace  %s\nstarted    %s\nupdated    %s\n", row.Run, row.Workspace, unixTime(row.StartedAt), unixTime(row.UpdatedAt))
+	fmt.Fprintf(w, "run        %s\nworkspace  %s\nstarted    %s\nupdated    %s\noutcome    %s\n", row.Run, row.Workspace,
+		unixTime(row.StartedAt), unixTime(row.UpdatedAt), outcome)
 	fmt.Fprintf(w, "guards     %s, %s\nresilience %s, %s\n", plural(tally.Denials, "denial"), plural(tally.Spills, "spill"),
 		plural(tally.Retries, "retry|retries"), plural(tally.Handoffs, "handoff"))
+	for _, d := range denials {
+		who := ""
+		if d.Agent != "" {
+			who = ", a subagent"
+		}
+		fmt.Fprintf(w, "denied     %s in %s (%s guard%s): %s\n", d.Tool, stepLabel(d.Step, zh), d.Guard, who, clipWidth(d.Reason, 120))
+	}
+	for _, s := range spills {
+		fmt.Fprintf(w, "spilled    %s output of %s to %s (%s)\n", s.Tool, stepLabel(s.Step, zh), s.Path, byteSize(s.Bytes))
+	}
 	fmt.Fprintf(w, "events     %s\n", eventsPath)
 	for _, ev := range events {
 		if l := flow.FlowEventLine(ev); l != "" {

@@ -3,6 +3,7 @@ package main
 import "bytes"
 import "context"
 import "encoding/json"
+import "errors"
 import "fmt"
 import "os"
 import "path/filepath"
@@ -78,10 +79,29 @@ func openSessionStore(ctx context.Context, e *cmdEnv, o *sessionsOptions, create
 				return nil, err
 			}
 		} else if _, err := os.Stat(u); err != nil {
-			return nil, fmt.Errorf("no session store at %s (set -C, --run-dir, FLOWER_RUN_DIR or --store)", u)
+			return nil, &noStoreError{at: u, hint: dropInHint(e, u)}
 		}
 	}
 	return openStore(ctx, e.Stderr, u, harness.StoreOptions{Workspace: pl.Workspace, Trim: o.Trim, Ephemeral: !o.NoEphemeral, KeepDenials: o.KeepDenials})
+}
+
+// noStoreError says where the sessions were looked for and where else
+// they may be.
+type noStoreError struct{ at, hint string }
+
+func (e *noStoreError) Error() string {
+	return "no session store at " + e.at + " (set -C, --run-dir, FLOWER_RUN_DIR or --store)" + e.hint
+}
+
+// dropInHint points at flower claude's store when it is not the one looked
+// at and exists: the two default to different places (a workspace's runs
+// belong to it; flower claude runs in any folder).
+func dropInHint(e *cmdEnv, looked string) string {
+	u := filepath.Join(dropInRunDir(e.Getenv), "sessions.db")
+	if _, err := os.Stat(u); err != nil || u == looked {
+		return ""
+	}
+	return "; flower claude's sessions are in " + u + ": flower sessions list --store " + u
 }
 
 // oneArg returns the single positional argument or a usage error.
@@ -97,6 +117,14 @@ func runSessionsList(ctx context.Context, e *cmdEnv, o *sessionsOptions) error {
 		return usagef("sessions list takes no arguments")
 	}
 	st, err := openSessionStore(ctx, e, o, false)
+	var none *noStoreError
+	if errors.As(err, &none) { // nothing yet is no failure, as for runs: say where it looked
+		if o.JSON {
+			return writeJSON(e.Stdout, []sessionJSON{})
+		}
+		_, err = fmt.Fprintf(e.Stdout, "no sessions: %s\n", none.Error())
+		return err
+	}
 	if err != nil {
 		return err
 	}
@@ -105,17 +133,25 @@ func runSessionsList(ctx context.Context, e *cmdEnv, o *sessionsOptions) error {
 	if err != nil {
 		return err
 	}
+	pl, _ := resolvePlace(o.Workspace, o.RunDir) // checked by openSessionStore
+	rows, _, _ := manifestRows(ctx, o.Store, pl.RunDir)
+	steps := sessionSteps(rows)
 	if o.JSON {
 		out := make([]sessionJSON, 0, len(refs))
 		for _, r := range refs {
-			out = append(out, sessionOut(r))
+			out = append(out, sessionOut(r, steps[r.Key.SessionID]))
 		}
 		return writeJSON(e.Stdout, out)
 	}
+	zh := chineseLocale(e.Getenv)
 	var t table
-	t.row("SESSION", "PROJECT", "ENTRIES", "SUBAGENTS", "UPDATED")
+	t.row("SESSION", "STEP", "RUN", "PROJECT", "ENTRIES", "SUBAGENTS", "UPDATED")
 	for _, r := range refs {
-		t.row(r.Key.SessionID, r.Key.ProjectKey, r.Entries, r.Subkeys, time.UnixMilli(r.MTime).Format(time.DateTime))
+		by, step := steps[r.Key.SessionID], "-"
+		if by.Step != "" {
+			step = stepLabel(by.Step, zh)
+		}
+		t.row(r.Key.SessionID, step, orDash(by.Run), r.Key.ProjectKey, r.Entries, r.Subkeys, time.UnixMilli(r.MTime).Format(time.DateTime))
 	}
 	return t.write(e.Stdout)
 }
@@ -225,4 +261,11 @@ func runSessionsImport(ctx context.Context, e *cmdEnv, o *sessionsOptions) error
 	}
 	fmt.Fprintf(e.Stdout, "imported %d entries from %s into %s\n", n, path, st.Path())
 	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -31,7 +31,7 @@ func newStepCmd(e *cmdEnv) *cli.Command {
 	flags := []cli.Flag{
 		workspaceFlag(&o.Workspace, wsUsageStep), runDirFlag(&o.RunDir), claudeFlag(&o.Claude), hookFlag(&o.Hook), allowDirFlag(&o.AllowDirs),
 		modelFlag(&o.Model), instructionsFlag(&o.Instructions),
-		&cli.StringFlag{Name: "role", Value: "plain", Usage: "plain|coordinator|worker|clarify|judge|oracle", EnvVars: []string{"FLOWER_ROLE"}, Destination: &o.Role},
+		&cli.StringFlag{Name: "role", Value: "plain", Usage: "the role `ROLE` the step plays: plain|coordinator|worker|clarify|judge|oracle", EnvVars: []string{"FLOWER_ROLE"}, Destination: &o.Role},
 		&cli.StringFlag{Name: "name", Usage: "step `NAME` (default: the role)", EnvVars: []string{"FLOWER_STEP_NAME"}, Destination: &o.Name},
 		&cli.StringFlag{Name: "resume", Usage: "resume session `ID`", EnvVars: []string{"FLOWER_RESUME"}, Destination: &o.Resume},
 		&cli.BoolFlag{Name: "fork", Usage: "with --resume: fork into a new session", EnvVars: []string{"FLOWER_FORK"}, Destination: &o.Fork},
@@ -54,8 +54,8 @@ func newStepCmd(e *cmdEnv) *cli.Command {
 		Name:      "step",
 		Usage:     "run one step (one claude process, made resilient)",
 		ArgsUsage: "PROMPT|-",
-		Description: `Runs one Runtime.Run: the role's AgentSpec on the real claude CLI, with
-retries, interrupts and context handoffs. Prints the final text; with --json,
+		Description: `Runs one claude process for the role (its prompt, tools and guards) on the
+real claude CLI, with retries, interrupts and context handoffs. Prints the final text; with --json,
 one JSON line per event and the step_result as the last line. The step is a
 run of its own: a row in <run-dir>/manifest.json, events in
 <run-dir>/<run>/events.jsonl (run dir: <workspace>/.flower/runs by default).

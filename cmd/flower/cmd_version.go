@@ -61,13 +61,30 @@ func printVersion(w io.Writer) error {
 	return err
 }
 
+// versionJSON is `flower version --json`.
+type versionJSON struct {
+	Kind     string `json:"kind"` // "version"
+	Version  string `json:"version"`
+	Commit   string `json:"commit"`
+	Time     string `json:"time"`
+	Modified bool   `json:"modified"`
+	Go       string `json:"go"`
+	Claude   string `json:"claude"` // the pinned claude version flower is tested on
+}
+
 func newVersionCmd(e *cmdEnv) *cli.Command {
+	var asJSON bool
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print flower's version, commit, Go version and the pinned claude version",
+		Flags: []cli.Flag{jsonFlag(&asJSON, "print one JSON object")},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c, ""); err != nil {
 				return err
+			}
+			if asJSON {
+				v := readVersion()
+				return writeJSON(e.Stdout, versionJSON{Kind: "version", Version: v.Version, Commit: v.Commit, Time: v.Time, Modified: v.Modified, Go: v.Go, Claude: v.Claude})
 			}
 			return printVersion(e.Stdout)
 		},

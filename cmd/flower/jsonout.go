@@ -18,11 +18,14 @@ var jsonSchema = map[string][]string{
 	"event":       {"kind", "step", "time", "data", "raw"},
 	"step_result": {"kind", "step", "session_id", "ok", "cost_usd", "num_turns", "text", "error", "started_at", "ended_at", "seconds", "attempts", "errors", "resumed", "retired", "context"},
 	"flow_result": {"kind", "ok", "exit_code", "error", "run", "run_dir", "events", "workbench", "brief", "goal", "verdict", "cost_usd", "seconds", "steps"},
-	"run":         {"kind", "run", "workspace", "started_at", "updated_at", "steps", "failed", "cost_usd"},
-	"run_detail":  {"kind", "run", "workspace", "started_at", "updated_at", "events", "event_count", "skipped_events", "tally", "cost_usd", "steps", "flow_events"},
-	"told":        {"kind", "run", "step"},
-	"session":     {"kind", "session_id", "project", "entries", "subagents", "updated_at"},
-	"transcript":  {"kind", "session_id", "project", "trimmed", "entries"},
+	"run":         {"kind", "run", "workspace", "started_at", "updated_at", "outcome", "verdict", "steps", "failed", "cost_usd"},
+	"run_detail": {"kind", "run", "workspace", "started_at", "updated_at", "outcome", "verdict", "events", "event_count", "skipped_events", "tally",
+		"denials", "spills", "cost_usd", "steps", "flow_events"},
+	"told":       {"kind", "run", "step"},
+	"version":    {"kind", "version", "commit", "time", "modified", "go", "claude"},
+	"doctor":     {"kind", "ok", "checks"},
+	"session":    {"kind", "session_id", "project", "step", "run", "entries", "subagents", "updated_at"},
+	"transcript": {"kind", "session_id", "project", "trimmed", "entries"},
 	"session_report": {"kind", "session_id", "project", "transcripts", "entries", "bytes_in", "bytes_out", "expired", "expired_bytes",
 		"trimmed", "trimmed_bytes", "spill_files", "pruned", "pruned_lines", "repaired"},
 	"wake_state": {"kind", "wake", "workspace", "workbench", "brief_path", "goal_path", "has_brief", "missing", "brief_goal", "has_goal",
@@ -130,6 +133,8 @@ type runJSON struct {
 	Workspace string  `json:"workspace"`
 	StartedAt string  `json:"started_at"`
 	UpdatedAt string  `json:"updated_at"`
+	Outcome   string  `json:"outcome"` // runOutcome's words
+	Verdict   string  `json:"verdict"` // the last review's: achieved, not_yet, unreachable or ""
 	Steps     int     `json:"steps"`
 	Failed    int     `json:"failed"`
 	CostUSD   float64 `json:"cost_usd"`
@@ -148,8 +153,9 @@ func runTotals(r harness.ManifestRow) (failed int, cost float64) {
 
 func runOut(r harness.ManifestRow) runJSON {
 	failed, cost := runTotals(r)
+	outcome, verdict := runOutcome(r)
 	return runJSON{Kind: "run", Run: r.Run, Workspace: r.Workspace, StartedAt: rfc3339(r.StartedAt), UpdatedAt: rfc3339(r.UpdatedAt),
-		Steps: len(r.Results), Failed: failed, CostUSD: cost}
+		Outcome: outcome, Verdict: verdict, Steps: len(r.Results), Failed: failed, CostUSD: cost}
 }
 
 type runDetailJSON struct {
@@ -158,10 +164,14 @@ type runDetailJSON struct {
 	Workspace     string           `json:"workspace"`
 	StartedAt     string           `json:"started_at"`
 	UpdatedAt     string           `json:"updated_at"`
+	Outcome       string           `json:"outcome"`
+	Verdict       string           `json:"verdict"`
 	Events        string           `json:"events"`
 	EventCount    int              `json:"event_count"`
 	SkippedEvents int              `json:"skipped_events"`
 	Tally         harness.RunTally `json:"tally"`
+	Denials       []denialJSON     `json:"denials"` // each tool call a guard refused
+	Spills        []spillJSON      `json:"spills"`  // each output moved into the workbench
 	CostUSD       float64          `json:"cost_usd"`
 	Steps         []stepResultJSON `json:"steps"`
 	FlowEvents    []eventJSON      `json:"flow_events"` // the workflow's step and task events
@@ -178,13 +188,15 @@ type sessionJSON struct {
 	Kind      string `json:"kind"`
 	SessionID string `json:"session_id"`
 	Project   string `json:"project"`
+	Step      string `json:"step"` // the step of a run in this run dir that ran it, "" if none did
+	Run       string `json:"run"`
 	Entries   int    `json:"entries"`
 	Subagents int    `json:"subagents"`
 	UpdatedAt string `json:"updated_at"`
 }
 
-func sessionOut(r sessionstore.SessionRef) sessionJSON {
-	return sessionJSON{Kind: "session", SessionID: r.Key.SessionID, Project: r.Key.ProjectKey, Entries: r.Entries, Subagents: r.Subkeys,
+func sessionOut(r sessionstore.SessionRef, by stepRef) sessionJSON {
+	return sessionJSON{Kind: "session", SessionID: r.Key.SessionID, Project: r.Key.ProjectKey, Step: by.Step, Run: by.Run, Entries: r.Entries, Subagents: r.Subkeys,
 		UpdatedAt: time.UnixMilli(r.MTime).UTC().Format(time.RFC3339Nano)}
 }
 

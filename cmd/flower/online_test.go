@@ -17,7 +17,7 @@ func TestOfflineStatusLine(t *testing.T) {
 	want := "offline: 127.0.0.1:9 unreachable (connection refused) · next probe " + next.Local().Format("15:04:05")
 
 	var buf bytes.Buffer
-	p := newProgress(&buf, false, 0, false)
+	p := newProgress(&buf, liveView(0), 0, false)
 	p.event(harness.Event{Kind: "step_start", Step: "work"})
 	p.event(off)
 	if !strings.HasSuffix(buf.String(), want) {

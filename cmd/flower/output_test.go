@@ -98,8 +98,10 @@ func TestJSONOfEveryShape(t *testing.T) {
 		"flow_result":    flowResultOut(flowOutcome{}),
 		"flow full":      flowResultOut(flowOutcome{OK: true, Steps: row.Results}),
 		"run":            runOut(row),
-		"run_detail":     runDetailJSON{Kind: "run_detail", Tally: harness.RunTally{}, Steps: stepResultsOut(nil), FlowEvents: flowEvents(nil)},
+		"run_detail":     runDetail(),
 		"told":           toldJSON{Kind: "told"},
+		"version":        versionJSON{Kind: "version"},
+		"doctor":         doctorJSON{Kind: "doctor", Checks: []doctorCheck{}},
 		"wake_state":     wakeOut(flow.Wake{}),
 		"session_report": sessionReportJSON{Kind: "session_report"},
 		"transcript":     transcriptJSON{Kind: "transcript", Entries: orEmpty[json.RawMessage](nil)},
@@ -257,7 +259,7 @@ func displayCol(s string) int {
 func TestTerminalProgressSaysItOnce(t *testing.T) {
 	for _, zh := range []bool{false, true} {
 		var buf bytes.Buffer
-		p := newProgress(&buf, false, 0, zh)
+		p := newProgress(&buf, liveView(0), 0, zh)
 		p.event(harness.Event{Kind: "step", Data: map[string]any{"index": 0.0, "total": 3.0}})
 		p.event(harness.Event{Kind: "step_start", Step: "执行-评审#1"})
 		p.event(harness.Event{Kind: "retry"})
@@ -299,7 +301,7 @@ func TestTerminalProgressGauge(t *testing.T) {
 			Raw: json.RawMessage(`{"type":"assistant","parent_tool_use_id":null,"message":{"id":"` + id + `","model":"m","usage":{"input_tokens":` + strconv.Itoa(usage) + `}}}`)}
 	}
 	var buf bytes.Buffer
-	p := newProgress(&buf, false, 1000, false)
+	p := newProgress(&buf, liveView(0), 1000, false)
 	p.event(harness.Event{Kind: harness.EventStepStart, Step: "s"})
 	p.event(msg("m1", map[string]any{"context": 500.0}, 500))
 	p.event(msg("m2", map[string]any{"agent_id": "a1"}, 900))
@@ -311,4 +313,15 @@ func TestTerminalProgressGauge(t *testing.T) {
 	if line := p.line(); !strings.Contains(line, "ctx 80%") || !strings.Contains(line, "2 turns") {
 		t.Errorf("status line %q, want ctx 80%% and 2 turns", line)
 	}
+}
+
+// liveView is the view at a terminal of width columns (0: no limit).
+func liveView(width int) view {
+	return view{live: true, width: func() int { return width }}
+}
+
+// runDetail is an empty run_detail as runRunsShow builds one.
+func runDetail() runDetailJSON {
+	d, sp := guardRecords(nil)
+	return runDetailJSON{Kind: "run_detail", Tally: harness.RunTally{}, Denials: d, Spills: sp, Steps: stepResultsOut(nil), FlowEvents: flowEvents(nil)}
 }

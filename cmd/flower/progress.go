@@ -23,6 +23,7 @@ import "github.com/flowerhq/flower/harness"
 type progress struct {
 	w         io.Writer
 	json      bool
+	v         view
 	handoffAt int
 	zh        bool // show the seed's step names, not English labels
 
@@ -32,8 +33,8 @@ type progress struct {
 	lastPaint time.Time
 }
 
-func newProgress(w io.Writer, jsonOut bool, handoffAt int, zh bool) *progress {
-	return &progress{w: w, json: jsonOut, handoffAt: handoffAt, zh: zh}
+func newProgress(w io.Writer, v view, handoffAt int, zh bool) *progress {
+	return &progress{w: w, json: v.json, v: v, handoffAt: handoffAt, zh: zh}
 }
 
 // event takes every Event of the run (it is the workflow's onEvent).
@@ -48,18 +49,13 @@ func (p *progress) event(e harness.Event) {
 	switch e.Kind {
 	case harness.EventStepEnd:
 		st := p.stats.Step
-		mark := "✓"
-		if !st.OK {
-			mark = "✗"
-		}
-		verdict := ""
-		if v := flow.ParseVerdict(st.LastText); st.OK && v.OK() && strings.Contains(st.Name, "评审") { // a failed run is no verdict
-			verdict = " → " + v.State
-		}
-		fmt.Fprintf(p.w, "\r\033[K%s %s%s (%.1fs)\n", mark, p.line(), verdict, e.Time.Sub(st.Started).Seconds())
+		mark, verdict := stepMark(st.OK, st.Name, st.LastText)
+		head, tail := p.lineParts()
+		// What the step came to goes first: a narrow terminal clips the tail.
+		p.say(fmt.Sprintf("%s %s%s (%.1fs) · %s", mark, head, verdict, e.Time.Sub(st.Started).Seconds(), tail))
 	case harness.EventGoal:
 		if g, _ := e.Goal(); g.State == harness.GoalChanged {
-			fmt.Fprintf(p.w, "\r\033[K⚠ %s\n", flow.GoalEventLine(stepLabel(e.Step, p.zh), g))
+			p.sayWrapped("⚠ " + flow.GoalEventLine(stepLabel(e.Step, p.zh), g))
 			p.paint()
 		}
 	case harness.EventStepStart, harness.EventOffline, harness.EventOnline:
@@ -72,20 +68,80 @@ func (p *progress) event(e harness.Event) {
 	}
 }
 
-// paint redraws the status line in place.
+// stepMark is a step's end mark and, for a review, its verdict: ✓ only
+// for a step that went well and, if it is a review, found the goal
+// achieved; ○ for a review that found it not yet; ✗ for a failure or an
+// unreachable goal.
+func stepMark(ok bool, name, text string) (mark, verdict string) {
+	mark = "✓"
+	if !ok {
+		mark = "✗"
+	}
+	if v := flow.ParseVerdict(text); ok && v.OK() && strings.Contains(name, "评审") {
+		verdict = " → " + v.State
+		switch v.State {
+		case flow.NotYet:
+			mark = "○"
+		case flow.Unreachable:
+			mark = "✗"
+		}
+	}
+	return mark, verdict
+}
+
+// paint redraws the status line in place: at a terminal only, clipped one
+// column short of its width so it never wraps (a wrapped line is not
+// redrawn but stacked).
 func (p *progress) paint() {
 	p.lastPaint = time.Now()
-	fmt.Fprintf(p.w, "\r\033[K%s", p.line())
+	if !p.v.live || p.v.quiet {
+		return
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s", p.v.line(p.line(), 1))
+}
+
+// say prints one finished line of the human view over the status line
+// (quiet prints none).
+func (p *progress) say(s string) {
+	if p.v.quiet {
+		return
+	}
+	p.sayAlways(s)
+}
+
+// sayWrapped prints s whole, wrapped to the width (even when quiet: a
+// warning).
+func (p *progress) sayWrapped(s string) {
+	p.sayAlways(strings.Join(p.v.wrap(s), "\n"))
+}
+
+// sayAlways is say even when quiet: the outcome.
+func (p *progress) sayAlways(s string) {
+	prefix := ""
+	if p.v.live {
+		prefix = "\r\033[K"
+	}
+	for _, l := range strings.Split(s, "\n") {
+		fmt.Fprintf(p.w, "%s%s\n", prefix, p.v.markColor(p.v.line(l, 0)))
+		prefix = ""
+	}
 }
 
 // line is the status line of the step running now, all from the fold.
 func (p *progress) line() string {
+	head, tail := p.lineParts()
+	return head + " · " + tail
+}
+
+// lineParts are the status line's step ("[2/3] goal") and the rest.
+func (p *progress) lineParts() (head, tail string) {
 	st := p.stats.Step
 	gauge := ""
 	if p.handoffAt > 0 {
 		gauge = fmt.Sprintf(" · ctx %d%%", st.Context*100/p.handoffAt)
 	}
-	s := fmt.Sprintf("[%d/%d] %s · %s · $%.4f%s", p.stats.Index, p.stats.Total, stepLabel(st.Name, p.zh), plural(st.Turns, "turn"), st.CostUSD, gauge)
+	head = fmt.Sprintf("[%d/%d] %s", p.stats.Index, p.stats.Total, stepLabel(st.Name, p.zh))
+	s := fmt.Sprintf("%s · $%.4f%s", plural(st.Turns, "turn"), st.CostUSD, gauge)
 	s += tallyNotes(st.RunTally)
 	if o := p.stats.Offline; o != nil {
 		s += " · " + offlineNote(*o)
@@ -93,7 +149,7 @@ func (p *progress) line() string {
 	if p.inbox > 0 {
 		s += fmt.Sprintf(" · ✉ %d message(s) waiting for the coordinator", p.inbox)
 	}
-	return s
+	return head, s
 }
 
 // tallyNotes are a tally's non-zero counts, each after " · ".
@@ -129,7 +185,7 @@ func (p *progress) stepDone(s flow.Step, r harness.StepResult) {
 		return
 	}
 	if !r.OK && r.Error != "" {
-		fmt.Fprintf(p.w, "  %s\n", clipWidth(userMessage(errors.New(r.Error)), 200))
+		p.say("  " + clipWidth(userMessage(errors.New(r.Error)), 200))
 	}
 }
 
@@ -151,14 +207,15 @@ func (p *progress) finish(o flowOutcome) {
 	default:
 		status = userMessage(errors.New(o.Error))
 	}
-	fmt.Fprintf(p.w, "\n%s — $%.4f in %.0fs%s\n", status, o.CostUSD, o.Seconds, tallyNotes(p.stats.RunTally))
+	p.say("")
+	p.sayAlways(fmt.Sprintf("%s — $%.4f in %.0fs%s", status, o.CostUSD, o.Seconds, tallyNotes(p.stats.RunTally)))
 	verdict := o.Verdict
 	if o.VerdictReason != "" {
 		verdict += ": " + o.VerdictReason
 	}
 	for _, x := range [][2]string{{"brief", o.Brief}, {"goal", o.Goal}, {"verdict", verdict}, {"workbench", o.Workbench}, {"events", o.Events}} {
 		if x[1] != "" {
-			fmt.Fprintf(p.w, "  %-9s %s\n", x[0], x[1])
+			p.say(fmt.Sprintf("  %-9s %s", x[0], relPath(x[1])))
 		}
 	}
 }
@@ -188,7 +245,7 @@ func interruptible(parent context.Context, rt *harness.Runtime, lines *flow.Line
 					return
 				}
 				asking = true
-				fmt.Fprint(out, "\n[flower] interrupted. What should it do instead? (Enter to send; an empty line resumes without words; Ctrl-C again aborts)\n> ")
+				fmt.Fprint(out, "\n[flower] interrupted. What should it do instead?\n(Enter sends; empty resumes; Ctrl-C aborts)\n> ")
 				go func() {
 					line, _, _ := lines.ReadLine(ctx)
 					words <- strings.TrimSpace(line)
@@ -244,4 +301,76 @@ func stampSelfTest(o harness.Options, getenv func(string) string) {
 	if _, _, key, err := selfTestKey(o, getenv); err == nil {
 		os.WriteFile(filepath.Join(o.RunDir, "selftest.ok"), []byte(key+"\n"), 0o600)
 	}
+}
+
+// showAnswers wraps an answerer that answers without a person at the
+// keyboard (a file, the demo) so that the human view shows each question
+// and its answer; the terminal's own answerer shows them as it asks.
+func (p *progress) showAnswers(a flow.Answerer) flow.Answerer {
+	if _, term := a.(*flow.TerminalAnswers); a == nil || term || p.json {
+		return a
+	}
+	return shownAnswers{a, p}
+}
+
+type shownAnswers struct {
+	flow.Answerer
+	p *progress
+}
+
+// Instant is the wrapped answerer's (the channel asks it whether to wait).
+func (s shownAnswers) Instant() bool {
+	in, ok := s.Answerer.(interface{ Instant() bool })
+	return ok && in.Instant()
+}
+
+func (s shownAnswers) Answer(ctx context.Context, q flow.Question) (string, bool, error) {
+	a, ok, err := s.Answerer.Answer(ctx, q)
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	lines := "? " + strings.Join(strings.Fields(q.Text), " ")
+	if len(q.Options) > 0 {
+		lines += "\n  options: " + strings.Join(q.Options, " | ")
+	}
+	switch {
+	case err == nil && ok:
+		lines += "\n> " + strings.Join(strings.Fields(a), " ")
+	default:
+		lines += "\n> (no answer)"
+	}
+	if !s.p.v.quiet {
+		for _, l := range strings.Split(lines, "\n") {
+			s.p.sayWrapped(l)
+		}
+	}
+	return a, ok, err
+}
+
+// announceWake says at the top of a woken run what flower found and what
+// it does with it.
+func (p *progress) announceWake(wf *flow.Workflow, ask string) {
+	if n, _ := wf.Context[flow.KeyWoke].(int); n == 0 || p.json || wf.Workbench == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	notes := wf.Workbench.Notes()
+	what := "no new words: the goal is derived from the brief again"
+	if ask != "" {
+		what = "your words are added to the brief and the goal is derived again"
+	}
+	p.say("waking the work: found the brief " + relPath(filepath.Join(notes, flow.DefaultBriefName)) + ", so clarify is skipped; " + what)
+}
+
+// relPath is p relative to the current folder when it lies inside it: the
+// view's lines stay short and still name the file.
+func relPath(p string) string {
+	wd, err := os.Getwd()
+	if err != nil || !filepath.IsAbs(p) {
+		return p
+	}
+	if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
 }

@@ -8,7 +8,7 @@ import "testing"
 // pipeline's JSON output stays untouched.
 func TestProgressInboxWaiting(t *testing.T) {
 	var tty bytes.Buffer
-	p := newProgress(&tty, false, 0, false)
+	p := newProgress(&tty, liveView(0), 0, false)
 	p.inboxWaiting(1)
 	if !strings.Contains(tty.String(), "✉ 1 message(s) waiting") {
 		t.Errorf("status line: %q", tty.String())
@@ -19,7 +19,7 @@ func TestProgressInboxWaiting(t *testing.T) {
 		t.Errorf("status line still shows the message after it was read: %q", tty.String())
 	}
 	var js bytes.Buffer
-	newProgress(&js, true, 0, false).inboxWaiting(1)
+	newProgress(&js, view{json: true}, 0, false).inboxWaiting(1)
 	if js.Len() != 0 {
 		t.Errorf("JSON output got %q", js.String())
 	}

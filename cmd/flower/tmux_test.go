@@ -27,6 +27,12 @@ var terminals atomic.Int64
 // env, in dir. A missing tmux skips, or fails under FLOWER_REQUIRE_CLAUDE=1.
 func newTerminal(t *testing.T, env []string, dir, command string) *terminal {
 	t.Helper()
+	return newTerminalSized(t, env, dir, command, 150, 40)
+}
+
+// newTerminalSized is newTerminal in a pane of cols×rows.
+func newTerminalSized(t *testing.T, env []string, dir, command string, cols, rows int) *terminal {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("FLOWER_REQUIRE_CLAUDE") == "1" {
 			t.Fatal("tmux is missing: run scripts/setup.sh")
@@ -47,7 +53,7 @@ func newTerminal(t *testing.T, env []string, dir, command string) *terminal {
 	term := &terminal{t: t, sock: "flower-test-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(terminals.Add(1), 10)}
 	// trap: Ctrl-C goes to the command, the pane's shell stays.
 	script := "trap : INT; . " + envFile + "; cd " + dir + "; " + command + "; echo FLOWER-EXIT=$?; sleep 60"
-	term.tmux("new-session", "-d", "-s", "t", "-x", "150", "-y", "40", "sh", "-c", script)
+	term.tmux("new-session", "-d", "-s", "t", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), "sh", "-c", script)
 	t.Cleanup(func() {
 		// The test's context has ended by now: the kill gets its own bound.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -70,6 +76,13 @@ func (term *terminal) tmux(args ...string) string {
 
 // screen is what the pane shows now.
 func (term *terminal) screen() string { return term.tmux("capture-pane", "-t", "t", "-p") }
+
+// lines is everything the pane printed, its history too, with each line
+// the program wrote whole: a line wider than the pane, which the terminal
+// wrapped, comes back joined (-J).
+func (term *terminal) lines() []string {
+	return strings.Split(strings.TrimRight(term.tmux("capture-pane", "-t", "t", "-p", "-J", "-S", "-"), "\n"), "\n")
+}
 
 // typeLine types text, waits until the screen echoes it (the program has
 // read it; an Enter sent earlier could land inside the same paste), then

@@ -68,11 +68,16 @@ func verdictScript(judge []scripted.Reply, forge bool) func(ws string) *scripted
 
 // verdictRun runs `flower --json --timeout 0 --rounds N -C ws [ask]`
 // against bed's model and returns its JSON lines (the flow_result last),
-// stderr and exit code. Without an ask, a workspace with a brief wakes.
+// stderr and exit code. Without an ask it runs `flower continue`: a
+// workspace with a brief wakes (an empty ask starts nothing).
 func verdictRun(t *testing.T, bed *testbed.Bed, rounds string, ask ...string) ([]gjson.Result, string, int) {
 	t.Helper()
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	cmd := testbed.Command(t, flower, append([]string{"--json", "--timeout", "0", "--rounds", rounds, "-C", bed.Workspace}, ask...)...)
+	args := append([]string{"--json", "--timeout", "0", "--rounds", rounds, "-C", bed.Workspace}, ask...)
+	if len(ask) == 0 {
+		args = append([]string{"continue"}, args...)
+	}
+	cmd := testbed.Command(t, flower, args...)
 	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
 	cmd.Dir = t.TempDir()
 	out, stderr, code := testbed.Exec(t, cmd)

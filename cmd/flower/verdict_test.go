@@ -12,7 +12,7 @@ import "github.com/flowerhq/flower/harness"
 // the goal being frozen (the control) prints nothing of its own.
 func TestTerminalShowsAForgedGoal(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgress(&buf, false, 0, false)
+	p := newProgress(&buf, liveView(0), 0, false)
 	p.event(harness.Event{Kind: harness.EventGoal, Step: "设定目标", Data: map[string]any{"state": "frozen", "path": "/ws/.flower/notes/目标.md", "sha256": "aaaaaaaaaaaaaaaa", "text": "x"}})
 	if strings.Contains(buf.String(), "目标.md") {
 		t.Errorf("freezing the goal printed a line: %q", buf.String())
@@ -32,7 +32,7 @@ func TestTerminalShowsAForgedGoal(t *testing.T) {
 func TestTerminalFailedJudgeShowsNoVerdict(t *testing.T) {
 	for _, finished := range []bool{false, true} {
 		var buf bytes.Buffer
-		p := newProgress(&buf, false, 0, false)
+		p := newProgress(&buf, liveView(0), 0, false)
 		p.event(harness.Event{Kind: "step_start", Step: "执行-评审#1"})
 		p.event(harness.Event{Kind: harness.EventAssistant, Step: "执行-评审#1", Data: map[string]any{"text": "## 结论\n已达成"}})
 		p.event(harness.Event{Kind: "step_end", Step: "执行-评审#1", Data: map[string]any{"ok": finished}})
@@ -53,7 +53,7 @@ func TestSummaryNamesWhyTheGoalWasNotAchieved(t *testing.T) {
 		t.Fatalf("outcome = %+v", o)
 	}
 	var buf bytes.Buffer
-	newProgress(&buf, false, 0, false).finish(o)
+	newProgress(&buf, liveView(0), 0, false).finish(o)
 	if !strings.Contains(buf.String(), "verdict   not_yet: 评审这一轮失败了") {
 		t.Errorf("summary = %q", buf.String())
 	}

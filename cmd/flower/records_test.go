@@ -1,0 +1,104 @@
+package main
+
+import "context"
+import "encoding/json"
+import "os"
+import "path/filepath"
+import "strings"
+import "testing"
+
+import "github.com/flowerhq/flower/harness"
+
+// TestRunOutcome: how a recorded run ended, from its manifest row alone.
+func TestRunOutcome(t *testing.T) {
+	review := func(text string) harness.StepResult {
+		return harness.StepResult{Step: "执行-评审#1", OK: true, Text: text}
+	}
+	work := harness.StepResult{Step: "执行", OK: true, Text: "done"}
+	for _, tc := range []struct {
+		name             string
+		row              harness.ManifestRow
+		outcome, verdict string
+	}{
+		{"achieved", harness.ManifestRow{Results: []harness.StepResult{work, review("## 结论\n已达成\n## 理由\nok")}}, "achieved", "achieved"},
+		{"not yet", harness.ManifestRow{Results: []harness.StepResult{work, review("## 结论\n未达成\n## 理由\nno")}}, "not yet", "not_yet"},
+		{"unreachable", harness.ManifestRow{Results: []harness.StepResult{review("## 结论\n无法达成\n## 理由\nno")}}, "unreachable", "unreachable"},
+		{"failed", harness.ManifestRow{Results: []harness.StepResult{{Step: "执行", Error: "claude exited 1"}}}, "failed", ""},
+		{"interrupted", harness.ManifestRow{Results: []harness.StepResult{{Step: "执行", Error: "context canceled"}}}, "interrupted", ""},
+		{"a step without a judge", harness.ManifestRow{Results: []harness.StepResult{{Step: "step", OK: true, Text: "已达成"}}}, "done", ""},
+		{"running", harness.ManifestRow{Running: []harness.RunningStep{{Step: "执行"}}}, "running", ""},
+		{"nothing recorded", harness.ManifestRow{}, "failed", ""},
+	} {
+		if o, v := runOutcome(tc.row); o != tc.outcome || v != tc.verdict {
+			t.Errorf("%s: %q, %q; want %q, %q", tc.name, o, v, tc.outcome, tc.verdict)
+		}
+	}
+}
+
+// TestGuardRecords: a denial carries the reason the model was told (the
+// refused call's tool_result), a spill its file and size; a passing guard
+// is neither (the control).
+func TestGuardRecords(t *testing.T) {
+	spill := filepath.Join(t.TempDir(), "out.txt")
+	os.WriteFile(spill, make([]byte, 1234), 0o600)
+	guard := func(data map[string]any) harness.Event {
+		return harness.Event{Kind: harness.EventGuard, Step: "执行", Data: data}
+	}
+	events := []harness.Event{
+		guard(map[string]any{"guard": "delegate", "decision": "deny", "tool": "Write", "tool_use_id": "tu1"}),
+		{Kind: harness.EventToolResult, Step: "执行", Raw: json.RawMessage(`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"tu1","is_error":true,"content":"Error: 协调者不能自己写文件\n第二行"}]}}`)},
+		guard(map[string]any{"guard": "spill", "decision": "rewrite", "tool": "Bash", "detail": map[string]any{"files": []any{spill}}}),
+		guard(map[string]any{"guard": "delegate", "decision": "pass", "tool": "Agent"}),
+	}
+	d, s := guardRecords(events)
+	if len(d) != 1 || d[0].Tool != "Write" || d[0].Guard != "delegate" || d[0].Reason != "协调者不能自己写文件" {
+		t.Errorf("denials: %+v", d)
+	}
+	if len(s) != 1 || s[0].Path != spill || s[0].Bytes != 1234 || byteSize(s[0].Bytes) != "1.2 KB" {
+		t.Errorf("spills: %+v", s)
+	}
+}
+
+// TestSessionsListSaysWhereItLooked: without a store in the workspace,
+// sessions list is no failure (as runs): it names where it looked and
+// where flower claude keeps its sessions; --json is an empty array.
+// Control: with no drop-in store either, no pointer is made up.
+func TestSessionsListSaysWhereItLooked(t *testing.T) {
+	ws, dropIn := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(dropIn, "sessions.db"), nil, 0o600)
+	for _, tc := range []struct {
+		dropIn, want string
+	}{{dropIn, "flower claude's sessions are in " + filepath.Join(dropIn, "sessions.db")}, {t.TempDir(), ""}} {
+		e, out, errb := testEnv("")
+		e.Getenv = func(k string) string { return map[string]string{"FLOWER_RUN_DIR": tc.dropIn}[k] }
+		if code := run(context.Background(), e, []string{"flower", "sessions", "list", "-C", ws}); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		looked := "no session store at " + filepath.Join(ws, ".flower", "runs", "sessions.db")
+		if !strings.Contains(out.String(), looked) || strings.Contains(out.String(), "flower claude") != (tc.want != "") || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("sessions list: %q", out.String())
+		}
+		e, out, _ = testEnv("")
+		if code := run(context.Background(), e, []string{"flower", "sessions", "list", "-C", ws, "--json"}); code != 0 || strings.TrimSpace(out.String()) != "[]" {
+			t.Errorf("--json: exit %d %q", code, out.String())
+		}
+	}
+}
+
+// TestDemoScriptParses: `flower demo --print-script` prints the embedded
+// script the demo runs (no model, no claude); it parses once the workspace
+// is filled in, and holds what the demo's tests rely on.
+func TestDemoScriptParses(t *testing.T) {
+	e, out, errb := testEnv("")
+	e.parsed = nil
+	if code := run(context.Background(), e, []string{"flower", "demo", "--print-script"}); code != 0 || out.String() != demoScriptYAML {
+		t.Fatalf("exit %d, %s; printed %d bytes of %d", code, errb.String(), out.Len(), len(demoScriptYAML))
+	}
+	s := demoScript("/ws")
+	if len(s.Conversations) != 5 || !strings.Contains(demoBrief, "## 未知与假设") || !strings.Contains(demoGoal, "## 检查清单") || !strings.Contains(demoAchieved, "已达成") {
+		t.Errorf("demo script: %d conversations; brief %q goal %q", len(s.Conversations), demoBrief, demoGoal)
+	}
+	if !strings.Contains(string(s.Conversations[0].Replies[0].ToolUse.Input), demoAnswer) || strings.Contains(demoScriptYAML, "/ws/") {
+		t.Error("the demo's answer is not an option, or a path is not the placeholder")
+	}
+}
