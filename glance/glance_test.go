@@ -107,6 +107,9 @@ func FuzzIsEphemeral(f *testing.F) {
 		syntax.Walk(file, func(n syntax.Node) bool {
 			switch n := n.(type) {
 			case *syntax.CallExpr:
+				if len(n.Args) == 0 {
+					return true // a bare assignment (of a lowercase variable)
+				}
 				v, _ := wordLit(n.Args[0])
 				name, ok := verbName(arg{v: v, known: true})
 				if _, listed := verbs[name]; !ok || !listed {

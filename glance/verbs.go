@@ -39,6 +39,12 @@ var loadTables = sync.OnceFunc(func() {
 	add(&verb{custom: findRule}, "find")
 	add(&verb{custom: sedRule}, "sed")
 	add(&verb{custom: awkRule}, "awk", "gawk", "mawk", "nawk")
+	// Verbs that open no file an operand or option names: an unbound
+	// parameter ($HOME) may be one of their words.
+	for _, n := range []string{"ls", "stat", "basename", "dirname", "readlink", "realpath", "which", "type",
+		"id", "uname", "whoami", "pwd", "printenv", "nproc", "groups", "arch", "logname", "tty"} {
+		verbs[n].noOpen = true
+	}
 })
 
 // addSystemVerbs: directory, system, process and path information.
@@ -215,8 +221,8 @@ func addTextVerbs() {
 		"--sort-keys --ascii-output --raw-input --raw-output0 --tab --indent= --seq --stream --stream-errors "+
 		"--unbuffered --color-output --monochrome-output --args --jsonargs -f: --from-file= -L: --library-path= "+
 		"--arg --argjson --slurpfile --rawfile"+helpVersion).withJQ(), "jq")
-	add(&verb{harmless: true, custom: func([]arg) bool { return true }}, "echo", "true", "false", ":")
-	add(&verb{custom: printfRule}, "printf")
+	add(&verb{harmless: true, noOpen: true, custom: func([]arg) bool { return true }}, "echo", "true", "false", ":")
+	add(&verb{custom: printfRule, noOpen: true}, "printf")
 	add(&verb{custom: testRule}, "test", "[")
 	add(harmless("-w -f: -s: --equal-width --format= --separator="+helpVersion).withNumbers(), "seq")
 	add(harmless("-di -w: --decode --ignore-garbage --wrap="+helpVersion), "base64", "base32")
