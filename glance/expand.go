@@ -100,12 +100,23 @@ func expandWord(w *syntax.Word, vars bindings, out []arg) ([]arg, bool) {
 			return append(out, arg{v: l.Value, known: true}), true
 		}
 	}
-	params, unquoted := wordParams(w, vars)
-	if params == paramUnknown {
-		return append(out, arg{prefix: wordPrefix(w.Parts), multi: unquoted || hasBrace(w)}), true
+	if paramBeforeBrace(w) {
+		return nil, false
 	}
 	word := *w
-	if !syntax.SplitBraces(&word) {
+	split := syntax.SplitBraces(&word)
+	if split && (!bracesAgree(&word) || !braceCloseAgrees(&word)) {
+		return nil, false
+	}
+	params, unquoted := wordParams(w, vars)
+	if params == paramUnknown {
+		a := arg{prefix: wordPrefix(w.Parts), multi: unquoted || hasBrace(w) || globbed(w.Parts)}
+		if unquoted {
+			a.prefix = "" // split: only the first field would start with it
+		}
+		return append(out, a), true
+	}
+	if !split {
 		return expandBraced(&word, vars, unquoted, out)
 	}
 	cfg := &expand.Config{}
@@ -125,6 +136,15 @@ func expandWord(w *syntax.Word, vars bindings, out []arg) ([]arg, bool) {
 
 // expandBraced expands one word after brace expansion.
 func expandBraced(w *syntax.Word, vars bindings, unquotedParams bool, out []arg) ([]arg, bool) {
+	w = dropEmptyLits(w)
+	if len(w.Parts) == 0 {
+		return out, true // bash removes an empty unquoted result: {,a} is "a"
+	}
+	if unquotedParams && (globbed(w.Parts) || tilded(w.Parts)) {
+		// The value is split into fields first: only the first starts
+		// with the word's prefix, the others could be anything.
+		return append(out, arg{multi: true}), true
+	}
 	if globbed(w.Parts) || unquotedParams && globbyValues(w, vars) {
 		return append(out, arg{v: patternText(w.Parts), prefix: wordPrefix(w.Parts), glob: true, multi: true}), true
 	}
@@ -366,4 +386,107 @@ func patternText(parts []syntax.WordPart) string {
 		}
 	}
 	return b.String()
+}
+
+// dropEmptyLits removes the empty literals brace splitting leaves behind.
+func dropEmptyLits(w *syntax.Word) *syntax.Word {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && l.Value == "" {
+			parts := make([]syntax.WordPart, 0, len(w.Parts))
+			for _, p := range w.Parts {
+				if l, ok := p.(*syntax.Lit); !ok || l.Value != "" {
+					parts = append(parts, p)
+				}
+			}
+			return &syntax.Word{Parts: parts}
+		}
+	}
+	return w
+}
+
+// paramBeforeBrace reports $name directly followed by a "{": bash expands
+// braces first, so $x{1,2} is $x1 $x2, while the parser has already made
+// $x a parameter. The two disagree; such a word is refused.
+func paramBeforeBrace(w *syntax.Word) bool {
+	for i := 0; i+1 < len(w.Parts); i++ {
+		pe, ok := w.Parts[i].(*syntax.ParamExp)
+		if !ok || !pe.Short {
+			continue
+		}
+		if l, ok := w.Parts[i+1].(*syntax.Lit); ok && strings.HasPrefix(l.Value, "{") {
+			return true
+		}
+	}
+	return false
+}
+
+// bracesAgree reports whether every brace expression in w is one bash and
+// mvdan.cc/sh expand alike (the differential test found the exceptions):
+// no ".." outside a sequence's own endpoints. A letter sequence from an upper- to a
+// lower-case letter (or back) runs through [ \ ] ^ _ `: bash then removes
+// the generated backslash as quoting, mvdan.cc/sh keeps it.
+func bracesAgree(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.Contains(l.Value, "..") {
+			return false // bash reads ".." beside braces its own way: {a}{a,}..{b,c}}
+		}
+		br, isBr := p.(*syntax.BraceExp)
+		if !isBr {
+			continue
+		}
+		if br.Sequence {
+			from, to := br.Elems[0].Lit(), br.Elems[1].Lit()
+			if len(from) == 1 && len(to) == 1 && !isDigits(from) {
+				lo, hi := min(from[0], to[0]), max(from[0], to[0])
+				if lo <= '\\' && hi >= '\\' {
+					return false
+				}
+			}
+		}
+		for _, e := range br.Elems {
+			if !bracesAgree(e) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// braceCloseAgrees reports whether no "{" that stayed literal (mvdan.cc/sh
+// closed it at the first "}": {a}) is followed by a comma, ".." or brace
+// expansion. bash's brace_gobbler (braces.c) closes a brace only at a "}"
+// after a top-level comma or "..", skipping the earlier ones, so {a}#,} is
+// one expansion to bash ("a}#") and a literal to mvdan.cc/sh.
+func braceCloseAgrees(w *syntax.Word) bool {
+	open := false
+	var walk func(parts []syntax.WordPart) bool
+	walk = func(parts []syntax.WordPart) bool {
+		for _, p := range parts {
+			switch p := p.(type) {
+			case *syntax.Lit:
+				v := p.Value
+				for i := 0; i < len(v); i++ {
+					switch {
+					case v[i] == '\\':
+						i++
+					case v[i] == '{':
+						open = true
+					case open && (v[i] == ',' || v[i] == '.' && i+1 < len(v) && v[i+1] == '.'):
+						return false
+					}
+				}
+			case *syntax.BraceExp:
+				if open {
+					return false
+				}
+				for _, e := range p.Elems {
+					if !walk(e.Parts) {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+	return walk(w.Parts)
 }

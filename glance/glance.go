@@ -40,6 +40,12 @@ var parserPool = sync.Pool{New: func() any {
 // rejects is not ephemeral. When in doubt the answer is false: a false
 // negative costs a subagent, a false positive lets a main thread write.
 func IsEphemeral(cmd string) bool {
+	return classify(cmd, nil)
+}
+
+// classify is IsEphemeral with a trace of every simple command's argv (nil
+// in production; the differential test compares the trace with bash).
+func classify(cmd string, trace func(c *syntax.CallExpr, vars bindings, argv []arg)) bool {
 	if strings.TrimSpace(cmd) == "" || len(cmd) > MaxLen {
 		return false
 	}
@@ -56,7 +62,7 @@ func IsEphemeral(cmd string) bool {
 	if !safeNodes(f) {
 		return false
 	}
-	var k checker
+	k := checker{trace: trace}
 	return k.stmts(f.Stmts)
 }
 
