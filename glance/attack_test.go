@@ -154,10 +154,10 @@ func TestAttacksRefused(t *testing.T) {
 var newReads = []string{
 	"git log --author=alice --since=2.weeks --oneline", "git log -n 5 --format=%H", "git log -5 -p", "git diff -U3 --stat",
 	"git config --get remote.origin.url", "git config get user.name", "git config --global --list",
-	"git config -f .gitmodules --get-regexp path", "git config list --show-origin", "git remote get-url origin",
+	"git config -f .gitmodules --get-regexp path", "git config list", "git remote get-url origin",
 	"git remote -v show origin", "git branch --contains HEAD", "git branch --format='%(refname)' --list 'f*'",
 	"git tag --contains v1 'v*'", "git tag -n3", "git stash show -p", "git reflog", "git reflog show main -5",
-	"git notes", "git -C /tmp/x --no-pager log -1 --stat", "git status -uno", "git status --porcelain=v2 --branch",
+	"git notes", "git -C . --no-pager log -1 --stat", "git status -uno", "git status --porcelain=v2 --branch",
 	"git blame -w -M -C -L 1,5 x.go", "git ls-remote --tags origin", "git show-ref --heads",
 	"kubectl -n kube-system get pods -o wide", "kubectl get pods -n get", "kubectl --context prod get nodes",
 	"kubectl get pods -l app=web -o jsonpath='{.items[*].metadata.name}'", "kubectl logs -f -c app web-1 --tail=20",

@@ -20,7 +20,7 @@ var readOnlyCommands = []string{
 	"git ls-files -m", "git blame -L 10,20 main.go", "git describe --tags --always", "git shortlog -sn | head",
 	"git tag", "git tag -l 'v1.*'", "git tag --list --sort=-creatordate | head -3", "git stash list", "git stash show -p stash@{0}",
 	"git remote -v", "git remote show origin", "git config --get user.name", "git config --list | grep alias",
-	"git -C ../other status", "git --no-pager log -3", "git -C sub --no-pager diff --stat", "git worktree list",
+	"git -C . status", "git --no-pager log -3", "git -C ./ --no-pager diff --stat", "git worktree list",
 	"git reflog -10", "git cat-file -p HEAD", "git rev-list --count HEAD", "git for-each-ref --format='%(refname)' refs/heads",
 	"git merge-base main HEAD", "git grep -n TODO -- '*.go'", "git ls-tree -r HEAD --name-only | head",
 	"git diff main...HEAD --name-status", "git log --format='%h %s' main..HEAD", "git status 2>&1", "git status --porcelain >/dev/null 2>&1",

@@ -7,11 +7,11 @@ import "sync"
 type kind uint8
 
 const (
-	none     kind = iota
-	flag          // takes no value
-	value         // takes a value: glued (-n5, --lines=5) or the next word
-	optional      // takes a value only when glued (-uno, --color=auto)
-	gluedOnly     // a long option valid only with a glued value (git's --format=)
+	none      kind = iota
+	flag           // takes no value
+	value          // takes a value: glued (-n5, --lines=5) or the next word
+	optional       // takes a value only when glued (-uno, --color=auto)
+	gluedOnly      // a long option valid only with a glued value (git's --format=)
 )
 
 // optSet is the exact list of options a verb (or subcommand) may take. It
