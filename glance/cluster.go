@@ -41,10 +41,10 @@ var containerGroups = map[string]subs{
 	"volume":  {"ls": ctrLs, "list": ctrLs, "inspect": ctrInspect},
 	"context": {"ls": ctrLs, "list": ctrLs, "inspect": ctrInspect, "show": ctrVersion},
 	"system":  {"df": ctrDfOpts, "info": ctrVersion},
-	"compose": {"ps": opts(ctrFormat, "-aq --all --quiet --services --status= --filter= --no-trunc --orphans"),
-		"ls": opts(ctrFormat, "-aq --all --quiet --filter="), "logs": ctrLogs, "images": opts(ctrFormat, "-q --quiet"),
-		"top": ctrTop, "version": opts(ctrFormat, "--short"),
-		"config": opts(ctrFormat, "-q --quiet --services --volumes --profiles --images --no-interpolate --no-normalize")},
+	// compose: only the forms that load no project file. A compose file's
+	// include: (or a remote -f) makes compose run git, and a glance cannot
+	// see the file: ps, logs, config, images and top are out.
+	"compose": {"ls": opts(ctrFormat, "-aq --all --quiet --filter="), "version": opts(ctrFormat, "--short")},
 }
 
 // containerRule accepts docker/podman listing and inspection commands.
@@ -98,7 +98,7 @@ type kubeVerb struct {
 }
 
 var kubeVerbs = map[string]kubeVerb{
-	"get":           {opts: opts(kubeGlobal, kubeOut, "-w -R -k: -f: --watch --watch-only --output-watch-events --chunk-size= --ignore-not-found --raw= --subresource= --recursive --filename= --kustomize=")},
+	"get":           {opts: opts(kubeGlobal, kubeOut, "-w -R -f: --watch --watch-only --output-watch-events --chunk-size= --ignore-not-found --raw= --subresource= --recursive --filename=")},
 	"describe":      {opts: opts(kubeGlobal, "-l: -A -R -f: --selector= --all-namespaces --show-events=? --chunk-size= --filename= --recursive")},
 	"logs":          {opts: opts(kubeGlobal, "-fp -c: -l: --follow --previous --container= --tail= --since= --since-time= --timestamps --all-containers --prefix --selector= --max-log-requests= --limit-bytes= --ignore-errors --pod-running-timeout= --all-pods")},
 	"top":           {opts: opts(kubeGlobal, "-l: -A --selector= --all-namespaces --containers --sort-by= --no-headers --use-protocol-buffers --sum --show-capacity")},

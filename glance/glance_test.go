@@ -27,7 +27,7 @@ var readOnlyCommands = []string{
 	"git --version", "git submodule status", "git count-objects -vH",
 	"ps aux", "ps aux | grep node | grep -v grep", "ps -ef | head", "pgrep -fl python", "lsof -i :8080", "top -b -n 1 | head -20",
 	"docker ps", "docker ps -a --format '{{.Names}}'", "docker images", "docker logs --tail 50 web", "docker inspect web | jq '.[0].State'",
-	"docker compose ps", "docker container ls -a", "kubectl get pods", "kubectl get pods -n kube-system -o wide",
+	"docker compose ls", "docker container ls -a", "kubectl get pods", "kubectl get pods -n kube-system -o wide",
 	"kubectl describe pod web-1", "kubectl logs web-1 --tail=100", "kubectl config current-context",
 	"cat README.md", "cat go.mod | head -5", "head -n 20 main.go", "tail -n 50 app.log", "tail -f /dev/null",
 	"wc -l *.go", "stat go.mod", "file main.go", "find . -name '*.go' | head", "find . -type f -name \"*.md\" -maxdepth 2",

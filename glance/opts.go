@@ -330,3 +330,44 @@ func (set *optSet) takesNext(w string) bool {
 	}
 	return false
 }
+
+// treeClusters: tree parses its own options (tree.c, main): in a cluster
+// each letter that takes a value takes the next argv word, and the cluster
+// goes on (tree -Lo 2 OUT is -L 2 -o OUT). Long options as getopt_long.
+func (v *verb) treeClusters() *verb {
+	o := v.opts
+	v.custom = func(args []arg) bool {
+		if !allKnown(args) {
+			return false
+		}
+		t := o.tab()
+		for i := 0; i < len(args); i++ {
+			w := args[i].v
+			switch {
+			case w == "--":
+				return true
+			case strings.HasPrefix(w, "--"):
+				s := scanner{args: args, i: i + 1, strict: true}
+				if !s.option(o, w) {
+					return false
+				}
+				i = s.i - 1
+			case len(w) > 1 && w[0] == '-':
+				for j := 1; j < len(w); j++ {
+					c := w[j]
+					if c >= 128 || t.short[c] == none {
+						return false
+					}
+					if t.short[c] == value {
+						if i+1 >= len(args) || isOption(args[i+1]) {
+							return false
+						}
+						i++
+					}
+				}
+			}
+		}
+		return true
+	}
+	return v
+}

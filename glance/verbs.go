@@ -149,9 +149,9 @@ func addFileVerbs() {
 	add(harmless("-z -a: -l: --algorithm= --base64 --check --length= --raw --tag --untagged --zero"+helpVersion), "cksum")
 	add(strict("-adfilpqsugDFNQrtvcnxCJXhU -L: -P: -I: -H: -T: --noreport --dirsfirst --filesfirst --gitignore "+
 		"--du --prune --filelimit= --charset= --matchdirs --ignore-case --timefmt= --sort= --info --fromfile "+
-		"--metafirst --inodes --device"+helpVersion), "tree")
-	add(strict("-bcdEhiLlNprsSkzZ0 -F: -P: --brief --mime --mime-type --mime-encoding --dereference "+
-		"--no-dereference --keep-going --raw --special-files --uncompress --uncompress-noreport --no-sandbox "+
+		"--metafirst --inodes --device"+helpVersion).treeClusters(), "tree")
+	add(strict("-bcdEhiLlNprsSk0 -F: -P: --brief --mime --mime-type --mime-encoding --dereference "+
+		"--no-dereference --keep-going --raw --special-files --no-sandbox "+
 		"--print0 --no-pad --preserve-date --separator= --parameter= --apple --extension"+helpVersion), "file")
 	add(strict("-HIusiFgalL0 -e: -t: -E: -d: -S: -c: -j: -o: --hidden --no-ignore --no-ignore-vcs --unrestricted "+
 		"--case-sensitive --ignore-case --glob --regex --fixed-strings --absolute-path --full-path --follow "+
@@ -186,7 +186,7 @@ func addTextVerbs() {
 	add(strict("-iSslLcwvQuUaft -G: -g: -A: -B: -C: -m: --ignore= --hidden --depth= --literal --nocolor "+
 		"--vimgrep --ignore-case --case-sensitive --smart-case --files-with-matches --files-without-matches "+
 		"--count --word-regexp --invert-match --unrestricted --all-types --search-binary --follow "+
-		"--max-count= --context= --after= --before= --nogroup --group --noheading --column --stats"+helpVersion), "ag")
+		"--max-count= --context=? --after= --before= --nogroup --group --noheading --column --stats"+helpVersion), "ag")
 	add(harmless("-snz --complement -b: -c: -d: -f: --bytes= --characters= --delimiter= --fields= --only-delimited "+
 		"--output-delimiter= --zero-terminated"+helpVersion), "cut")
 	add(harmless("-cCdst --complement --delete --squeeze-repeats --truncate-set1"+helpVersion), "tr")
