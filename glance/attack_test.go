@@ -110,7 +110,7 @@ var attacks = map[string][]string{
 		"docker inspect --size=x", "docker stats --no-stream --rm",
 	},
 	"verbs dropped as ambiguous": {
-		"dmesg", "dmesg | tail", "dmesg -T", "ip addr", "ip -br a", "ip route", "ss -tlnp", "ss -K dst 1.2.3.4",
+		"dmesg", "dmesg | tail", "dmesg -T", "ip -batch f addr", "ip -n ns a", "ip route flush all", "ss -N ns -t", "ss -K dst 1.2.3.4",
 		"mount", "mount -l", "ifconfig", "ifconfig -a", "hwclock", "timedatectl", "yq '.a' f", "route -n",
 		"sysctl -a", "arp -a", "iptables -L", "nft list ruleset",
 	},

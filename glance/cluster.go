@@ -52,6 +52,9 @@ func containerRule(args []arg) bool {
 	if !allKnown(args) {
 		return false
 	}
+	if len(args) == 1 && (args[0].v == "--version" || args[0].v == "-v") {
+		return true
+	}
 	s := scanner{args: args}
 	sub, ok := s.sub(containerGlobal)
 	if !ok {
@@ -112,6 +115,9 @@ var kubeVerbs = map[string]kubeVerb{
 		"view": opts(kubeGlobal, "-o: --minify --flatten --raw --output= --merge=?"), "current-context": opts(kubeGlobal),
 		"get-contexts": opts(kubeGlobal, "-o: --no-headers --output="), "get-clusters": opts(kubeGlobal),
 		"get-users": opts(kubeGlobal)}},
+	"rollout": {opts: opts(kubeGlobal), subs: map[string]*optSet{
+		"status":  opts(kubeGlobal, "-w -R -l: -f: --watch=? --revision= --timeout= --selector= --filename= --recursive"),
+		"history": opts(kubeGlobal, "-o: -R -l: -f: --revision= --output= --selector= --filename= --recursive --show-managed-fields --template=")}},
 	"auth": {opts: opts(kubeGlobal), subs: map[string]*optSet{
 		"can-i":  opts(kubeGlobal, "-A -q --all-namespaces --list --no-headers --quiet --subresource="),
 		"whoami": opts(kubeGlobal, "-o: --output=")}},
@@ -150,7 +156,8 @@ func kubectlRule(args []arg) bool {
 		return false
 	}
 	ops, ok := operands(o, s.args[s.i:])
-	return ok && (sub == "can-i" || len(ops) <= 1 && (sub == "view" || sub == "get-contexts") || len(ops) == 0)
+	return ok && (sub == "can-i" || v == "rollout" ||
+		len(ops) <= 1 && (sub == "view" || sub == "get-contexts") || len(ops) == 0)
 }
 
 // findRule accepts find with starting points, options and tests from an

@@ -39,6 +39,7 @@ var loadTables = sync.OnceFunc(func() {
 	add(&verb{custom: findRule}, "find")
 	add(&verb{custom: sedRule}, "sed")
 	add(&verb{custom: awkRule}, "awk", "gawk", "mawk", "nawk")
+	addReadForms()
 	// Verbs that open no file an operand or option names: an unbound
 	// parameter ($HOME) may be one of their words.
 	for _, n := range []string{"ls", "stat", "basename", "dirname", "readlink", "realpath", "which", "type",
