@@ -60,6 +60,7 @@ var readOnlyCommands = []string{
 // allCases is every table string: the seed corpus of the fuzz test.
 func allCases() []string {
 	out := append(append([]string{}, readOnlyCommands...), newReads...)
+	out = append(out, round3Reads...)
 	return append(out, refusedCases()...)
 }
 
@@ -67,6 +68,9 @@ func allCases() []string {
 func refusedCases() []string {
 	out := append([]string{}, bypassCommands...)
 	for _, cmds := range attacks {
+		out = append(out, cmds...)
+	}
+	for _, cmds := range round3Bypasses {
 		out = append(out, cmds...)
 	}
 	return out

@@ -40,6 +40,11 @@ var loadTables = sync.OnceFunc(func() {
 	add(&verb{custom: sedRule}, "sed")
 	add(&verb{custom: awkRule}, "awk", "gawk", "mawk", "nawk")
 	addReadForms()
+	// Strict verbs whose operands are plain files (or a pattern, then
+	// files): a glob with a literal prefix may be one (sort src/*.txt).
+	for _, n := range []string{"sort", "file", "rg", "ag", "iconv"} {
+		verbs[n].files = true
+	}
 	// Verbs that open no file an operand or option names: an unbound
 	// parameter ($HOME) may be one of their words.
 	for _, n := range []string{"ls", "stat", "basename", "dirname", "readlink", "realpath", "which", "type",
