@@ -129,20 +129,7 @@ var attacks = map[string][]string{
 }
 
 func TestAttacksRefused(t *testing.T) {
-	n := 0
-	seen := map[string]string{}
-	for class, cmds := range attacks {
-		for _, c := range cmds {
-			if prev, dup := seen[c]; dup {
-				t.Errorf("duplicate attack %q (%s, %s)", c, prev, class)
-			}
-			seen[c] = class
-			n++
-			if IsEphemeral(c) {
-				t.Errorf("%s: IsEphemeral(%q) = true, want false", class, c)
-			}
-		}
-	}
+	n := refuseClasses(t, attacks)
 	if n < 150 {
 		t.Fatalf("only %d attack strings, want at least 150", n)
 	}

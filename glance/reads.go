@@ -76,11 +76,9 @@ func (v *verb) requires(opts ...string) *verb {
 // xxdRule: a hex dump to stdout. xxd takes single-dash options, some with
 // a value; -r turns a dump back into binary, and a second operand is an
 // output file: both are out.
-var xxdFlags = map[string]bool{"-p": true, "-ps": true, "-plain": true, "-postscript": true, "-i": true,
-	"-include": true, "-u": true, "-b": true, "-bits": true, "-e": true, "-C": true, "-capitalize": true,
-	"-a": true, "-autoskip": true, "-E": true, "-EBCDIC": true, "-d": true}
-var xxdValues = map[string]bool{"-c": true, "-cols": true, "-g": true, "-groupsize": true, "-l": true,
-	"-len": true, "-s": true, "-seek": true, "-o": true, "-offset": true, "-n": true, "-name": true}
+var xxdFlags = wordSet("-p -ps -plain -postscript -i -include -u -b -bits -e -C -capitalize -a -autoskip " +
+	"-E -EBCDIC -d")
+var xxdValues = wordSet("-c -cols -g -groupsize -l -len -s -seek -o -offset -n -name")
 
 func xxdRule(args []arg) bool {
 	if !allKnown(args) {
@@ -249,12 +247,9 @@ func systemctlRule(args []arg) bool {
 var ipOptions = []string{"-br", "-brief", "-4", "-6", "-c", "-color", "--color", "-s", "-stats", "-d", "-details",
 	"-j", "-json", "-p", "-pretty", "-o", "-oneline", "-h", "-human"}
 
-var ipObjects = map[string]bool{"addr": true, "address": true, "a": true, "link": true, "l": true, "route": true,
-	"r": true, "ro": true, "neigh": true, "neighbor": true, "n": true, "rule": true, "ru": true, "maddr": true,
-	"m": true, "tunnel": true, "t": true}
+var ipObjects = wordSet("addr address a link l route r ro neigh neighbor n rule ru maddr m tunnel t")
 
-var ipChanges = map[string]bool{"add": true, "del": true, "delete": true, "set": true, "change": true,
-	"replace": true, "flush": true, "save": true, "restore": true, "append": true, "prepend": true, "exec": true}
+var ipChanges = wordSet("add del delete set change replace flush save restore append prepend exec")
 
 func ipRule(args []arg) bool {
 	if !allKnown(args) {
@@ -299,13 +294,10 @@ func getentDB(ops []arg) bool {
 
 // opensslRule: openssl version [flags] and openssl x509 with -noout and
 // printing options only (no -out, -signkey, -req, -engine, -passin …).
-var x509Flags = map[string]bool{"-noout": true, "-text": true, "-subject": true, "-issuer": true, "-dates": true,
-	"-enddate": true, "-startdate": true, "-serial": true, "-fingerprint": true, "-sha256": true, "-sha1": true,
-	"-md5": true, "-pubkey": true, "-modulus": true, "-email": true, "-purpose": true, "-hash": true,
-	"-subject_hash": true, "-issuer_hash": true, "-ocspid": true, "-ocsp_uri": true, "-alias": true,
-	"-nocert": true, "-ext_all": true}
-var x509Values = map[string]bool{"-in": true, "-inform": true, "-nameopt": true, "-ext": true, "-checkend": true,
-	"-certopt": true, "-dateopt": true}
+var x509Flags = wordSet("-noout -text -subject -issuer -dates -enddate -startdate -serial -fingerprint " +
+	"-sha256 -sha1 -md5 -pubkey -modulus -email -purpose -hash -subject_hash -issuer_hash -ocspid -ocsp_uri " +
+	"-alias -nocert -ext_all")
+var x509Values = wordSet("-in -inform -nameopt -ext -checkend -certopt -dateopt")
 
 func opensslRule(args []arg) bool {
 	if !allKnown(args) || len(args) == 0 {
@@ -373,4 +365,13 @@ func sshKeygenRule(args []arg) bool {
 		}
 	}
 	return list && file
+}
+
+// wordSet makes a set of the blank-separated words.
+func wordSet(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
 }

@@ -3,6 +3,30 @@ package glance
 import "strings"
 import "sync"
 
+// Parser families, per verb, and where each was checked:
+//
+//	getopt_long (exact long names, --opt=v and --opt v for required
+//	  values, optional values only glued; a required value takes the next
+//	  word whatever it is, so one that looks like an option is judged as
+//	  one too): coreutils (ls, cat, head, tail, wc, sort, uniq, cut, …;
+//	  src/*.c long_options), grep (src/grep.c), diff (src/diff.c), sed
+//	  (sed/sed.c), find's own expression parser (find/parser.c), file
+//	  (src/file.c: -z/-Z dropped), ps/pgrep (procps), ag (src/options.c:
+//	  --context optional_argument, -A/-B/-C give the word back when it
+//	  is not a number), journalctl/systemctl (systemd getopt_long).
+//	git parse-options + revision.c (options after positionals; -U and
+//	  --unified PARSE_OPT_OPTARG in diff.c; --format=, --pretty=,
+//	  --min-parents=, --max-parents=, --encoding= by skip_prefix in
+//	  revision.c, so glued only; builtin/config.c on 2.39 stops at the
+//	  first positional): git.go.
+//	cobra/pflag (flags anywhere, -n=x, a required value takes the next
+//	  word): kubectl, oc, helm, docker/podman subcommands (the docker
+//	  root command is not interspersed: globals before the subcommand).
+//	tree's own (tree.c main: each value letter of a cluster takes the
+//	  next argv word): treeClusters.
+//	clap (rg): required values only; --pre, -z, --hostname-bin left out.
+//	single-dash long options (xxd, openssl, java -version): exact forms.
+//
 // verbs is the allowlist: every verb a glance may run, with its exact
 // options. Verbs that are not here (xargs, exec, eval, source, ., tee, cd,
 // sudo, env with a command, timeout, nice, jobs, read, declare, dmesg, ip,
