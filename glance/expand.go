@@ -457,6 +457,10 @@ func bracesAgree(w *syntax.Word) bool {
 // expansion. bash's brace_gobbler (braces.c) closes a brace only at a "}"
 // after a top-level comma or "..", skipping the earlier ones, so {a}#,} is
 // one expansion to bash ("a}#") and a literal to mvdan.cc/sh.
+//
+// It also refuses a literal "$" in such a word: bash expands braces before
+// parameters, so {$,}0 is $0 (the shell's name) to bash and "$0" to the
+// parser, which took the "$" for a plain character.
 func braceCloseAgrees(w *syntax.Word) bool {
 	open := false
 	var walk func(parts []syntax.WordPart) bool
@@ -469,6 +473,8 @@ func braceCloseAgrees(w *syntax.Word) bool {
 					switch {
 					case v[i] == '\\':
 						i++
+					case v[i] == '$':
+						return false
 					case v[i] == '{':
 						open = true
 					case open && (v[i] == ',' || v[i] == '.' && i+1 < len(v) && v[i+1] == '.'):

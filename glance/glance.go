@@ -50,7 +50,7 @@ func classify(cmd string, trace func(c *syntax.CallExpr, vars bindings, argv []a
 		return false
 	}
 	loadTables()
-	if hasControl(cmd) || rejectFirstWord(cmd) {
+	if hasControl(cmd) || trailingBackslash(cmd) || rejectFirstWord(cmd) {
 		return false
 	}
 	p := parserPool.Get().(*syntax.Parser)
@@ -76,6 +76,17 @@ func hasControl(cmd string) bool {
 		}
 	}
 	return false
+}
+
+// trailingBackslash reports a command ending in an unescaped backslash:
+// bash joins it with whatever the caller appends after the command (a
+// newline and more), the parser reads a literal backslash.
+func trailingBackslash(cmd string) bool {
+	n := 0
+	for i := len(cmd) - 1; i >= 0 && cmd[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
 }
 
 // shellKeywords may start a command without being a verb.

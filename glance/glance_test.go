@@ -106,19 +106,17 @@ func FuzzIsEphemeral(f *testing.F) {
 		if !IsEphemeral(b.String()) {
 			t.Errorf("%q is ephemeral but its re-print %q is not", cmd, b.String())
 		}
-		// Independent check: every simple command names an allowed verb
-		// and nothing runs in the background.
+		// Independent check: every simple command's expanded argv names an
+		// allowed verb, and nothing runs in the background.
+		calls, _ := tracedCalls(t, cmd)
+		for _, c := range calls {
+			name, ok := verbName(c.argv[0])
+			if _, listed := verbs[name]; !ok || !listed {
+				t.Errorf("%q is ephemeral but runs %s", cmd, showArgv(c.argv[:1]))
+			}
+		}
 		syntax.Walk(file, func(n syntax.Node) bool {
 			switch n := n.(type) {
-			case *syntax.CallExpr:
-				if len(n.Args) == 0 {
-					return true // a bare assignment (of a lowercase variable)
-				}
-				v, _ := wordLit(n.Args[0])
-				name, ok := verbName(arg{v: v, known: true})
-				if _, listed := verbs[name]; !ok || !listed {
-					t.Errorf("%q is ephemeral but runs %q", cmd, v)
-				}
 			case *syntax.Stmt:
 				if n.Background {
 					t.Errorf("%q is ephemeral but backgrounds", cmd)

@@ -345,6 +345,12 @@ func (v *verb) treeClusters() *verb {
 			w := args[i].v
 			switch {
 			case w == "--":
+				// Only plain operands after it, whether or not tree honours it.
+				for _, a := range args[i+1:] {
+					if isOption(a) {
+						return false
+					}
+				}
 				return true
 			case strings.HasPrefix(w, "--"):
 				s := scanner{args: args, i: i + 1, strict: true}

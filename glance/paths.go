@@ -31,19 +31,20 @@ var kernelTrees = map[string]bool{"dev": true, "proc": true, "sys": true}
 // deviceish reports whether p, read as a path, names a file under /dev,
 // /proc or /sys other than the safe devices (also through "..").
 func deviceish(p string) bool {
-	if p == "" || p[0] != '/' && p[0] != '.' {
+	if !strings.Contains(p, "dev") && !strings.Contains(p, "proc") && !strings.Contains(p, "sys") {
 		return false
 	}
 	c := path.Clean(p)
 	if safeDevices[c] {
 		return false
 	}
-	c = strings.TrimLeft(strings.TrimPrefix(c, "/"), "/")
+	climbs := c[0] == '/' || strings.HasPrefix(c, "..")
+	c = strings.TrimLeft(c, "/")
 	for strings.HasPrefix(c, "../") {
 		c = c[3:]
 	}
 	top, _, _ := strings.Cut(c, "/")
-	return kernelTrees[top] && (p[0] == '/' || strings.HasPrefix(p, ".."))
+	return kernelTrees[top] && climbs
 }
 
 // namesDevice reports whether a field names a device or kernel file

@@ -24,11 +24,13 @@ func exactly(forms ...string) *verb {
 }
 
 func addReadForms() {
-	add(exactly("--version", "-v"), "node", "npm", "npx", "yarn", "pnpm", "bun", "deno")
+	// Not yarn or pnpm (a project's yarnPath or packageManager runs the
+	// project's own copy), not mvn or gradle (.mvn/extensions.xml loads).
+	add(exactly("--version", "-v"), "node", "npm", "npx", "bun", "deno")
 	add(exactly("--version", "-V"), "python", "python3", "pip", "pip3", "rustc", "cargo", "rustup", "poetry", "uv")
 	add(exactly("-version", "--version"), "java", "javac")
 	add(exactly("--version"), "gcc", "g++", "cc", "c++", "clang", "clang++", "make", "cmake", "ninja", "ld",
-		"as", "dotnet", "tsc", "mvn", "gradle", "zig", "swift", "ghc")
+		"as", "dotnet", "tsc", "zig", "swift", "ghc")
 	add(exactly("--version", "-v"), "ruby", "php", "perl")
 	add(exactly("version", "-version", "--version"), "terraform")
 	add(&verb{custom: goRule}, "go")
@@ -195,7 +197,8 @@ func tarRule(args []arg) bool {
 			return false
 		}
 	}
-	return !isOption(args[1])
+	// An archive name with a colon is host:file: tar runs rsh or ssh.
+	return !isOption(args[1]) && !strings.Contains(args[1].v, ":")
 }
 
 // unzipRule: unzip -l / -lv / -v / -Z[1…] lists; plain unzip extracts.

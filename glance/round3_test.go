@@ -23,6 +23,7 @@ var round3Bypasses = map[string][]string{
 		`git {-C,.}{,} log --output=x`, `sort -{o,}out f`, `printf -{v,x} y z`,
 	},
 	"sequences and nesting": {
+		"find \\", "ls -la \\", "git log \\", "find . {$,}0", "sort {,}{$,}000{00 0", "git log {$,}HOME",
 		`uniq {1..2}`, `uniq f{1..2}`, `uniq x{a..b}`, `git branch -{D,d} x`, `find . -{a,{delete,print}}`,
 		`find . {-print,{-delete,-ls}}`, `sort -{o..o}x f`, `tree -{o,L} x 1`, `uniq {a,{b,c}}`,
 		`printf {-v,{a,b}} c`, `uniq {01..02}`, `uniq {a..c..2}`,
@@ -72,7 +73,8 @@ var round3Bypasses = map[string][]string{
 	},
 	"other parsers": {
 		`tree -Lo 2 OUT`, `tree -oL OUT 2`, `tree -aLo 1 x`, `tree -L 2 -o x`, `tree -Ho . x`, `tree -L`,
-		`tree -P`, `tree -R -H . x`, `ag --context --pager=sh x`, `ag --context --pager sh x`,
+		`tree -P`, `tree -R -H . x`, `tree -- -o x`, `tar -tf host:x.tar`, `tar tf user@host:/x.tar`,
+		`yarn --version`, `pnpm -v`, `mvn --version`, `ag --context --pager=sh x`, `ag --context --pager sh x`,
 		`ag -C --pager=sh x`, `ag --context=2 --pager=sh x`, `ag -A --pager=evil x`, `sort -k -o f`,
 		`sort -k -ox f`, `head -n -o x f`, `uniq -f -x`, `grep -e --pre=x f`, `cut -d -o f`,
 		`kubectl get -k .`, `kubectl get --kustomize=.`, `kubectl get pods -k x`, `oc get -k .`,
@@ -98,7 +100,7 @@ var round3Bypasses = map[string][]string{
 		`pip install x`, `terraform apply`, `ruby -e x`, `perl -e x`, `docker --version x`,
 	},
 	"device and kernel files": {
-		`cat /dev/watchdog`, `head -c1 /dev/watchdog`, `cat /proc/kmsg`, `tail -f /proc/kmsg`, `wc -c /dev/sda`,
+		`cat ./../../../dev/watchdog`, `cat src/../../../../proc/kmsg`, `cat /dev/watchdog`, `head -c1 /dev/watchdog`, `cat /proc/kmsg`, `tail -f /proc/kmsg`, `wc -c /dev/sda`,
 		`grep x /dev/tty`, `od /dev/mem`, `cat /sys/kernel/x`, `cat /dev/../dev/watchdog`, `cat //dev/watchdog`,
 		`cat ../../../../../dev/watchdog`, `grep -f /dev/watchdog x`, `grep --file=/dev/watchdog x`,
 		`wc --files0-from=/dev/watchdog`, `sort --files0-from=/proc/kmsg`, `diff /dev/watchdog x`,
