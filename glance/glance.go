@@ -278,7 +278,7 @@ func (k *checker) forLoop(c *syntax.ForClause) bool {
 	}
 	var values []string
 	for _, a := range list {
-		if !a.known || !pathOK(a, true) {
+		if !a.known || namesDevice(a.v) {
 			values = nil
 			break
 		}
@@ -492,7 +492,7 @@ func (k *checker) assign(assigns []*syntax.Assign) bool {
 			return false
 		}
 		delete(k.vars, name)
-		if known && pathOK(arg{v: v, known: true}, true) {
+		if known && !namesDevice(v) {
 			k.bind(name, []string{v})
 		}
 	}

@@ -36,7 +36,7 @@ var round3Bypasses = map[string][]string{
 		`file *`, `printf *`, `printf ["-"]v x y`, `date *`, `hostname *`, `env *`, `rg --pre *`, `fd *`,
 		`find ~`, `uniq ~/a ~/b`, `git -C ~ status`, `sort -o ~/x f`, `find . -newer ~/x -delete`,
 		`cat /*/watchdog`, `cat /de?/watchdog`, `head /dev/w*`, `wc -c ../*/watchdog`, `cat ~/../../dev/watchdog`,
-		`ls ~user`, `cat */../../dev/watchdog`,
+		`cat ~user/x`, `cat */../../dev/watchdog`,
 	},
 	"shell state": {
 		`for PATH in /tmp/x; do ls; done`, `for HOME in /tmp/x; do git status; done`, `for IFS in x; do ls; done`,
@@ -106,7 +106,7 @@ var round3Bypasses = map[string][]string{
 		`wc --files0-from=/dev/watchdog`, `sort --files0-from=/proc/kmsg`, `diff /dev/watchdog x`,
 		`cat < /dev/watchdog`, `wc -l < /proc/kmsg`, `cat < ../x`, `cat < /etc/passwd`, `jq . /dev/watchdog`,
 		`xxd /dev/watchdog`, `for f in /dev/watchdog; do cat $f; done`, `strings -f /proc/kmsg`,
-		`head -c1 /dev/./watchdog`, `cat /dev/fd/3`, `stat -c%s /proc/kmsg`, `file /dev/watchdog`,
+		`head -c1 /dev/./watchdog`, `cat /dev/fd/3`, `grep -c x /proc/kmsg`, `file /dev/watchdog`,
 		`grep -r x /dev`, `grep -r x /proc`, `tail /dev/input/event0`, `cat -A /dev/ttyS0`, `git diff --no-index /dev/watchdog x`,
 	},
 	"awk dialects": {
@@ -158,7 +158,7 @@ var round3Reads = []string{
 	`for d in src cmd; do ls "$d"; done`, `x=main.go; wc -l $x`, `f=go.mod; cat "$f"`, `n=5; head -n $n f`,
 	`dir=src; ls $dir`, `for f in a b; do grep -n TODO "$f.go"; done`, `sort src/*.txt`, `file src/*.go`,
 	`rg TODO src/*.go`, `cat /dev/null`, `head -c 16 /dev/urandom | xxd`, `cat /etc/hostname`, `ls /dev/null`,
-	`grep -rn TODO ./src`, `ls ~`, `cat ~/.gitconfig`, `ls ~/projects/*`, `echo ~`, `awk '{print $1/1024}' f`,
+	`grep -rn TODO ./src`, `ls /dev`, `ls -l /dev/watchdog`, `echo /proc/kmsg`, `stat /dev/sda`, `stat -c%s /proc/kmsg`, `ls ~user`, `ls ~`, `cat ~/.gitconfig`, `ls ~/projects/*`, `echo ~`, `awk '{print $1/1024}' f`,
 	`awk 'NR % 2 == 0' f`, `awk '{print a[$1] / 2}' f`, `awk '{print "/" $0}' f`, `awk '/x/ {print}' f`,
 	`awk '{s += $2} END {print s}' f`, `awk '{ n++ } END { print n }' f`, `echo $HOME`, `ls $HOME`, `printenv HOME`,
 }
