@@ -41,6 +41,12 @@ func tracedCalls(t testing.TB, cmd string) ([]oracleCall, bool) {
 		}
 		sort.Strings(names)
 		for _, n := range names {
+			if g, isGlob := strings.CutPrefix(n, globKey); isGlob {
+				// One iteration of "for g in PATTERN": its first match.
+				_, pattern, _ := strings.Cut(vars[n], "\x00")
+				fmt.Fprintf(&b, "set -- %s; %s=$1; ", globSource(pattern), g)
+				continue
+			}
 			fmt.Fprintf(&b, "%s=%s; ", n, shQuote(vars[n]))
 		}
 		b.WriteString("set --")
@@ -71,6 +77,20 @@ func assertNoSubstitution(t testing.TB, cmd string) {
 		}
 		return true
 	})
+}
+
+// globSource writes a pattern back as shell text: its pattern characters
+// bare, everything else quoted.
+func globSource(pattern string) string {
+	var b strings.Builder
+	for _, c := range pattern {
+		if strings.ContainsRune("*?[]", c) {
+			b.WriteRune(c)
+		} else {
+			b.WriteString(shQuote(string(c)))
+		}
+	}
+	return b.String()
 }
 
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -274,6 +294,8 @@ func fuzzCommands(seed int64, n int) []string {
 			cmd = "for x in a '-o' 'b c' '*'; do " + cmd + "; done"
 		case 1:
 			cmd = "x=-i; y='p q'; " + cmd
+		case 2:
+			cmd = "for x in *; do for y in [-]*; do " + cmd + "; done; done"
 		}
 		out = append(out, cmd)
 	}

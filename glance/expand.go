@@ -100,6 +100,9 @@ func expandWord(w *syntax.Word, vars bindings, out []arg) ([]arg, bool) {
 			return append(out, arg{v: l.Value, known: true}), true
 		}
 	}
+	if a, ok := globField(w, vars); ok {
+		return append(out, a), true
+	}
 	if paramBeforeBrace(w) {
 		return nil, false
 	}
@@ -495,4 +498,30 @@ func braceCloseAgrees(w *syntax.Word) bool {
 		return true
 	}
 	return walk(w.Parts)
+}
+
+// globKey marks a binding of a loop variable over a pattern.
+const globKey = "\x00glob:"
+
+// globField: a word that is exactly "$f" for a loop variable over a
+// pattern is one match of it: unknown, with the pattern's prefix. Any
+// other use of f ($f unquoted, "src/$f") stays an unbound parameter.
+func globField(w *syntax.Word, vars bindings) (arg, bool) {
+	if len(vars) == 0 || len(w.Parts) != 1 {
+		return arg{}, false
+	}
+	dq, ok := w.Parts[0].(*syntax.DblQuoted)
+	if !ok || dq.Dollar || len(dq.Parts) != 1 {
+		return arg{}, false
+	}
+	pe, ok := dq.Parts[0].(*syntax.ParamExp)
+	if !ok || !plainParam(pe) {
+		return arg{}, false
+	}
+	b, ok := vars[globKey+pe.Param.Value]
+	if !ok {
+		return arg{}, false
+	}
+	prefix, pattern, _ := strings.Cut(b, "\x00")
+	return arg{v: pattern, prefix: prefix, glob: true}, true
 }

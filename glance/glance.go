@@ -166,7 +166,10 @@ func safeParam(p *syntax.ParamExp) bool {
 // when set (tests only), sees every simple command's argv as the checker
 // built it: the differential test compares it with what bash builds.
 type checker struct {
-	vars  map[string][]string
+	vars map[string][]string
+	// globs: loop variables over one pattern (for f in *.go): each value is
+	// one match, known only as the pattern's prefix.
+	globs map[string]arg
 	trace func(c *syntax.CallExpr, vars bindings, argv []arg)
 }
 
@@ -209,7 +212,7 @@ func (k *checker) nested(stmts ...*syntax.Stmt) bool {
 
 // forget drops the variables n assigns (or loops over) from the scope.
 func (k *checker) forget(n syntax.Node) {
-	if n == nil || len(k.vars) == 0 {
+	if n == nil || len(k.vars) == 0 && len(k.globs) == 0 {
 		return
 	}
 	syntax.Walk(n, func(n syntax.Node) bool {
@@ -217,10 +220,12 @@ func (k *checker) forget(n syntax.Node) {
 		case *syntax.Assign:
 			if n.Name != nil {
 				delete(k.vars, n.Name.Value)
+				delete(k.globs, n.Name.Value)
 			}
 		case *syntax.ForClause:
 			if wi, ok := n.Loop.(*syntax.WordIter); ok {
 				delete(k.vars, wi.Name.Value)
+				delete(k.globs, wi.Name.Value)
 			}
 		}
 		return true
@@ -288,8 +293,14 @@ func (k *checker) forLoop(c *syntax.ForClause) bool {
 		k.forget(s)
 	}
 	delete(k.vars, name)
+	delete(k.globs, name)
 	if values != nil {
 		k.bind(name, values)
+	} else if len(list) == 1 && list[0].glob && !list[0].tilde && pathOK(list[0], false) {
+		if k.globs == nil {
+			k.globs = map[string]arg{}
+		}
+		k.globs[name] = list[0]
 	}
 	ok = k.stmts(c.Do)
 	k.forget(c)
@@ -419,6 +430,7 @@ func (k *checker) call(c *syntax.CallExpr) bool {
 		return false
 	}
 	for _, b := range combos {
+		b = k.withGlobs(b)
 		argv, ok := expandArgs(c.Args, b)
 		if k.trace != nil && ok {
 			k.trace(c, b, argv)
@@ -431,6 +443,23 @@ func (k *checker) call(c *syntax.CallExpr) bool {
 		delete(k.vars, a.Name.Value)
 	}
 	return true
+}
+
+// withGlobs adds the pattern-bound loop variables to a binding, under
+// globKey: expandWord gives "$f" for them as one unknown field of the
+// pattern (prefix and pattern text, NUL-separated).
+func (k *checker) withGlobs(b bindings) bindings {
+	if len(k.globs) == 0 {
+		return b
+	}
+	nb := bindings{}
+	for n, v := range b {
+		nb[n] = v
+	}
+	for n, a := range k.globs {
+		nb[globKey+n] = a.prefix + "\x00" + a.v
+	}
+	return nb
 }
 
 // combinations lists the bindings of the bound variables the words name:
