@@ -441,6 +441,7 @@ func (k *checker) call(c *syntax.CallExpr) bool {
 	}
 	for _, a := range c.Assigns {
 		delete(k.vars, a.Name.Value)
+		delete(k.globs, a.Name.Value)
 	}
 	return true
 }
@@ -521,6 +522,7 @@ func (k *checker) assign(assigns []*syntax.Assign) bool {
 			return false
 		}
 		delete(k.vars, name)
+		delete(k.globs, name)
 		if known && !namesDevice(v) {
 			k.bind(name, []string{v})
 		}
