@@ -100,6 +100,9 @@ func expandWord(w *syntax.Word, vars bindings, out []arg) ([]arg, bool) {
 			return append(out, arg{v: l.Value, known: true}), true
 		}
 	}
+	if v, ok := quotedOnly(w.Parts); ok {
+		return append(out, arg{v: v, known: true}), true
+	}
 	if a, ok := globField(w, vars); ok {
 		return append(out, a), true
 	}
@@ -122,9 +125,15 @@ func expandWord(w *syntax.Word, vars bindings, out []arg) ([]arg, bool) {
 	if !split {
 		return expandBraced(&word, vars, unquoted, out)
 	}
-	cfg := &expand.Config{}
+	return expandBraces(&word, vars, unquoted, out)
+}
+
+// expandBraces expands each word brace expansion makes of word (apart from
+// expandWord: its iterator closure would move expandWord's locals to the
+// heap on every call).
+func expandBraces(word *syntax.Word, vars bindings, unquoted bool, out []arg) ([]arg, bool) {
 	n := 0
-	for sub, err := range expand.BracesSeq(cfg, &word) {
+	for sub, err := range expand.BracesSeq(nil, word) {
 		if err != nil || n > maxFields {
 			return nil, false
 		}
@@ -524,4 +533,38 @@ func globField(w *syntax.Word, vars bindings) (arg, bool) {
 	}
 	prefix, pattern, _ := strings.Cut(b, "\x00")
 	return arg{v: pattern, prefix: prefix, glob: true}, true
+}
+
+// quotedOnly is the fast path for a word of plain literals and plain
+// quotes ('%s', "a b", x'y'): quote removal is its whole expansion.
+func quotedOnly(parts []syntax.WordPart) (string, bool) {
+	var b strings.Builder
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if !plainLit(p.Value) {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			if p.Dollar || len(p.Parts) > 1 {
+				return "", false
+			}
+			if len(p.Parts) == 1 {
+				l, ok := p.Parts[0].(*syntax.Lit)
+				if !ok || strings.IndexByte(l.Value, '\\') >= 0 {
+					return "", false
+				}
+				b.WriteString(l.Value)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
 }

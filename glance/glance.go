@@ -410,6 +410,10 @@ var safeAssigns = map[string]string{
 	"GIT_PAGER": "cat", "PAGER": "cat",
 }
 
+// noBindings is the one empty binding of a command that bound nothing
+// (shared, never written).
+var noBindings = []bindings{nil}
+
 // maxCombos bounds the bindings one simple command is checked under (the
 // product of the values of the loop variables it names).
 const maxCombos = 64
@@ -466,10 +470,10 @@ func (k *checker) withGlobs(b bindings) bindings {
 // combinations lists the bindings of the bound variables the words name:
 // one empty binding when they name none.
 func (k *checker) combinations(words []*syntax.Word) ([]bindings, bool) {
-	combos := []bindings{nil}
 	if len(k.vars) == 0 {
-		return combos, true
+		return noBindings, true
 	}
+	combos := []bindings{nil}
 	seen := map[string]bool{}
 	for _, w := range words {
 		ok := true
