@@ -53,9 +53,11 @@
 //     quote removal, tilde, the command's own for and assignment values),
 //     so the rules judge the argv bash builds. A glob, a tilde or a
 //     parameter from the environment is unknown: never an option, a
-//     value or a subcommand; a glob is a file operand only where its
-//     literal prefix keeps it from starting with "-". The differential
-//     test compares the argv with real bash's.
+//     value or a subcommand, except for verbs all of whose real options
+//     only read (cat, ls, grep, wc, …); for the others a glob is a file
+//     operand only where its literal prefix keeps it from starting with
+//     "-", and a parameter only for verbs that open nothing (ls, echo).
+//     The differential test compares the argv with real bash's.
 //   - State: for variables and assignments only of lowercase names no
 //     program reads; no device or kernel file but /dev/null and kin.
 //
