@@ -38,7 +38,9 @@ func addReadForms() {
 	add(&verb{custom: unzipRule}, "unzip")
 	add(strict("-12shmlvtTz --help").files0(), "zipinfo")
 	add(strict("-l --list -v --verbose").withOperands(func(ops []arg) bool { return len(ops) > 0 }).requires("-l", "--list"), "gzip")
-	add(harmless("-fqv --force --quiet --verbose"+helpVersion), "zcat", "xzcat", "bzcat", "zstdcat", "lzcat")
+	// Strict: an unknown word could reach the compressor as an option
+	// (zstd -o FILE writes, xz --files=FILE reads a list).
+	add(strict("-fqv --force --quiet --verbose"+helpVersion).files0(), "zcat", "xzcat", "bzcat", "zstdcat", "lzcat")
 	add(&verb{custom: xxdRule}, "xxd")
 	add(&verb{custom: helmRule}, "helm")
 	add(&verb{custom: systemctlRule}, "systemctl")
