@@ -110,7 +110,7 @@ var attacks = map[string][]string{
 		"docker inspect --size=x", "docker stats --no-stream --rm",
 	},
 	"verbs dropped as ambiguous": {
-		"dmesg", "dmesg | tail", "dmesg -T", "ip addr", "ip -br a", "ip route", "ss -tlnp", "ss -K dst 1.2.3.4",
+		"dmesg", "dmesg | tail", "dmesg -T", "ip -batch f addr", "ip -n ns a", "ip route flush all", "ss -N ns -t", "ss -K dst 1.2.3.4",
 		"mount", "mount -l", "ifconfig", "ifconfig -a", "hwclock", "timedatectl", "yq '.a' f", "route -n",
 		"sysctl -a", "arp -a", "iptables -L", "nft list ruleset",
 	},
@@ -129,20 +129,7 @@ var attacks = map[string][]string{
 }
 
 func TestAttacksRefused(t *testing.T) {
-	n := 0
-	seen := map[string]string{}
-	for class, cmds := range attacks {
-		for _, c := range cmds {
-			if prev, dup := seen[c]; dup {
-				t.Errorf("duplicate attack %q (%s, %s)", c, prev, class)
-			}
-			seen[c] = class
-			n++
-			if IsEphemeral(c) {
-				t.Errorf("%s: IsEphemeral(%q) = true, want false", class, c)
-			}
-		}
-	}
+	n := refuseClasses(t, attacks)
 	if n < 150 {
 		t.Fatalf("only %d attack strings, want at least 150", n)
 	}
@@ -154,16 +141,16 @@ func TestAttacksRefused(t *testing.T) {
 var newReads = []string{
 	"git log --author=alice --since=2.weeks --oneline", "git log -n 5 --format=%H", "git log -5 -p", "git diff -U3 --stat",
 	"git config --get remote.origin.url", "git config get user.name", "git config --global --list",
-	"git config -f .gitmodules --get-regexp path", "git config list --show-origin", "git remote get-url origin",
+	"git config -f .gitmodules --get-regexp path", "git config list", "git remote get-url origin",
 	"git remote -v show origin", "git branch --contains HEAD", "git branch --format='%(refname)' --list 'f*'",
 	"git tag --contains v1 'v*'", "git tag -n3", "git stash show -p", "git reflog", "git reflog show main -5",
-	"git notes", "git -C /tmp/x --no-pager log -1 --stat", "git status -uno", "git status --porcelain=v2 --branch",
+	"git notes", "git -C . --no-pager log -1 --stat", "git status -uno", "git status --porcelain=v2 --branch",
 	"git blame -w -M -C -L 1,5 x.go", "git ls-remote --tags origin", "git show-ref --heads",
 	"kubectl -n kube-system get pods -o wide", "kubectl get pods -n get", "kubectl --context prod get nodes",
 	"kubectl get pods -l app=web -o jsonpath='{.items[*].metadata.name}'", "kubectl logs -f -c app web-1 --tail=20",
 	"kubectl config view --minify", "kubectl auth can-i list pods", "kubectl version --client -o json",
 	"oc get pods", "kubectl top pods -A", "docker --context prod ps -a", "docker -H ssh://x ps",
-	"docker container ls --format '{{.Names}}'", "docker compose -f dev.yml ps --services", "docker compose logs -f --tail 5 web",
+	"docker container ls --format '{{.Names}}'", "docker compose version --short", "docker compose ls -a",
 	"docker image inspect -f '{{.Id}}' alpine", "podman ps -a", "docker system df -v",
 	"sed -n '/start/,/end/p' f", "sed -E 's/(a|b)+/x/g;s/c/d/2' f", "sed -n -e '1p' -e '$p' f", "sed -ne '/x/{p;q}' f",
 	"sed ':a;N;$!ba;s/\\n/ /g' f", "sed -e ':top' -e 's/aa/a/;t top' f", "sed '1i header' f", "sed '$a footer' f",

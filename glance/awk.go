@@ -33,8 +33,9 @@ func awkRule(args []arg) bool {
 // (an output redirection). A program it cannot tokenize is refused.
 func awkProgramSafe(p string) bool {
 	inPrint := false
-	depth := 0       // parentheses opened since the print statement began
-	operand := false // the last token ends an operand: a "/" is division
+	depth := 0         // parentheses opened since the print statement began
+	operand := false   // the last token ends an operand: a "/" is division
+	ambiguous := false // that token is a name or ")": mawk and gawk disagree
 	for i := 0; i < len(p); {
 		c := p[i]
 		switch {
@@ -64,14 +65,18 @@ func awkProgramSafe(p string) bool {
 			if !ok {
 				return false
 			}
-			i, operand = j, true
+			i, operand, ambiguous = j, true, false
 			continue
+		case c == '/' && operand && ambiguous:
+			// mawk reads a "/" after length, exit, getline, ")" or a name
+			// as a regex, gawk as a division: the two lex the rest apart.
+			return false
 		case c == '/' && !operand:
 			j, ok := awkSkipQuoted(p, i, '/')
 			if !ok {
 				return false
 			}
-			i, operand = j, true
+			i, operand, ambiguous = j, true, false
 			continue
 		case isAwkWordByte(c):
 			j := i
@@ -86,6 +91,7 @@ func awkProgramSafe(p string) bool {
 				inPrint, depth = true, 0
 			}
 			i, operand = j, !awkKeywords[w]
+			ambiguous = operand && !(w[0] >= '0' && w[0] <= '9' || w[0] == '.')
 			continue
 		case (c == '+' || c == '-') && i+1 < len(p) && p[i+1] == c:
 			// ++ and -- keep the operand state: x++ / 2 is a division.
@@ -109,11 +115,11 @@ func awkProgramSafe(p string) bool {
 		case c == ')':
 			depth--
 			i++
-			operand = true
+			operand, ambiguous = true, true
 			continue
 		case c == ']':
 			i++
-			operand = true
+			operand, ambiguous = true, false
 			continue
 		case c == '$':
 			i++

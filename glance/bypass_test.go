@@ -48,11 +48,11 @@ var bypassCommands = []string{
 	"echo ${a[$(id)]}", "echo ${x@P}", "echo ${x:0:$(id)}", "echo ${x/a/$(id)}", "grep foo <<< \"$(id)\"", "ls ${a[0]}",
 	"echo ${!prefix*}", "[[ $x -eq 1 ]] && ls", "[[ a -lt b ]]",
 	// redirections
-	"ls > out", "ls >> out", "ls >| out", "ls &> out", "ls &>> out", "ls 2> err", "echo x > /etc/passwd", "cat < secret",
+	"ls > out", "ls >> out", "ls >| out", "ls &> out", "ls &>> out", "ls 2> err", "echo x > /etc/passwd", "cat < /etc/shadow",
 	"ls >&out", "ls > $f", "ls > /dev/null.bak", "cat <> f", "ls {fd}>/dev/null", "exec 3>out", "ls 3>out",
 	"cat <<EOF > f\nx\nEOF", "echo x >/dev/sda", "echo x >/dev/tcp/1.2.3.4/80", "cat </dev/tcp/1.2.3.4/80",
 	// background, assignments, declarations, functions, loops
-	"ls &", "ls & rm x", "sleep 10 &", "ls & disown", "x=1", "FOO=bar", "PATH=/tmp ls", "LD_PRELOAD=/tmp/x.so ls",
+	"ls &", "ls & rm x", "sleep 10 &", "ls & disown", "X=1", "FOO=bar", "PATH=/tmp ls", "LD_PRELOAD=/tmp/x.so ls",
 	"GIT_PAGER=sh git log", "PAGER=evil git log", "GIT_EXTERNAL_DIFF=evil git diff", "BASH_ENV=x ls", "a+=1 ls",
 	"export X=1", "declare -x Y=2", "local z=1", "readonly r=1", "typeset t=1", "let x=1", "((x++))", "f() { ls; }; f",
 	"function f { ls; }", "while true; do ls; done", "until false; do ls; done", "for ((i=0;i<3;i++)); do ls; done",
@@ -81,15 +81,7 @@ func TestIsEphemeralTable(t *testing.T) {
 		t.Fatalf("table too small: %d read-only, %d bypass", len(readOnlyCommands), len(bypassCommands))
 	}
 	seen := map[string]bool{}
-	for _, c := range readOnlyCommands {
-		if seen[c] {
-			t.Errorf("duplicate case %q", c)
-		}
-		seen[c] = true
-		if !IsEphemeral(c) {
-			t.Errorf("IsEphemeral(%q) = false, want true (read-only)", c)
-		}
-	}
+	acceptAll(t, readOnlyCommands, seen)
 	for _, c := range bypassCommands {
 		if seen[c] {
 			t.Errorf("duplicate case %q", c)

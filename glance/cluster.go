@@ -41,16 +41,19 @@ var containerGroups = map[string]subs{
 	"volume":  {"ls": ctrLs, "list": ctrLs, "inspect": ctrInspect},
 	"context": {"ls": ctrLs, "list": ctrLs, "inspect": ctrInspect, "show": ctrVersion},
 	"system":  {"df": ctrDfOpts, "info": ctrVersion},
-	"compose": {"ps": opts(ctrFormat, "-aq --all --quiet --services --status= --filter= --no-trunc --orphans"),
-		"ls": opts(ctrFormat, "-aq --all --quiet --filter="), "logs": ctrLogs, "images": opts(ctrFormat, "-q --quiet"),
-		"top": ctrTop, "version": opts(ctrFormat, "--short"),
-		"config": opts(ctrFormat, "-q --quiet --services --volumes --profiles --images --no-interpolate --no-normalize")},
+	// compose: only the forms that load no project file. A compose file's
+	// include: (or a remote -f) makes compose run git, and a glance cannot
+	// see the file: ps, logs, config, images and top are out.
+	"compose": {"ls": opts(ctrFormat, "-aq --all --quiet --filter="), "version": opts(ctrFormat, "--short")},
 }
 
 // containerRule accepts docker/podman listing and inspection commands.
 func containerRule(args []arg) bool {
 	if !allKnown(args) {
 		return false
+	}
+	if len(args) == 1 && (args[0].v == "--version" || args[0].v == "-v") {
+		return true
 	}
 	s := scanner{args: args}
 	sub, ok := s.sub(containerGlobal)
@@ -98,7 +101,7 @@ type kubeVerb struct {
 }
 
 var kubeVerbs = map[string]kubeVerb{
-	"get":           {opts: opts(kubeGlobal, kubeOut, "-w -R -k: -f: --watch --watch-only --output-watch-events --chunk-size= --ignore-not-found --raw= --subresource= --recursive --filename= --kustomize=")},
+	"get":           {opts: opts(kubeGlobal, kubeOut, "-w -R -f: --watch --watch-only --output-watch-events --chunk-size= --ignore-not-found --raw= --subresource= --recursive --filename=")},
 	"describe":      {opts: opts(kubeGlobal, "-l: -A -R -f: --selector= --all-namespaces --show-events=? --chunk-size= --filename= --recursive")},
 	"logs":          {opts: opts(kubeGlobal, "-fp -c: -l: --follow --previous --container= --tail= --since= --since-time= --timestamps --all-containers --prefix --selector= --max-log-requests= --limit-bytes= --ignore-errors --pod-running-timeout= --all-pods")},
 	"top":           {opts: opts(kubeGlobal, "-l: -A --selector= --all-namespaces --containers --sort-by= --no-headers --use-protocol-buffers --sum --show-capacity")},
@@ -112,6 +115,9 @@ var kubeVerbs = map[string]kubeVerb{
 		"view": opts(kubeGlobal, "-o: --minify --flatten --raw --output= --merge=?"), "current-context": opts(kubeGlobal),
 		"get-contexts": opts(kubeGlobal, "-o: --no-headers --output="), "get-clusters": opts(kubeGlobal),
 		"get-users": opts(kubeGlobal)}},
+	"rollout": {opts: opts(kubeGlobal), subs: map[string]*optSet{
+		"status":  opts(kubeGlobal, "-w -R -l: -f: --watch=? --revision= --timeout= --selector= --filename= --recursive"),
+		"history": opts(kubeGlobal, "-o: -R -l: -f: --revision= --output= --selector= --filename= --recursive --show-managed-fields --template=")}},
 	"auth": {opts: opts(kubeGlobal), subs: map[string]*optSet{
 		"can-i":  opts(kubeGlobal, "-A -q --all-namespaces --list --no-headers --quiet --subresource="),
 		"whoami": opts(kubeGlobal, "-o: --output=")}},
@@ -150,7 +156,8 @@ func kubectlRule(args []arg) bool {
 		return false
 	}
 	ops, ok := operands(o, s.args[s.i:])
-	return ok && (sub == "can-i" || len(ops) <= 1 && (sub == "view" || sub == "get-contexts") || len(ops) == 0)
+	return ok && (sub == "can-i" || v == "rollout" ||
+		len(ops) <= 1 && (sub == "view" || sub == "get-contexts") || len(ops) == 0)
 }
 
 // findRule accepts find with starting points, options and tests from an

@@ -48,10 +48,18 @@
 //     reads another file (w, W, e, r, R, s///w, s///e); awk programs are
 //     tokenized (strings, regexes, comments) and refused on system,
 //     getline, any pipe, any redirection of print/printf, and @.
-//   - Words whose value is not known before expansion ($x, globs, ~) are
-//     accepted only for verbs none of whose options can write, run or
-//     change anything (cat, ls, grep, wc, …): whatever they expand to, the
-//     command still only reads.
+//   - Words: every word is expanded as bash expands it before any rule
+//     sees it (expand.go: brace expansion with mvdan.cc/sh's own code,
+//     quote removal, tilde, the command's own for and assignment values),
+//     so the rules judge the argv bash builds. A glob, a tilde or a
+//     parameter from the environment is unknown: never an option, a
+//     value or a subcommand, except for verbs all of whose real options
+//     only read (cat, ls, grep, wc, …); for the others a glob is a file
+//     operand only where its literal prefix keeps it from starting with
+//     "-", and a parameter only for verbs that open nothing (ls, echo).
+//     The differential test compares the argv with real bash's.
+//   - State: for variables and assignments only of lowercase names no
+//     program reads; no device or kernel file but /dev/null and kin.
 //
 // This package imports nothing of flower and uses no cgo.
 package glance

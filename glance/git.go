@@ -1,18 +1,19 @@
 package glance
 
+import "path"
 import "strings"
 
 // gitGlobal are the options git itself may take before the subcommand.
 // -c, --config-env, --exec-path=, --git-dir, --work-tree, -p/--paginate and
 // --namespace are out: they can make git run any program (core.pager,
 // core.fsmonitor, diff.external) or read another repository's config.
-var gitGlobal = opts("-P -C: --no-pager --no-optional-locks --literal-pathspecs --glob-pathspecs " +
+var gitGlobal = opts("-P --no-pager --no-optional-locks --literal-pathspecs --glob-pathspecs " +
 	"--noglob-pathspecs --icase-pathspecs --no-replace-objects --no-lazy-fetch --no-advice")
 
 // gitDiffOpts are the options of the diff machinery (diff, show, log, …)
 // that only select and format. --output, --ext-diff and --textconv-free
 // external commands are not among them.
-const gitDiffOpts = "-# -pusRaBDMCzbwWtrm -U: -S: -G: -O: -l: --patch --no-patch --unified= --raw --patch-with-raw " +
+const gitDiffOpts = "-# -pusRaBDMCzbwWtrm -U? -S: -G: -O: -l: --patch --no-patch --unified=? --raw --patch-with-raw " +
 	"--stat=? --numstat --shortstat --dirstat=? --cumulative --dirstat-by-file=? --summary --patch-with-stat " +
 	"--name-only --name-status --submodule=? --color=? --no-color --color-moved=? --no-color-moved " +
 	"--color-moved-ws= --word-diff=? --word-diff-regex= --color-words=? --no-renames --rename-empty " +
@@ -26,20 +27,20 @@ const gitDiffOpts = "-# -pusRaBDMCzbwWtrm -U: -S: -G: -O: -l: --patch --no-patch
 	"--anchored= --diff-algorithm= --indent-heuristic --no-indent-heuristic --compact-summary " +
 	"--output-indicator-new= --output-indicator-old= --output-indicator-context= --cached --staged " +
 	"--merge-base --no-index --cc --combined-all-paths --dd --diff-merges= --no-diff-merges --remerge-diff " +
-	"--stat-width= --stat-name-width= --stat-count= --stat-graph-width= --follow --textconv"
+	"--stat-width= --stat-name-width= --stat-count= --stat-graph-width= --follow"
 
 // gitLogOpts add revision walking and commit formatting.
 const gitLogOpts = " -n: -i -E -F -P -g -c --max-count= --skip= --since= --after= --until= --before= " +
 	"--since-as-filter= --author= --committer= --grep= --grep-reflog= --all-match --invert-grep " +
 	"--regexp-ignore-case --basic-regexp --extended-regexp --fixed-strings --perl-regexp --merges " +
-	"--no-merges --min-parents= --max-parents= --no-min-parents --no-max-parents --first-parent " +
+	"--no-merges --min-parents=! --max-parents=! --no-min-parents --no-max-parents --first-parent " +
 	"--exclude-first-parent-only --not --all --branches=? --tags=? --remotes=? --glob= --exclude= " +
-	"--exclude-hidden= --reflog --alternate-refs --single-worktree --ignore-missing --bisect " +
+	"--exclude-hidden= --reflog --single-worktree --ignore-missing --bisect " +
 	"--cherry-mark --cherry-pick --left-only --right-only --cherry --walk-reflogs --merge --boundary " +
 	"--simplify-by-decoration --show-pulls --full-history --dense --sparse --simplify-merges " +
 	"--ancestry-path=? --date-order --author-date-order --topo-order --reverse --no-walk=? --do-walk " +
-	"--pretty=? --format= --abbrev-commit --no-abbrev-commit --oneline --encoding= --expand-tabs=? " +
-	"--no-expand-tabs --notes=? --no-notes --show-notes=? --show-signature --relative-date --date= " +
+	"--pretty=? --format=! --abbrev-commit --no-abbrev-commit --oneline --encoding=! --expand-tabs=? " +
+	"--no-expand-tabs --notes=? --no-notes --show-notes=? --relative-date --date= " +
 	"--parents --children --left-right --graph --show-linear-break=? --decorate=? --no-decorate " +
 	"--decorate-refs= --decorate-refs-exclude= --clear-decorations --source --use-mailmap --no-use-mailmap " +
 	"--mailmap --no-mailmap --full-diff --log-size --count --objects --objects-edge --no-object-names " +
@@ -64,7 +65,7 @@ var (
 	gitCheckAttr = opts("-az --all --cached --stdin --source=")
 	gitCherry    = opts("-v --abbrev=?")
 	gitLsRemote  = opts("-htbq -o: --heads --tags --branches --refs --quiet --exit-code --get-url --sort= --symref --server-option=")
-	gitGrep      = opts("-# -acEFGhHiIlLnPrvwz -A: -B: -C: -e: -f: -m: --cached --untracked --no-index --no-exclude-standard --exclude-standard --recurse-submodules --text --textconv --no-textconv --ignore-case --max-depth= --recursive --no-recursive --word-regexp --invert-match --full-name --extended-regexp --basic-regexp --perl-regexp --fixed-strings --line-number --column --files-with-matches --name-only --files-without-match --null --only-matching --count --color=? --no-color --break --heading --show-function --function-context --context= --after-context= --before-context= --threads= --and --or --not --all-match --quiet --max-count=")
+	gitGrep      = opts("-# -acEFGhHiIlLnPrvwz -A: -B: -C: -e: -f: -m: --cached --untracked --no-index --no-exclude-standard --exclude-standard --recurse-submodules --text --no-textconv --ignore-case --max-depth= --recursive --no-recursive --word-regexp --invert-match --full-name --extended-regexp --basic-regexp --perl-regexp --fixed-strings --line-number --column --files-with-matches --name-only --files-without-match --null --only-matching --count --color=? --no-color --break --heading --show-function --function-context --context= --after-context= --before-context= --threads= --and --or --not --all-match --quiet --max-count=")
 	gitVersion   = opts("--build-options")
 	gitShortlog  = opts(gitLogOpts, "-snec -w? --numbered --summary --email --committer --group= --format=")
 	gitRemote    = opts("-v --verbose")
@@ -107,6 +108,8 @@ func addGitSubs() {
 		"remote":    {custom: gitRemoteRule},
 		"config":    {custom: gitConfigRule},
 		"reflog":    {custom: gitNested(map[string]*optSet{"show": gitLog, "list": opts(), "": gitLog})},
+		"show-branch": {opts: opts("-agr --all --remotes --topo-order --date-order --current --sparse --more=? " +
+			"--list --independent --merge-base --no-name --sha1-name --topics --reflog=? --color=? --no-color")},
 	}
 }
 
@@ -120,6 +123,16 @@ func gitRule(args []arg) bool {
 	}
 	if len(args) == 1 && args[0].v == "--version" {
 		return true
+	}
+	for _, a := range args {
+		if runsGPG(a.v) {
+			return false
+		}
+	}
+	// -C only to the workspace itself: another folder's repository brings
+	// its own config (core.fsmonitor, diff.external, textconv, gpg.program).
+	for len(args) >= 2 && args[0].v == "-C" && path.Clean(args[1].v) == "." {
+		args = args[2:]
 	}
 	s := scanner{args: args}
 	// Global options stop at the first non-option word: the subcommand.
@@ -247,23 +260,26 @@ func gitSubmoduleRule(args []arg) bool {
 // gitConfigModes are git config's read modes, given as options.
 var gitConfigModes = []string{"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l"}
 
-// gitConfigRule accepts only the reading forms of git config, each with
-// the operand count of its read form: --get NAME [VALUE-PATTERN],
-// --get-all NAME [VALUE-PATTERN], --get-regexp RE [VALUE-PATTERN],
-// --get-urlmatch NAME URL, --list/-l (none), get NAME, list (none).
-// Anything else (git config NAME VALUE, --add, --unset, -e, set, …) is out.
+// gitConfigRule accepts only the reading forms of git config. git 2.39's
+// config (builtin/config.c, parse_options without KEEP_UNKNOWN) stops at
+// the first positional: every later word, "--get" included, is an operand,
+// so git config NAME VALUE --get sets NAME. Options and the mode therefore
+// come first; then the read form's operand count: --get/--get-all/
+// --get-regexp NAME [VALUE-PATTERN], --get-urlmatch NAME URL, --list/-l
+// none, and without a mode a single NAME (a read), "get NAME" or "list"
+// (git 2.46's subcommands; to 2.39 "get" and "list" are names without a
+// section, which git refuses to set).
 func gitConfigRule(args []arg) bool {
 	mode := ""
-	var rest []arg
-	for i := 0; i < len(args); i++ {
+	s := scanner{args: args, strict: true}
+	i := 0
+	for i < len(args) {
 		a := args[i]
-		if gitConfigOpt.takesNext(a.v) && i+1 < len(args) {
-			rest = append(rest, a, args[i+1])
-			i++
-			continue
+		if !isOption(a) {
+			break
 		}
 		if a.v == "--" {
-			rest = append(rest, args[i:]...)
+			i++
 			break
 		}
 		if contains(gitConfigModes, a.v) {
@@ -271,16 +287,18 @@ func gitConfigRule(args []arg) bool {
 				return false
 			}
 			mode = a.v
+			i++
 			continue
 		}
-		rest = append(rest, a)
+		s.i = i + 1
+		if !s.option(gitConfigOpt, a.v) {
+			return false
+		}
+		i = s.i
 	}
-	ops, ok := operands(gitConfigOpt, rest)
-	if !ok {
+	ops := args[i:]
+	if !allKnown(ops) {
 		return false
-	}
-	if mode == "" && len(ops) > 0 && (ops[0].v == "get" || ops[0].v == "list") {
-		mode, ops = ops[0].v, ops[1:]
 	}
 	n := len(ops)
 	switch mode {
@@ -288,10 +306,22 @@ func gitConfigRule(args []arg) bool {
 		return n == 1 || n == 2
 	case "--get-urlmatch":
 		return n == 2
-	case "--list", "-l", "list":
+	case "--list", "-l":
 		return n == 0
-	case "get":
-		return n == 1
+	}
+	switch {
+	case n == 1:
+		// git config NAME reads NAME; a word without a section would be a
+		// subcommand of git 2.46 (edit opens an editor): only "list".
+		return strings.Contains(ops[0].v, ".") || ops[0].v == "list"
+	case n == 2:
+		return ops[0].v == "get"
 	}
 	return false
+}
+
+// runsGPG reports a git word that shows signatures: %G placeholders of a
+// pretty format and %(signature) atoms run gpg (gpg.program).
+func runsGPG(w string) bool {
+	return strings.Contains(w, "%G") || strings.Contains(w, "%(signature")
 }

@@ -3,6 +3,7 @@ package glance
 import "strings"
 import "sync"
 
+import "mvdan.cc/sh/v3/expand"
 import "mvdan.cc/sh/v3/syntax"
 
 // MaxLen bounds the commands IsEphemeral looks at. A glance is a
@@ -39,11 +40,17 @@ var parserPool = sync.Pool{New: func() any {
 // rejects is not ephemeral. When in doubt the answer is false: a false
 // negative costs a subagent, a false positive lets a main thread write.
 func IsEphemeral(cmd string) bool {
+	return classify(cmd, nil)
+}
+
+// classify is IsEphemeral with a trace of every simple command's argv (nil
+// in production; the differential test compares the trace with bash).
+func classify(cmd string, trace func(c *syntax.CallExpr, vars bindings, argv []arg)) bool {
 	if strings.TrimSpace(cmd) == "" || len(cmd) > MaxLen {
 		return false
 	}
 	loadTables()
-	if hasControl(cmd) || rejectFirstWord(cmd) {
+	if hasControl(cmd) || trailingBackslash(cmd) || rejectFirstWord(cmd) {
 		return false
 	}
 	p := parserPool.Get().(*syntax.Parser)
@@ -55,7 +62,8 @@ func IsEphemeral(cmd string) bool {
 	if !safeNodes(f) {
 		return false
 	}
-	return safeStmts(f.Stmts)
+	k := checker{trace: trace}
+	return k.stmts(f.Stmts)
 }
 
 // hasControl reports control characters other than tab and newline. The
@@ -68,6 +76,17 @@ func hasControl(cmd string) bool {
 		}
 	}
 	return false
+}
+
+// trailingBackslash reports a command ending in an unescaped backslash:
+// bash joins it with whatever the caller appends after the command (a
+// newline and more), the parser reads a literal backslash.
+func trailingBackslash(cmd string) bool {
+	n := 0
+	for i := len(cmd) - 1; i >= 0 && cmd[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
 }
 
 // shellKeywords may start a command without being a verb.
@@ -141,16 +160,29 @@ func safeParam(p *syntax.ParamExp) bool {
 	return true
 }
 
-func safeStmts(stmts []*syntax.Stmt) bool {
+// checker walks one command. vars holds what the command itself bound so
+// far: a for variable (each value of its list) or a plain assignment; a
+// name that is absent is unknown (it comes from the environment). trace,
+// when set (tests only), sees every simple command's argv as the checker
+// built it: the differential test compares it with what bash builds.
+type checker struct {
+	vars map[string][]string
+	// globs: loop variables over one pattern (for f in *.go): each value is
+	// one match, known only as the pattern's prefix.
+	globs map[string]arg
+	trace func(c *syntax.CallExpr, vars bindings, argv []arg)
+}
+
+func (k *checker) stmts(stmts []*syntax.Stmt) bool {
 	for _, s := range stmts {
-		if !safeStmt(s) {
+		if !k.stmt(s) {
 			return false
 		}
 	}
 	return true
 }
 
-func safeStmt(s *syntax.Stmt) bool {
+func (k *checker) stmt(s *syntax.Stmt) bool {
 	if s == nil {
 		return true
 	}
@@ -162,34 +194,69 @@ func safeStmt(s *syntax.Stmt) bool {
 			return false
 		}
 	}
-	return safeCommand(s.Cmd)
+	return k.command(s.Cmd)
 }
 
-func safeCommand(c syntax.Command) bool {
+// nested walks statements that may run zero or more times (a branch, a
+// loop body, one side of && or |): whatever they assign is unknown after.
+func (k *checker) nested(stmts ...*syntax.Stmt) bool {
+	for _, s := range stmts {
+		k.forget(s)
+	}
+	ok := k.stmts(stmts)
+	for _, s := range stmts {
+		k.forget(s)
+	}
+	return ok
+}
+
+// forget drops the variables n assigns (or loops over) from the scope.
+func (k *checker) forget(n syntax.Node) {
+	if n == nil || len(k.vars) == 0 && len(k.globs) == 0 {
+		return
+	}
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Assign:
+			if n.Name != nil {
+				delete(k.vars, n.Name.Value)
+				delete(k.globs, n.Name.Value)
+			}
+		case *syntax.ForClause:
+			if wi, ok := n.Loop.(*syntax.WordIter); ok {
+				delete(k.vars, wi.Name.Value)
+				delete(k.globs, wi.Name.Value)
+			}
+		}
+		return true
+	})
+}
+
+func (k *checker) command(c syntax.Command) bool {
 	switch c := c.(type) {
 	case *syntax.CallExpr:
-		return safeCall(c)
+		return k.call(c)
 	case *syntax.BinaryCmd:
-		return safeStmt(c.X) && safeStmt(c.Y)
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			return k.nested(c.X) && k.nested(c.Y)
+		}
+		return k.stmt(c.X) && k.nested(c.Y)
 	case *syntax.Subshell:
-		return safeStmts(c.Stmts)
+		return k.nested(c.Stmts...)
 	case *syntax.Block:
-		return safeStmts(c.Stmts)
+		return k.stmts(c.Stmts)
 	case *syntax.IfClause:
 		for ic := c; ic != nil; ic = ic.Else {
-			if !safeStmts(ic.Cond) || !safeStmts(ic.Then) {
+			if !k.nested(ic.Cond...) || !k.nested(ic.Then...) {
 				return false
 			}
 		}
 		return true
 	case *syntax.ForClause:
-		if _, ok := c.Loop.(*syntax.WordIter); !ok || c.Select {
-			return false
-		}
-		return safeStmts(c.Do)
+		return k.forLoop(c)
 	case *syntax.CaseClause:
 		for _, item := range c.Items {
-			if !safeStmts(item.Stmts) {
+			if !k.nested(item.Stmts...) {
 				return false
 			}
 		}
@@ -197,9 +264,54 @@ func safeCommand(c syntax.Command) bool {
 	case *syntax.TestClause:
 		return safeTest(c)
 	case *syntax.TimeClause:
-		return safeStmt(c.Stmt)
+		return k.stmt(c.Stmt)
 	}
 	return false
+}
+
+// forLoop checks a for-in loop: its variable must be one a program cannot
+// read (shellVarOK) and takes each field of the list in the body.
+func (k *checker) forLoop(c *syntax.ForClause) bool {
+	wi, ok := c.Loop.(*syntax.WordIter)
+	if !ok || c.Select || !shellVarOK(wi.Name.Value) {
+		return false
+	}
+	name := wi.Name.Value
+	list, ok := expandArgs(wi.Items, nil)
+	if !ok || !wi.InPos.IsValid() {
+		return false // "for x; do" loops over the positional parameters
+	}
+	var values []string
+	for _, a := range list {
+		if !a.known || namesDevice(a.v) {
+			values = nil
+			break
+		}
+		values = append(values, a.v)
+	}
+	for _, s := range c.Do {
+		k.forget(s)
+	}
+	delete(k.vars, name)
+	delete(k.globs, name)
+	if values != nil {
+		k.bind(name, values)
+	} else if len(list) == 1 && list[0].glob && !list[0].tilde && pathOK(list[0], false) {
+		if k.globs == nil {
+			k.globs = map[string]arg{}
+		}
+		k.globs[name] = list[0]
+	}
+	ok = k.stmts(c.Do)
+	k.forget(c)
+	return ok
+}
+
+func (k *checker) bind(name string, values []string) {
+	if k.vars == nil {
+		k.vars = map[string][]string{}
+	}
+	k.vars[name] = values
 }
 
 // safeTest rejects [[ … ]] arithmetic comparisons (-eq, -lt, …) on
@@ -241,23 +353,52 @@ func safeRedirect(r *syntax.Redirect) bool {
 	if r.N != nil && !isDigits(r.N.Value) {
 		return false // {fd}> assigns a variable
 	}
-	target, known := "", true
-	if r.Word != nil {
-		target, known = wordLit(r.Word)
-	}
 	switch r.Op {
-	case syntax.DplOut, syntax.DplIn:
-		return known && (isDigits(target) || target == "-")
-	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
-		return known && safeSinks[target]
-	case syntax.RdrIn:
-		return known && target == "/dev/null"
 	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
 		// The body was walked for substitutions; the command it feeds must
 		// itself be a whitelisted reader, so a heredoc cannot feed a writer.
 		return true
 	}
+	target, known := redirectTarget(r.Word)
+	if !known {
+		return false
+	}
+	switch r.Op {
+	case syntax.DplOut, syntax.DplIn:
+		return isDigits(target) || target == "-"
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+		return safeSinks[target]
+	case syntax.RdrIn:
+		return target == "/dev/null" || workspaceFile(target)
+	}
 	return false
+}
+
+// redirectTarget expands a redirection's word: it must be one known field
+// (bash refuses a word that expands to several as ambiguous).
+func redirectTarget(w *syntax.Word) (string, bool) {
+	if w == nil {
+		return "", false
+	}
+	fields, ok := expandWord(w, nil, nil)
+	if !ok || len(fields) != 1 || !fields[0].known {
+		return "", false
+	}
+	return fields[0].v, true
+}
+
+// workspaceFile reports a relative path that stays in the workspace: not
+// absolute, no ".." component, not an option-looking name.
+func workspaceFile(p string) bool {
+	if p == "" || p[0] == '/' || p[0] == '-' {
+		return false
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // safeAssigns are the variables a prefix assignment may set: they change
@@ -269,35 +410,192 @@ var safeAssigns = map[string]string{
 	"GIT_PAGER": "cat", "PAGER": "cat",
 }
 
-func safeCall(c *syntax.CallExpr) bool {
+// noBindings is the one empty binding of a command that bound nothing
+// (shared, never written).
+var noBindings = []bindings{nil}
+
+// maxCombos bounds the bindings one simple command is checked under (the
+// product of the values of the loop variables it names).
+const maxCombos = 64
+
+// call checks one simple command under every combination of the values
+// of the bound variables its words name.
+func (k *checker) call(c *syntax.CallExpr) bool {
 	if len(c.Args) == 0 {
-		return false // a bare assignment changes shell state
+		return k.assign(c.Assigns)
 	}
 	for _, a := range c.Assigns {
-		if a.Append || a.Naked || a.Index != nil || a.Array != nil || a.Name == nil {
+		if !prefixAssignOK(a) {
 			return false
 		}
-		want, ok := safeAssigns[a.Name.Value]
+	}
+	combos, ok := k.combinations(c.Args)
+	if !ok {
+		return false
+	}
+	for _, b := range combos {
+		b = k.withGlobs(b)
+		argv, ok := expandArgs(c.Args, b)
+		if k.trace != nil && ok {
+			k.trace(c, b, argv)
+		}
+		if !ok || !checkArgv(argv) {
+			return false
+		}
+	}
+	for _, a := range c.Assigns {
+		delete(k.vars, a.Name.Value)
+		delete(k.globs, a.Name.Value)
+	}
+	return true
+}
+
+// withGlobs adds the pattern-bound loop variables to a binding, under
+// globKey: expandWord gives "$f" for them as one unknown field of the
+// pattern (prefix and pattern text, NUL-separated).
+func (k *checker) withGlobs(b bindings) bindings {
+	if len(k.globs) == 0 {
+		return b
+	}
+	nb := bindings{}
+	for n, v := range b {
+		nb[n] = v
+	}
+	for n, a := range k.globs {
+		nb[globKey+n] = a.prefix + "\x00" + a.v
+	}
+	return nb
+}
+
+// combinations lists the bindings of the bound variables the words name:
+// one empty binding when they name none.
+func (k *checker) combinations(words []*syntax.Word) ([]bindings, bool) {
+	if len(k.vars) == 0 {
+		return noBindings, true
+	}
+	combos := []bindings{nil}
+	seen := map[string]bool{}
+	for _, w := range words {
+		ok := true
+		syntax.Walk(w, func(n syntax.Node) bool {
+			pe, isPE := n.(*syntax.ParamExp)
+			if !isPE || !ok {
+				return ok
+			}
+			name := pe.Param.Value
+			values, bound := k.vars[name]
+			if !bound || seen[name] {
+				return true
+			}
+			seen[name] = true
+			if len(combos)*len(values) > maxCombos {
+				ok = false
+				return false
+			}
+			next := make([]bindings, 0, len(combos)*len(values))
+			for _, b := range combos {
+				for _, v := range values {
+					nb := bindings{name: v}
+					for n, x := range b {
+						nb[n] = x
+					}
+					next = append(next, nb)
+				}
+			}
+			combos = next
+			return true
+		})
+		if !ok {
+			return nil, false
+		}
+	}
+	return combos, true
+}
+
+// assign handles a bare assignment (x=1): it sets shell state, so only a
+// variable no program reads may be assigned (shellVarOK). Its value is
+// bound when it is known.
+func (k *checker) assign(assigns []*syntax.Assign) bool {
+	for _, a := range assigns {
+		if a.Append || a.Naked || a.Index != nil || a.Array != nil || a.Name == nil || !shellVarOK(a.Name.Value) {
+			return false
+		}
+		name := a.Name.Value
+		v, known, ok := assignValue(a.Value)
 		if !ok {
 			return false
 		}
-		val := ""
-		if a.Value != nil {
-			v, known := wordLit(a.Value)
-			if !known {
-				return false
+		delete(k.vars, name)
+		delete(k.globs, name)
+		if known && !namesDevice(v) {
+			k.bind(name, []string{v})
+		}
+	}
+	return true
+}
+
+// assignValue expands an assignment's value as bash does (no brace
+// expansion, no globbing, no splitting; tilde after "=" and ":").
+func assignValue(w *syntax.Word) (v string, known, ok bool) {
+	if w == nil {
+		return "", true, true
+	}
+	if kind, _ := wordParams(w, nil); kind != paramNone || tildedValue(w.Parts) {
+		return "", false, true
+	}
+	env := &boundEnv{}
+	v, err := expand.Literal(&expand.Config{Env: env}, w)
+	if err != nil {
+		return "", false, false
+	}
+	return v, !env.touched, true
+}
+
+// tildedValue reports an unquoted tilde at the start of an assignment's
+// value or after an unquoted ":".
+func tildedValue(parts []syntax.WordPart) bool {
+	for i, p := range parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			continue
+		}
+		for j := 0; j < len(l.Value); j++ {
+			if l.Value[j] == '~' && (i == 0 && j == 0 || j > 0 && l.Value[j-1] == ':') {
+				return true
 			}
-			val = v
-		}
-		if want != "*" && val != want {
-			return false
 		}
 	}
-	args := make([]arg, len(c.Args))
-	for i, w := range c.Args {
-		args[i].v, args[i].known = wordLit(w)
+	return false
+}
+
+// prefixAssignOK accepts a prefix assignment (X=v cmd), which the program
+// sees in its environment: a formatting variable from safeAssigns with a
+// known value, or a variable no program reads.
+func prefixAssignOK(a *syntax.Assign) bool {
+	if a.Append || a.Naked || a.Index != nil || a.Array != nil || a.Name == nil {
+		return false
 	}
-	verb, ok := verbName(args[0])
+	v, known, ok := assignValue(a.Value)
+	if !ok || !known {
+		return false
+	}
+	if shellVarOK(a.Name.Value) {
+		return true
+	}
+	want, listed := safeAssigns[a.Name.Value]
+	if !listed || want != "*" && v != want {
+		return false
+	}
+	// A locale value with a "/" names a locale file to load.
+	return !strings.ContainsAny(v, "/")
+}
+
+// checkArgv judges one simple command's argv.
+func checkArgv(argv []arg) bool {
+	if len(argv) == 0 {
+		return false
+	}
+	verb, ok := verbName(argv[0])
 	if !ok {
 		return false
 	}
@@ -305,7 +603,7 @@ func safeCall(c *syntax.CallExpr) bool {
 	if !ok {
 		return false
 	}
-	return v.accepts(args[1:])
+	return v.accepts(argv[1:])
 }
 
 // trustedBinDirs are the directories from which an absolute verb path is
@@ -324,15 +622,6 @@ func verbName(a arg) (string, bool) {
 		return "", false
 	}
 	return a.v[i+1:], true
-}
-
-// arg is one command word: its value, and whether that value is exactly what
-// the command will see (false for words with parameter expansions, globs,
-// brace expansions or $'…' quoting, whose runtime value could start with "-"
-// and smuggle in an option).
-type arg struct {
-	v     string
-	known bool
 }
 
 // wordLit returns the literal value of w after quote removal and whether it

@@ -20,14 +20,14 @@ var readOnlyCommands = []string{
 	"git ls-files -m", "git blame -L 10,20 main.go", "git describe --tags --always", "git shortlog -sn | head",
 	"git tag", "git tag -l 'v1.*'", "git tag --list --sort=-creatordate | head -3", "git stash list", "git stash show -p stash@{0}",
 	"git remote -v", "git remote show origin", "git config --get user.name", "git config --list | grep alias",
-	"git -C ../other status", "git --no-pager log -3", "git -C sub --no-pager diff --stat", "git worktree list",
+	"git -C . status", "git --no-pager log -3", "git -C ./ --no-pager diff --stat", "git worktree list",
 	"git reflog -10", "git cat-file -p HEAD", "git rev-list --count HEAD", "git for-each-ref --format='%(refname)' refs/heads",
 	"git merge-base main HEAD", "git grep -n TODO -- '*.go'", "git ls-tree -r HEAD --name-only | head",
 	"git diff main...HEAD --name-status", "git log --format='%h %s' main..HEAD", "git status 2>&1", "git status --porcelain >/dev/null 2>&1",
 	"git --version", "git submodule status", "git count-objects -vH",
 	"ps aux", "ps aux | grep node | grep -v grep", "ps -ef | head", "pgrep -fl python", "lsof -i :8080", "top -b -n 1 | head -20",
 	"docker ps", "docker ps -a --format '{{.Names}}'", "docker images", "docker logs --tail 50 web", "docker inspect web | jq '.[0].State'",
-	"docker compose ps", "docker container ls -a", "kubectl get pods", "kubectl get pods -n kube-system -o wide",
+	"docker compose ls", "docker container ls -a", "kubectl get pods", "kubectl get pods -n kube-system -o wide",
 	"kubectl describe pod web-1", "kubectl logs web-1 --tail=100", "kubectl config current-context",
 	"cat README.md", "cat go.mod | head -5", "head -n 20 main.go", "tail -n 50 app.log", "tail -f /dev/null",
 	"wc -l *.go", "stat go.mod", "file main.go", "find . -name '*.go' | head", "find . -type f -name \"*.md\" -maxdepth 2",
@@ -60,6 +60,7 @@ var readOnlyCommands = []string{
 // allCases is every table string: the seed corpus of the fuzz test.
 func allCases() []string {
 	out := append(append([]string{}, readOnlyCommands...), newReads...)
+	out = append(out, round3Reads...)
 	return append(out, refusedCases()...)
 }
 
@@ -67,6 +68,9 @@ func allCases() []string {
 func refusedCases() []string {
 	out := append([]string{}, bypassCommands...)
 	for _, cmds := range attacks {
+		out = append(out, cmds...)
+	}
+	for _, cmds := range round3Bypasses {
 		out = append(out, cmds...)
 	}
 	return out
@@ -102,16 +106,17 @@ func FuzzIsEphemeral(f *testing.F) {
 		if !IsEphemeral(b.String()) {
 			t.Errorf("%q is ephemeral but its re-print %q is not", cmd, b.String())
 		}
-		// Independent check: every simple command names an allowed verb
-		// and nothing runs in the background.
+		// Independent check: every simple command's expanded argv names an
+		// allowed verb, and nothing runs in the background.
+		calls, _ := tracedCalls(t, cmd)
+		for _, c := range calls {
+			name, ok := verbName(c.argv[0])
+			if _, listed := verbs[name]; !ok || !listed {
+				t.Errorf("%q is ephemeral but runs %s", cmd, showArgv(c.argv[:1]))
+			}
+		}
 		syntax.Walk(file, func(n syntax.Node) bool {
 			switch n := n.(type) {
-			case *syntax.CallExpr:
-				v, _ := wordLit(n.Args[0])
-				name, ok := verbName(arg{v: v, known: true})
-				if _, listed := verbs[name]; !ok || !listed {
-					t.Errorf("%q is ephemeral but runs %q", cmd, v)
-				}
 			case *syntax.Stmt:
 				if n.Background {
 					t.Errorf("%q is ephemeral but backgrounds", cmd)

@@ -7,10 +7,11 @@ import "sync"
 type kind uint8
 
 const (
-	none     kind = iota
-	flag          // takes no value
-	value         // takes a value: glued (-n5, --lines=5) or the next word
-	optional      // takes a value only when glued (-uno, --color=auto)
+	none      kind = iota
+	flag           // takes no value
+	value          // takes a value: glued (-n5, --lines=5) or the next word
+	optional       // takes a value only when glued (-uno, --color=auto)
+	gluedOnly      // a long option valid only with a glued value (git's --format=)
 )
 
 // optSet is the exact list of options a verb (or subcommand) may take. It
@@ -37,6 +38,7 @@ type optTable struct {
 //	--all     a long flag
 //	--lines=  a long option that takes a value (--lines=5 or --lines 5)
 //	--color=? a long option whose value may only be glued (--color=auto)
+//	--format=! a long option that exists only with a glued value
 //	-#        -NUM is allowed
 func opts(specs ...string) *optSet { return &optSet{specs: specs} }
 
@@ -60,6 +62,8 @@ func (t *optTable) add(f string) {
 	case strings.HasPrefix(f, "--"):
 		k := flag
 		switch {
+		case strings.HasSuffix(f, "=!"):
+			k, f = gluedOnly, f[:len(f)-2]
 		case strings.HasSuffix(f, "=?"):
 			k, f = optional, f[:len(f)-2]
 		case strings.HasSuffix(f, "="):
@@ -91,6 +95,9 @@ type scanner struct {
 	i    int
 	// ended is set once "--" was seen: every later word is an operand.
 	ended bool
+	// strict: an option's value must be a known field (an unknown one,
+	// a glob or a parameter, could turn into an option).
+	strict bool
 }
 
 // next returns the next operand, checking and skipping the options before
@@ -114,6 +121,9 @@ func (s *scanner) next(o *optSet) (operand arg, done, ok bool) {
 	return arg{}, true, true
 }
 
+// isOption reports whether a field would be read as an option.
+func isOption(a arg) bool { return a.known && len(a.v) > 1 && a.v[0] == '-' }
+
 // sub returns the next operand as a subcommand, checking the options before
 // it against o. ok is false on an option not in o, when no word is left, or
 // when the word came after "--" (an operand then, never a subcommand).
@@ -133,7 +143,9 @@ func (s *scanner) option(set *optSet, w string) bool {
 		case optional:
 			return true
 		case value:
-			return glued || s.takeValue()
+			return glued || s.takeValue(set)
+		case gluedOnly:
+			return glued
 		}
 		return false
 	}
@@ -151,25 +163,41 @@ func (s *scanner) option(set *optSet, w string) bool {
 		case optional:
 			return true
 		case value:
-			return j+1 < len(w) || s.takeValue()
+			return j+1 < len(w) || s.takeValue(set)
 		}
 		return false
 	}
 	return true
 }
 
-// takeValue consumes the next word as an option's value.
-func (s *scanner) takeValue() bool {
+// takeValue consumes the next word as an option's value. getopt_long
+// hands a required argument the next word whatever it is, so a value that
+// looks like an option is judged as one too (head -n -5 passes, sort -k
+// -o does not); an unknown value is refused for strict verbs.
+func (s *scanner) takeValue(set *optSet) bool {
 	if s.i >= len(s.args) {
 		return false
 	}
+	a := s.args[s.i]
 	s.i++
+	if !a.known {
+		return !s.strict
+	}
+	if len(a.v) > 1 && a.v[0] == '-' && a.v != "--" {
+		probe := scanner{args: s.args, i: s.i, strict: s.strict}
+		return probe.option(set, a.v)
+	}
 	return true
 }
 
 // operands scans all words with o and returns the operands, or ok=false.
+// Option values must be known (strict).
 func operands(o *optSet, args []arg) ([]arg, bool) {
-	s := scanner{args: args}
+	return scanOperands(o, args, true)
+}
+
+func scanOperands(o *optSet, args []arg, strict bool) ([]arg, bool) {
+	s := scanner{args: args, strict: strict}
 	var out []arg
 	for {
 		a, done, ok := s.next(o)
@@ -196,24 +224,51 @@ type verb struct {
 	// custom replaces the option scan for verbs with their own grammar
 	// (git, find, sed, awk, docker, kubectl, test, …).
 	custom func(args []arg) bool
+	// noOpen: the program opens no file named by an operand or option
+	// (echo, ls, stat, basename): an unbound parameter may be passed.
+	noOpen bool
+	// files: a strict verb whose operands are plain files or patterns in
+	// any number, so a glob whose literal prefix cannot start with "-"
+	// may be one (sort src/*.txt).
+	files bool
 }
 
 func (v *verb) accepts(args []arg) bool {
+	for _, a := range args {
+		if !pathOK(a, v.noOpen) {
+			return false
+		}
+	}
 	if v.custom != nil {
 		return v.custom(args)
 	}
-	if !v.harmless && !allKnown(args) {
+	if !v.harmless && !v.unknownsOK(args) {
 		return false
 	}
 	o := v.opts
 	if o == nil {
 		o = noOpts
 	}
-	ops, ok := operands(o, args)
+	ops, ok := scanOperands(o, args, !v.harmless)
 	if !ok {
 		return false
 	}
+	if v.operands != nil && !allKnown(ops) {
+		return false // the count of a glob's fields is not known
+	}
 	return v.operands == nil || v.operands(ops)
+}
+
+// unknownsOK: a strict verb takes an unknown field only as a file operand
+// (files) and only a glob whose literal prefix guarantees no expansion
+// starts with "-".
+func (v *verb) unknownsOK(args []arg) bool {
+	for _, a := range args {
+		if !a.known && !(v.files && v.operands == nil && a.glob && a.prefix != "" && a.prefix[0] != '-') {
+			return false
+		}
+	}
+	return true
 }
 
 var noOpts = opts()
@@ -274,4 +329,51 @@ func (set *optSet) takesNext(w string) bool {
 		return false
 	}
 	return false
+}
+
+// treeClusters: tree parses its own options (tree.c, main): in a cluster
+// each letter that takes a value takes the next argv word, and the cluster
+// goes on (tree -Lo 2 OUT is -L 2 -o OUT). Long options as getopt_long.
+func (v *verb) treeClusters() *verb {
+	o := v.opts
+	v.custom = func(args []arg) bool {
+		if !allKnown(args) {
+			return false
+		}
+		t := o.tab()
+		for i := 0; i < len(args); i++ {
+			w := args[i].v
+			switch {
+			case w == "--":
+				// Only plain operands after it, whether or not tree honours it.
+				for _, a := range args[i+1:] {
+					if isOption(a) {
+						return false
+					}
+				}
+				return true
+			case strings.HasPrefix(w, "--"):
+				s := scanner{args: args, i: i + 1, strict: true}
+				if !s.option(o, w) {
+					return false
+				}
+				i = s.i - 1
+			case len(w) > 1 && w[0] == '-':
+				for j := 1; j < len(w); j++ {
+					c := w[j]
+					if c >= 128 || t.short[c] == none {
+						return false
+					}
+					if t.short[c] == value {
+						if i+1 >= len(args) || isOption(args[i+1]) {
+							return false
+						}
+						i++
+					}
+				}
+			}
+		}
+		return true
+	}
+	return v
 }

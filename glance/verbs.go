@@ -3,6 +3,30 @@ package glance
 import "strings"
 import "sync"
 
+// Parser families, per verb, and where each was checked:
+//
+//	getopt_long (exact long names, --opt=v and --opt v for required
+//	  values, optional values only glued; a required value takes the next
+//	  word whatever it is, so one that looks like an option is judged as
+//	  one too): coreutils (ls, cat, head, tail, wc, sort, uniq, cut, …;
+//	  src/*.c long_options), grep (src/grep.c), diff (src/diff.c), sed
+//	  (sed/sed.c), find's own expression parser (find/parser.c), file
+//	  (src/file.c: -z/-Z dropped), ps/pgrep (procps), ag (src/options.c:
+//	  --context optional_argument, -A/-B/-C give the word back when it
+//	  is not a number), journalctl/systemctl (systemd getopt_long).
+//	git parse-options + revision.c (options after positionals; -U and
+//	  --unified PARSE_OPT_OPTARG in diff.c; --format=, --pretty=,
+//	  --min-parents=, --max-parents=, --encoding= by skip_prefix in
+//	  revision.c, so glued only; builtin/config.c on 2.39 stops at the
+//	  first positional): git.go.
+//	cobra/pflag (flags anywhere, -n=x, a required value takes the next
+//	  word): kubectl, oc, helm, docker/podman subcommands (the docker
+//	  root command is not interspersed: globals before the subcommand).
+//	tree's own (tree.c main: each value letter of a cluster takes the
+//	  next argv word): treeClusters.
+//	clap (rg): required values only; --pre, -z, --hostname-bin left out.
+//	single-dash long options (xxd, openssl, java -version): exact forms.
+//
 // verbs is the allowlist: every verb a glance may run, with its exact
 // options. Verbs that are not here (xargs, exec, eval, source, ., tee, cd,
 // sudo, env with a command, timeout, nice, jobs, read, declare, dmesg, ip,
@@ -39,6 +63,18 @@ var loadTables = sync.OnceFunc(func() {
 	add(&verb{custom: findRule}, "find")
 	add(&verb{custom: sedRule}, "sed")
 	add(&verb{custom: awkRule}, "awk", "gawk", "mawk", "nawk")
+	addReadForms()
+	// Strict verbs whose operands are plain files (or a pattern, then
+	// files): a glob with a literal prefix may be one (sort src/*.txt).
+	for _, n := range []string{"sort", "file", "rg", "ag", "iconv"} {
+		verbs[n].files = true
+	}
+	// Verbs that open no file an operand or option names: an unbound
+	// parameter ($HOME) may be one of their words.
+	for _, n := range []string{"ls", "stat", "basename", "dirname", "readlink", "realpath", "which", "type",
+		"id", "uname", "whoami", "pwd", "printenv", "nproc", "groups", "arch", "logname", "tty"} {
+		verbs[n].noOpen = true
+	}
 })
 
 // addSystemVerbs: directory, system, process and path information.
@@ -143,9 +179,9 @@ func addFileVerbs() {
 	add(harmless("-z -a: -l: --algorithm= --base64 --check --length= --raw --tag --untagged --zero"+helpVersion), "cksum")
 	add(strict("-adfilpqsugDFNQrtvcnxCJXhU -L: -P: -I: -H: -T: --noreport --dirsfirst --filesfirst --gitignore "+
 		"--du --prune --filelimit= --charset= --matchdirs --ignore-case --timefmt= --sort= --info --fromfile "+
-		"--metafirst --inodes --device"+helpVersion), "tree")
-	add(strict("-bcdEhiLlNprsSkzZ0 -F: -P: --brief --mime --mime-type --mime-encoding --dereference "+
-		"--no-dereference --keep-going --raw --special-files --uncompress --uncompress-noreport --no-sandbox "+
+		"--metafirst --inodes --device"+helpVersion).treeClusters(), "tree")
+	add(strict("-bcdEhiLlNprsSk0 -F: -P: --brief --mime --mime-type --mime-encoding --dereference "+
+		"--no-dereference --keep-going --raw --special-files --no-sandbox "+
 		"--print0 --no-pad --preserve-date --separator= --parameter= --apple --extension"+helpVersion), "file")
 	add(strict("-HIusiFgalL0 -e: -t: -E: -d: -S: -c: -j: -o: --hidden --no-ignore --no-ignore-vcs --unrestricted "+
 		"--case-sensitive --ignore-case --glob --regex --fixed-strings --absolute-path --full-path --follow "+
@@ -180,7 +216,7 @@ func addTextVerbs() {
 	add(strict("-iSslLcwvQuUaft -G: -g: -A: -B: -C: -m: --ignore= --hidden --depth= --literal --nocolor "+
 		"--vimgrep --ignore-case --case-sensitive --smart-case --files-with-matches --files-without-matches "+
 		"--count --word-regexp --invert-match --unrestricted --all-types --search-binary --follow "+
-		"--max-count= --context= --after= --before= --nogroup --group --noheading --column --stats"+helpVersion), "ag")
+		"--max-count= --context=? --after= --before= --nogroup --group --noheading --column --stats"+helpVersion), "ag")
 	add(harmless("-snz --complement -b: -c: -d: -f: --bytes= --characters= --delimiter= --fields= --only-delimited "+
 		"--output-delimiter= --zero-terminated"+helpVersion), "cut")
 	add(harmless("-cCdst --complement --delete --squeeze-repeats --truncate-set1"+helpVersion), "tr")
@@ -215,8 +251,8 @@ func addTextVerbs() {
 		"--sort-keys --ascii-output --raw-input --raw-output0 --tab --indent= --seq --stream --stream-errors "+
 		"--unbuffered --color-output --monochrome-output --args --jsonargs -f: --from-file= -L: --library-path= "+
 		"--arg --argjson --slurpfile --rawfile"+helpVersion).withJQ(), "jq")
-	add(&verb{harmless: true, custom: func([]arg) bool { return true }}, "echo", "true", "false", ":")
-	add(&verb{custom: printfRule}, "printf")
+	add(&verb{harmless: true, noOpen: true, custom: func([]arg) bool { return true }}, "echo", "true", "false", ":")
+	add(&verb{custom: printfRule, noOpen: true}, "printf")
 	add(&verb{custom: testRule}, "test", "[")
 	add(harmless("-w -f: -s: --equal-width --format= --separator="+helpVersion).withNumbers(), "seq")
 	add(harmless("-di -w: --decode --ignore-garbage --wrap="+helpVersion), "base64", "base32")
