@@ -149,7 +149,7 @@ var newReads = []string{
 	"kubectl -n kube-system get pods -o wide", "kubectl get pods -n get", "kubectl --context prod get nodes",
 	"kubectl get pods -l app=web -o jsonpath='{.items[*].metadata.name}'", "kubectl logs -f -c app web-1 --tail=20",
 	"kubectl config view --minify", "kubectl auth can-i list pods", "kubectl version --client -o json",
-	"oc get pods", "kubectl top pods -A", "docker --context prod ps -a", "docker -H ssh://x ps",
+	"oc get pods", "kubectl top pods -A", "docker -D ps -a", "docker --log-level=debug ps",
 	"docker container ls --format '{{.Names}}'", "docker compose version --short", "docker compose ls -a",
 	"docker image inspect -f '{{.Id}}' alpine", "podman ps -a", "docker system df -v",
 	"sed -n '/start/,/end/p' f", "sed -E 's/(a|b)+/x/g;s/c/d/2' f", "sed -n -e '1p' -e '$p' f", "sed -ne '/x/{p;q}' f",

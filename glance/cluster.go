@@ -5,8 +5,10 @@ import "strings"
 // Container CLIs (docker, podman): global options, then a subcommand from
 // containerSubs (or a management command and its read sub-subcommand),
 // each with its exact options. --config is not a global option here: a
-// config directory names credential helpers and CLI plugins to run.
-var containerGlobal = opts("-D -l: -c: -H: --debug --log-level= --context= --host=")
+// config directory names credential helpers and CLI plugins to run. Nor
+// are -H/--host and -c/--context: an ssh:// host (or a context that names
+// one) makes the CLI run ssh, so a glance talks to the local daemon only.
+var containerGlobal = opts("-D -l: --debug --log-level=")
 
 var (
 	ctrFormat  = "-f: --format="

@@ -79,6 +79,7 @@ var round3Bypasses = map[string][]string{
 		`sort -k -ox f`, `head -n -o x f`, `uniq -f -x`, `grep -e --pre=x f`, `cut -d -o f`,
 		`kubectl get -k .`, `kubectl get --kustomize=.`, `kubectl get pods -k x`, `oc get -k .`,
 		`docker compose ps`, `docker compose -f http://x/c.yml ps`, `docker compose config`,
+		`docker -H ssh://h ps`, `docker --host=ssh://h ps`, `docker -c remote ps`, `docker --context=remote ps`,
 		`docker compose logs web`, `docker compose -f dev.yml ps --services`, `docker compose top`,
 		`docker compose images`, `file -z x.gz`, `file -Z x.gz`, `file --uncompress x.gz`, `file -bz x`,
 		`file --uncompress-noreport x`, `tar -xf x.tar`, `tar xf x.tar`, `tar -czf x.tgz .`, `tar -tf x.tar -C /`,
