@@ -79,7 +79,7 @@ func runDemo(ctx context.Context, e *cmdEnv, o *demoOptions) error {
 	if !jsonOut {
 		fmt.Fprintf(e.Stdout, "flower demo — workspace %s\nask: %s\n\n", ws, demoAsk)
 	}
-	out, err := runStarter(ctx, e, demoAsk, so, ro, nil, jsonOut)
+	out, err := runStarter(ctx, e, demoAsk, so, ro, nil, 0, jsonOut)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ type starterOptions struct {
 	JudgeCanRun, NoSelfTest, JSON     bool
 	Timeout, OnlineTimeout            time.Duration
 	Answers, Instructions, Model      string
+	MaxBudgetUSD                      float64
 	Version                           bool
 	Ask                               []string // the words of the ask; "-" reads stdin
 }
@@ -67,7 +68,7 @@ func newStarterCmd(e *cmdEnv) *cli.Command {
 			&cli.IntFlag{Name: "max-asks", Usage: "at most `N` questions to the person (0: no cap)", EnvVars: []string{"FLOWER_MAX_ASKS"}, Destination: &o.MaxAsks},
 			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "how long a question waits for an answer, e.g. 90s or 5m (0: never wait, unattended)", EnvVars: []string{"FLOWER_TIMEOUT"}, Destination: &o.Timeout},
 			&cli.StringFlag{Name: "answers", Usage: "answer the agents' questions from `FILE` (one answer per line), for pipelines", EnvVars: []string{"FLOWER_ANSWERS"}, Destination: &o.Answers},
-			instructionsFlag(&o.Instructions), modelFlag(&o.Model),
+			instructionsFlag(&o.Instructions), modelFlag(&o.Model), budgetFlag(&o.MaxBudgetUSD),
 			jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last (the default when stdout is not a terminal)"),
 			claudeFlag(&o.Claude), hookFlag(&o.Hook),
 			&cli.BoolFlag{Name: "no-self-test", Usage: "start even if the guard self-test fails", EnvVars: []string{"FLOWER_NO_SELF_TEST"}, Destination: &o.NoSelfTest},
@@ -168,7 +169,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 		stampSelfTest(ro, e.Getenv)
 	}
 
-	out, err := runStarter(ctx, e, ask, so, ro, st, jsonOut)
+	out, err := runStarter(ctx, e, ask, so, ro, st, o.MaxBudgetUSD, jsonOut)
 	if err != nil {
 		return err
 	}
@@ -179,7 +180,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 // progress on c's writer; with a --store store (st), the run is recorded
 // there. The outcome says how it ended; the error is for what kept it from
 // starting.
-func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptions, ro harness.Options, st *sessionstore.Store, jsonOut bool) (flowOutcome, error) {
+func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptions, ro harness.Options, st *sessionstore.Store, budgetUSD float64, jsonOut bool) (flowOutcome, error) {
 	wf, err := flow.StarterFlow(ask, so)
 	if err != nil {
 		if errors.Is(err, flow.ErrNoAsk) {
@@ -211,8 +212,10 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	}
 	rctx, stopSignals := interruptible(ctx, rt, lines, e.Stderr, !jsonOut && e.IsTTY(e.Stdin))
 	defer stopSignals()
-	fc, runErr := wf.Run(rctx, rt, prog.event, prog.stepDone)
+	runner, budget := withBudget(rt, budgetUSD)
+	fc, runErr := wf.Run(rctx, runner, prog.event, prog.stepDone)
 	out := summarize(wf, rt, fc, runErr, rctx.Err())
+	budget.apply(&out)
 	prog.finish(out)
 	return out, nil
 }
