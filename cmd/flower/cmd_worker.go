@@ -173,7 +173,17 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	kept := make(chan struct{})
 	go func() { defer close(kept); docs.Keep(kctx, docsEvery, w.logf) }()
 	runner, budget := withBudget(rt, r.Args.MaxBudgetUSD)
-	fc, runErr := wf.Run(ctx, runner, nil, func(flow.Step, harness.StepResult) { _ = docs.Save(context.WithoutCancel(ctx)) })
+	save := func() {
+		if err := docs.Save(context.WithoutCancel(ctx)); err != nil {
+			w.logf("job %d: documents: %v", r.JobID, err)
+		}
+	}
+	onEvent := func(ev harness.Event) {
+		if ev.Kind == harness.EventInit || ev.Kind == harness.EventToolUse || ev.Kind == harness.EventStep {
+			save() // a new session in the lineage, a turn in it: keep it before anything else can happen
+		}
+	}
+	fc, runErr := wf.Run(ctx, runner, onEvent, func(flow.Step, harness.StepResult) { save() })
 	stopKeeping()
 	<-kept
 	out := summarize(wf, rt, fc, runErr, ctx.Err())

@@ -1,6 +1,6 @@
 package main
 
-import "context"
+import "database/sql"
 import "encoding/json"
 import "fmt"
 import "os"
@@ -13,9 +13,13 @@ import "syscall"
 import "testing"
 import "time"
 
+import "github.com/flowerhq/flower/flow"
 import "github.com/flowerhq/flower/internal/pgtest"
 import "github.com/flowerhq/flower/internal/testbed"
 import "github.com/flowerhq/flower/scripted"
+
+// flowBriefName and flowGoalName are the starter's documents.
+const flowBriefName, flowGoalName = flow.DefaultBriefName, flow.DefaultGoalName
 
 // flowMarker finds the FLOW-n marker a fleet test's ask carries.
 var flowMarker = regexp.MustCompile(`FLOW-[0-9]+`)
@@ -52,12 +56,12 @@ func fleetScript(slow func(scripted.Request) int) *scripted.Script {
 // fleetBed is a scripted model, a PostgreSQL database, the flower binary
 // and a git repository the queued flows clone.
 type fleetBed struct {
-	t      *testing.T
-	bed    *testbed.Bed
-	store  string
-	bin    string
-	hook   string
-	repo   string
+	t     *testing.T
+	bed   *testbed.Bed
+	store string
+	bin   string
+	hook  string
+	repo  string
 }
 
 func newFleetBed(t *testing.T, slow func(scripted.Request) int) *fleetBed {
@@ -210,7 +214,192 @@ func TestE2E_QueueOneFlow(t *testing.T) {
 		j.Workspace != filepath.Join(m.root, fmt.Sprintf("job-%d", id)) {
 		t.Fatalf("job: %+v", j)
 	}
-	var mu sync.Mutex
-	_ = &mu
-	_ = context.Background
+}
+
+// TestE2E_FleetTakeover: three worker processes, each its own HOME, run dir
+// and workspace root, take twelve queued flows; the first worker is killed
+// with -9 while its coder works. All twelve end achieved, each once in
+// queue ls; only the killed worker's flow has a second attempt (on another
+// machine), although every flow outlasts --rescue-after (the control: a
+// rescue by age would have taken them all); the continuation resumed the
+// same coordinator session (its next request carries the earlier turn),
+// with the brief and goal the first attempt wrote, never asking the
+// clarifier or the goal-setter again.
+func TestE2E_FleetTakeover(t *testing.T) {
+	t.Parallel()
+	const rescueAfter = 3 * time.Second
+	var victimRoot string
+	var once sync.Once
+	hit := make(chan string, 1)
+	fb := newFleetBed(t, func(r scripted.Request) int {
+		if victimRoot == "" || !strings.Contains(r.Text(), victimRoot) {
+			return 0
+		}
+		delay := 0
+		once.Do(func() {
+			hit <- regexp.MustCompile(regexp.QuoteMeta(victimRoot) + `/job-([0-9]+)`).FindStringSubmatch(r.Text())[1]
+			delay = 15000 // the worker is killed long before
+		})
+		return delay
+	})
+	m1, m2, m3 := fb.machine("m1"), fb.machine("m2"), fb.machine("m3")
+	victimRoot = m1.root
+	for i := 1; i <= 12; i++ {
+		fb.add(m2, "--repo", fb.repo, fmt.Sprintf("FLOW-%d 写 ok.txt", i))
+	}
+	w1 := fb.worker(m1, "--rescue-after", rescueAfter.String())
+	testbed.Await(t, time.Minute, "the first worker's first flow", func() bool {
+		for _, j := range fb.ls(m2) {
+			if j.State == "running" && j.Worker == "m1" {
+				return true
+			}
+		}
+		return false
+	})
+	w2 := fb.worker(m2, "--rescue-after", rescueAfter.String(), "--concurrency", "2")
+	w3 := fb.worker(m3, "--rescue-after", rescueAfter.String(), "--concurrency", "2")
+	var victim string
+	select {
+	case victim = <-hit:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the first worker's coder never started")
+	}
+	// Mid-flow: the work step's session is in the store's lineage of the
+	// flow and its first turn (the delegation) is mirrored.
+	testbed.Await(t, time.Minute, "the first attempt's coordinator turn in the store", func() bool {
+		return fb.workTurnStored("job-" + victim)
+	})
+	t0 := time.Now()
+	defer func() { t.Logf("after the kill: %s", time.Since(t0)) }()
+	if err := w1.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	w1.Wait()
+	var jobs []qjob
+	testbed.Await(t, 4*time.Minute, "all twelve flows' end", func() bool { jobs = fb.ls(m3); return finished(jobs) })
+	t.Logf("all finished %s after the kill", time.Since(t0))
+	stopWorker(t, w2)
+	stopWorker(t, w3)
+
+	seen := map[string]int{}
+	var vj qjob
+	long := 0
+	for _, j := range jobs {
+		seen[flowMarker.FindString(j.Ask)]++
+		if j.State != "completed" || j.Verdict != "achieved" {
+			t.Errorf("job %d: %s, verdict %q", j.ID, j.State, j.Verdict)
+		}
+		if fmt.Sprint(j.ID) == victim {
+			vj = j
+			continue
+		}
+		if j.Attempt != 1 || len(j.Attempts) != 1 {
+			t.Errorf("job %d (not the killed worker's) has attempt %d, %d attempt rows", j.ID, j.Attempt, len(j.Attempts))
+		}
+		if a := j.Attempts; len(a) == 1 && spanOf(a[0].StartedAt, a[0].EndedAt) > rescueAfter {
+			long++
+		}
+	}
+	if len(jobs) != 12 || len(seen) != 12 {
+		t.Fatalf("queue ls: %d jobs, %d distinct flows", len(jobs), len(seen))
+	}
+	if long == 0 {
+		t.Fatalf("control: no flow outlasted --rescue-after %s, so a rescue by age would not show", rescueAfter)
+	}
+	if vj.Attempt != 2 || len(vj.Attempts) != 2 || vj.Attempts[0].Worker != "m1" || vj.Worker == "m1" ||
+		!strings.HasPrefix(vj.Workspace, m2.root) && !strings.HasPrefix(vj.Workspace, m3.root) {
+		t.Fatalf("the killed worker's job: %+v", vj)
+	}
+	checkContinuation(t, fb, vj)
+	if t.Failed() {
+		for _, m := range []*fleetMachine{m2, m3} {
+			filepath.WalkDir(m.runDir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.Name() == "events.jsonl" {
+					b, _ := os.ReadFile(p)
+					for _, l := range strings.Split(string(b), "\n") {
+						if strings.Contains(l, `"store"`) || strings.Contains(l, "resum") || strings.Contains(l, `"step"`) {
+							t.Logf("%s: %.400s", p, l)
+						}
+					}
+				}
+				return nil
+			})
+		}
+	}
+}
+
+// workTurnStored reports whether the flow's stored lineage names a work
+// session and the store holds an assistant turn of it.
+func (fb *fleetBed) workTurnStored(flowName string) bool {
+	db, err := sql.Open("pgx", fb.store)
+	if err != nil {
+		fb.t.Fatal(err)
+	}
+	defer db.Close()
+	var body []byte
+	if db.QueryRow("SELECT body FROM documents WHERE flow = $1 AND name = 'lineage.json'", flowName).Scan(&body) != nil {
+		return false
+	}
+	var lin map[string][]string
+	if json.Unmarshal(body, &lin) != nil || len(lin[flow.WorkStepName]) == 0 {
+		return false
+	}
+	var n int
+	db.QueryRow(`SELECT count(*) FROM entries WHERE session_id = $1 AND subpath = '' AND position('"tool_use"' IN convert_from(entry, 'UTF8')) > 0`,
+		lin[flow.WorkStepName][0]).Scan(&n)
+	return n > 0
+}
+
+// spanOf is how long an attempt ran (RFC 3339 seconds; 0 when unknown).
+func spanOf(start, end string) time.Duration {
+	s, err1 := time.Parse(time.RFC3339, start)
+	e, err2 := time.Parse(time.RFC3339, end)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return e.Sub(s)
+}
+
+// checkContinuation: the taken-over flow kept its coordinator session, its
+// brief and its goal.
+func checkContinuation(t *testing.T, fb *fleetBed, vj qjob) {
+	t.Helper()
+	marker := flowMarker.FindString(vj.Ask)
+	var coord []scripted.Request
+	for _, r := range fb.bed.Model.RequestsFor("coordinator") {
+		if strings.Contains(r.Text(), marker+":") {
+			coord = append(coord, r)
+		}
+	}
+	if len(coord) < 2 {
+		t.Fatalf("%s: %d coordinator requests, want the first attempt's and the continuation's", marker, len(coord))
+	}
+	first, last := coord[0], coord[len(coord)-1]
+	if first.Session == "" || last.Session != first.Session {
+		t.Errorf("%s: the continuation's coordinator session %q is not the first attempt's %q", marker, last.Session, first.Session)
+	}
+	if !strings.Contains(last.Messages().Raw, `"name":"Agent"`) || len(last.Messages().Array()) < 3 {
+		t.Errorf("%s: the continuation's request lacks the earlier turn: %.1500s", marker, last.Messages().Raw)
+	}
+	if last.FirstUser() != first.FirstUser() || !strings.Contains(first.FirstUser(), marker+": 写 ok.txt") || !strings.Contains(first.FirstUser(), marker+" 完成") {
+		t.Errorf("%s: the continuation does not carry the brief and goal of the first attempt:\nfirst: %.800s\nlast:  %.800s", marker, first.FirstUser(), last.FirstUser())
+	}
+	for _, conv := range []string{"clarify", "goal"} {
+		n := 0
+		for _, r := range fb.bed.Model.RequestsFor(conv) {
+			if strings.Contains(r.Text(), marker+" ") || strings.Contains(r.Text(), marker+":") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: %d %s requests, want 1 (the continuation starts from the stored documents)", marker, n, conv)
+		}
+	}
+	for _, name := range []string{flowBriefName, flowGoalName} {
+		before, err1 := os.ReadFile(filepath.Join(vj.Attempts[0].Workspace, ".flower", "notes", name))
+		after, err2 := os.ReadFile(filepath.Join(vj.Workspace, ".flower", "notes", name))
+		if err1 != nil || err2 != nil || string(before) != string(after) {
+			t.Errorf("%s: %s differs between the machines (%v, %v):\n%s\n---\n%s", marker, name, err1, err2, before, after)
+		}
+	}
 }
