@@ -14,9 +14,9 @@
 package batteries
 
 import "context"
-import "errors"
 import "fmt"
 import "log"
+import "strings"
 import "sync"
 
 import "github.com/flowerhq/flower/harness"
@@ -63,20 +63,32 @@ type storeAdapter struct {
 func (a *storeAdapter) Mirror(ctx context.Context, line []byte) error { return a.s.Mirror(ctx, line) }
 
 // Materialize loads the session for a resume in projectKey's workspace.
-// A session the workspace did not record itself (a run that was not
-// portable keys it by claude's own project dir; another checkout path keys
-// it by that path) is found by its id wherever it is stored, the newest
-// first, and written under projectKey.
+// The session is found by its id wherever it is stored: a run that was not
+// portable keys it by claude's own project dir, another checkout path (or
+// machine) by that path. When several workspaces hold it, the newest wins
+// and a warning says so; one recorded elsewhere is first copied under
+// projectKey (Adopt), then written from there.
 func (a *storeAdapter) Materialize(ctx context.Context, projectKey, sessionID, configDir string) error {
-	_, err := a.s.Materialize(ctx, sessionstore.Key{ProjectKey: projectKey, SessionID: sessionID}, configDir)
-	if !errors.Is(err, sessionstore.ErrNotFound) {
+	holders, err := a.s.Holders(ctx, sessionID)
+	if err != nil || len(holders) == 0 {
+		_, err := a.s.Materialize(ctx, sessionstore.Key{ProjectKey: projectKey, SessionID: sessionID}, configDir)
 		return err
 	}
-	found, ferr := a.s.Find(ctx, sessionID)
-	if ferr != nil || found.SessionID != sessionID {
+	found := holders[0]
+	if len(holders) > 1 {
+		others := make([]string, 0, len(holders)-1)
+		for _, h := range holders[1:] {
+			others = append(others, h.ProjectKey)
+		}
+		a.s.Warnf("session %s is stored under %d workspaces; resuming the newest, %s (also in %s)",
+			sessionID, len(holders), found.ProjectKey, strings.Join(others, ", "))
+	}
+	// A copy under projectKey first: what claude appends then continues a
+	// complete transcript there (see sessionstore.Adopt).
+	if _, err := a.s.Adopt(ctx, found, projectKey); err != nil {
 		return err
 	}
-	_, err = a.s.MaterializeAs(ctx, found, projectKey, configDir)
+	_, err = a.s.Materialize(ctx, sessionstore.Key{ProjectKey: projectKey, SessionID: sessionID}, configDir)
 	return err
 }
 
