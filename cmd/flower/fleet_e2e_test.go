@@ -403,3 +403,57 @@ func checkContinuation(t *testing.T, fb *fleetBed, vj qjob) {
 		}
 	}
 }
+
+// TestE2E_QueueCancelRunning: `flower queue cancel` of a flow whose coder is
+// working stops it — its claude goes, the job is recorded cancelled, not
+// retried — and the worker goes on: the next flow ends achieved (the
+// control that the worker and the script work).
+func TestE2E_QueueCancelRunning(t *testing.T) {
+	t.Parallel()
+	hit := make(chan struct{}, 1)
+	fb := newFleetBed(t, func(r scripted.Request) int {
+		if strings.Contains(r.Text(), "/job-1") {
+			select {
+			case hit <- struct{}{}:
+			default:
+			}
+			return 30000
+		}
+		return 0
+	})
+	m := fb.machine("m1")
+	id := fb.add(m, "--repo", fb.repo, "FLOW-1 写 ok.txt")
+	w := fb.worker(m, "--rescue-after", "3s")
+	select {
+	case <-hit:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the flow's coder never started")
+	}
+	hasClaude := func() bool {
+		for _, name := range testbed.Descendants(w.Process.Pid) {
+			if strings.Contains(name, "claude") {
+				return true
+			}
+		}
+		return false
+	}
+	if !hasClaude() {
+		t.Fatal("control: no claude below the worker while its flow runs")
+	}
+	out, errOut, code := fb.flower(m, "queue", "cancel", fmt.Sprint(id))
+	if code != 0 || !strings.Contains(out, "cancel") {
+		t.Fatalf("queue cancel: exit %d: %s%s", code, out, errOut)
+	}
+	var jobs []qjob
+	testbed.Await(t, time.Minute, "the cancelled flow's end", func() bool { jobs = fb.ls(m); return finished(jobs) })
+	if j := jobs[0]; j.State != "cancelled" || j.Attempt != 1 || len(j.Attempts) != 1 || j.Attempts[0].EndedAt == "" {
+		t.Fatalf("cancelled job: %+v", j)
+	}
+	testbed.Await(t, 30*time.Second, "the cancelled flow's claude gone", func() bool { return !hasClaude() })
+	id2 := fb.add(m, "--repo", fb.repo, "FLOW-2 写 ok.txt")
+	testbed.Await(t, 2*time.Minute, "the next flow's end", func() bool { jobs = fb.ls(m); return finished(jobs) })
+	stopWorker(t, w)
+	if j := jobs[1]; j.ID != id2 || j.State != "completed" || j.Verdict != "achieved" {
+		t.Fatalf("control: the flow after the cancel: %+v", j)
+	}
+}
