@@ -43,6 +43,9 @@ type envVar struct {
 	Value     string `json:"value"`
 	ValueFrom *struct {
 		SecretKeyRef *struct{ Name, Key string } `json:"secretKeyRef"`
+		FieldRef     *struct {
+			FieldPath string `json:"fieldPath"`
+		} `json:"fieldRef"`
 	} `json:"valueFrom"`
 }
 
