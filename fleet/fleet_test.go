@@ -12,7 +12,7 @@ import "github.com/flowerhq/flower/internal/pgtest"
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-func open(t *testing.T) *Fleet {
+func open(t testing.TB) *Fleet {
 	t.Helper()
 	u := pgtest.URL(t)
 	f, err := Open(context.Background(), u)
@@ -138,13 +138,17 @@ func TestLease(t *testing.T) {
 }
 
 // work runs a worker with runner until the returned stop is called.
-func work(t *testing.T, f *Fleet, id string, rescueAfter, grace time.Duration, runner Runner) (stop func()) {
+func work(t testing.TB, f *Fleet, id string, rescueAfter, grace time.Duration, runner Runner) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		err := f.Work(ctx, WorkOptions{ID: id, RescueAfter: rescueAfter, Grace: grace, PollInterval: 100 * time.Millisecond, Runner: runner,
-			Logf: func(format string, a ...any) { t.Logf(format, a...) }})
+			Logf: func(format string, a ...any) {
+				if _, bench := t.(*testing.B); !bench {
+					t.Logf(format, a...)
+				}
+			}})
 		if err != nil {
 			t.Errorf("work %s: %v", id, err)
 		}

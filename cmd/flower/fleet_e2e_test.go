@@ -56,7 +56,7 @@ func fleetScript(slow func(scripted.Request) int) *scripted.Script {
 // fleetBed is a scripted model, a PostgreSQL database, the flower binary
 // and a git repository the queued flows clone.
 type fleetBed struct {
-	t     *testing.T
+	t     testing.TB
 	bed   *testbed.Bed
 	store string
 	bin   string
@@ -64,7 +64,7 @@ type fleetBed struct {
 	repo  string
 }
 
-func newFleetBed(t *testing.T, slow func(scripted.Request) int) *fleetBed {
+func newFleetBed(t testing.TB, slow func(scripted.Request) int) *fleetBed {
 	t.Helper()
 	store := pgtest.URL(t)
 	bed := testbed.NewFor(t, func(string) *scripted.Script { return fleetScript(slow) })
@@ -130,7 +130,7 @@ func (fb *fleetBed) worker(m *fleetMachine, args ...string) *exec.Cmd {
 }
 
 // stopWorker sends SIGTERM and waits for the worker to end.
-func stopWorker(t *testing.T, cmd *exec.Cmd) {
+func stopWorker(t testing.TB, cmd *exec.Cmd) {
 	t.Helper()
 	cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
