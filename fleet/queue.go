@@ -59,12 +59,7 @@ type Job struct {
 	Attempt     int        `json:"attempt"`
 	MaxAttempts int        `json:"max_attempts"`
 	Queue       string     `json:"queue"`
-	Worker      string     `json:"worker"`
-	Run         string     `json:"run"`
-	Workspace   string     `json:"workspace"`
-	Verdict     string     `json:"verdict"`
-	Error       string     `json:"error"`
-	CostUSD     float64    `json:"cost_usd"`
+	Ran
 	Ask         string     `json:"ask"`
 	CreatedAt   string     `json:"created_at"`
 	FinalizedAt string     `json:"finalized_at"`
@@ -75,17 +70,23 @@ type Job struct {
 	finalized   *time.Time `json:"-"`
 }
 
-// Attempt is one attempt of a flow on one worker.
-type Attempt struct {
-	Attempt   int     `json:"attempt"`
+// Ran is what one attempt ran: on which worker, its run and workspace,
+// and how it ended.
+type Ran struct {
 	Worker    string  `json:"worker"`
 	Run       string  `json:"run"`
 	Workspace string  `json:"workspace"`
 	Verdict   string  `json:"verdict"`
 	Error     string  `json:"error"`
 	CostUSD   float64 `json:"cost_usd"`
-	StartedAt string  `json:"started_at"`
-	EndedAt   string  `json:"ended_at"`
+}
+
+// Attempt is one attempt of a flow on one worker.
+type Attempt struct {
+	Attempt int `json:"attempt"`
+	Ran
+	StartedAt string `json:"started_at"`
+	EndedAt   string `json:"ended_at"`
 }
 
 // ErrNoJob is returned by Get and Cancel for an id that is not a flow job.
@@ -179,7 +180,7 @@ func (f *Fleet) attachAttempts(ctx context.Context, jobs []Job) error {
 		a.StartedAt, a.EndedAt = rfc3339(&started), rfc3339(ended)
 		j := at[id]
 		j.Attempts = append(j.Attempts, a)
-		j.Worker, j.Run, j.Workspace, j.Verdict, j.Error, j.CostUSD = a.Worker, a.Run, a.Workspace, a.Verdict, a.Error, a.CostUSD
+		j.Ran = a.Ran
 	}
 	return rows.Err()
 }

@@ -174,8 +174,9 @@ func jobID(words []string, cmd string) (int64, error) {
 	return id, nil
 }
 
-func runQueueShow(ctx context.Context, e *cmdEnv, o *queueOptions) error {
-	id, err := jobID(o.Words, "show")
+// onJob runs do on the queue with the job id of show or cancel.
+func onJob(ctx context.Context, o *queueOptions, cmd string, do func(f *fleet.Fleet, id int64) error) error {
+	id, err := jobID(o.Words, cmd)
 	if err != nil {
 		return err
 	}
@@ -184,6 +185,14 @@ func runQueueShow(ctx context.Context, e *cmdEnv, o *queueOptions) error {
 		return err
 	}
 	defer f.Close()
+	return do(f, id)
+}
+
+func runQueueShow(ctx context.Context, e *cmdEnv, o *queueOptions) error {
+	return onJob(ctx, o, "show", func(f *fleet.Fleet, id int64) error { return showJob(ctx, e, o, f, id) })
+}
+
+func showJob(ctx context.Context, e *cmdEnv, o *queueOptions, f *fleet.Fleet, id int64) error {
 	j, err := f.Get(ctx, id)
 	if err != nil {
 		return err
@@ -212,15 +221,10 @@ func runQueueShow(ctx context.Context, e *cmdEnv, o *queueOptions) error {
 }
 
 func runQueueCancel(ctx context.Context, e *cmdEnv, o *queueOptions) error {
-	id, err := jobID(o.Words, "cancel")
-	if err != nil {
-		return err
-	}
-	f, err := openQueue(ctx, o.Store)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
+	return onJob(ctx, o, "cancel", func(f *fleet.Fleet, id int64) error { return cancelJob(ctx, e, o, f, id) })
+}
+
+func cancelJob(ctx context.Context, e *cmdEnv, o *queueOptions, f *fleet.Fleet, id int64) error {
 	state, err := f.Cancel(ctx, id)
 	if errors.Is(err, fleet.ErrNoJob) {
 		return fmt.Errorf("%w (flower queue ls lists the jobs)", err)

@@ -62,16 +62,7 @@ func TestKubernetesWorkerDeployment(t *testing.T) {
 	for _, bad := range checkFlowerContainer(app, c.container) {
 		t.Error(bad)
 	}
-	if c.Resources.Requests["cpu"] == "" || c.Resources.Requests["memory"] == "" {
-		t.Errorf("worker container without cpu/memory requests: %v", c.Resources.Requests)
-	}
-	fromSecret := map[string]bool{}
-	for _, e := range c.Env {
-		fromSecret[e.Name] = e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil
-	}
-	if !fromSecret["FLOWER_STORE"] || !fromSecret["ANTHROPIC_API_KEY"] {
-		t.Errorf("the store URL and the API key must come from Secrets: %v", fromSecret)
-	}
+	checkRequestsAndSecrets(t, c.container)
 	if c.Lifecycle.PreStop == nil || len(c.Lifecycle.PreStop.Exec.Command) == 0 {
 		t.Error("no preStop hook")
 	}
