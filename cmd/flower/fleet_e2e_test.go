@@ -457,3 +457,49 @@ func TestE2E_QueueCancelRunning(t *testing.T) {
 		t.Fatalf("control: the flow after the cancel: %+v", j)
 	}
 }
+
+// TestE2E_WorkerSigtermHandsBack: a worker that gets SIGTERM while its
+// coder works waits --grace, then hands the flow back — available at once,
+// no attempt spent — and exits; a worker on another machine resumes it
+// (the same coordinator session, the stored brief and goal) to achieved.
+func TestE2E_WorkerSigtermHandsBack(t *testing.T) {
+	t.Parallel()
+	var once sync.Once
+	hit := make(chan struct{}, 1)
+	var m1root string
+	fb := newFleetBed(t, func(r scripted.Request) int {
+		delay := 0
+		if m1root != "" && strings.Contains(r.Text(), m1root) {
+			once.Do(func() { hit <- struct{}{}; delay = 20000 })
+		}
+		return delay
+	})
+	m1, m2 := fb.machine("m1"), fb.machine("m2")
+	m1root = m1.root
+	id := fb.add(m1, "--repo", fb.repo, "FLOW-1 写 ok.txt")
+	w1 := fb.worker(m1, "--rescue-after", "1m", "--grace", "1s")
+	select {
+	case <-hit:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the flow's coder never started")
+	}
+	testbed.Await(t, time.Minute, "the coordinator's turn in the store", func() bool { return fb.workTurnStored(fmt.Sprintf("job-%d", id)) })
+	t0 := time.Now()
+	stopWorker(t, w1)
+	if d := time.Since(t0); d > 15*time.Second {
+		t.Errorf("the worker took %s to stop with --grace 1s", d)
+	}
+	j := fb.ls(m1)[0]
+	if j.State != "available" || j.Attempt != 0 {
+		t.Fatalf("after SIGTERM the flow is %s, attempt %d (want available, no attempt spent)", j.State, j.Attempt)
+	}
+	w2 := fb.worker(m2, "--rescue-after", "1m")
+	var jobs []qjob
+	testbed.Await(t, 2*time.Minute, "the resumed flow's end", func() bool { jobs = fb.ls(m2); return finished(jobs) })
+	stopWorker(t, w2)
+	vj := jobs[0]
+	if vj.State != "completed" || vj.Verdict != "achieved" || vj.Attempt != 1 || len(vj.Attempts) != 2 || vj.Worker != "m2" {
+		t.Fatalf("the handed-back flow: %+v", vj)
+	}
+	checkContinuation(t, fb, vj)
+}
