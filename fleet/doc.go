@@ -35,7 +35,8 @@
 // renew its lease for longer than rescueAfter (a database it cannot reach)
 // cancels its own flows before anyone else may take them.
 //
-// Documents (SyncDocuments, RestoreDocuments) keep a flow's brief, goal, Q&A
-// log, handoffs and lineage in the session store under the flow's name, so a
+// Documents (Restore before a flow, Save at every new session, turn and
+// step, Keep on a timer) keep a flow's brief, goal, Q&A log, handoffs and
+// lineage in the session store under the flow's name (FlowName), so a
 // worker with a fresh checkout continues the flow where it stopped.
 package fleet

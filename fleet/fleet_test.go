@@ -268,3 +268,51 @@ func TestGracefulStop(t *testing.T) {
 		t.Errorf("the slow flow after the grace period: %s, attempt %d (want available, attempt 0)", j.State, j.Attempt)
 	}
 }
+
+// TestLostLeaseFences: a worker whose lease expired behind its back (a
+// database it could not reach, say) stops its flow and hands it back at
+// once, rather than run on while another worker may take it over; the
+// worker ends by itself. Control: the same worker with its lease left
+// alone is still running its flow.
+func TestLostLeaseFences(t *testing.T) {
+	f := open(t)
+	stopped := make(chan struct{})
+	runner := func(ctx context.Context, r *FlowRun) (Outcome, error) {
+		<-ctx.Done()
+		close(stopped)
+		return Outcome{}, ctx.Err()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- f.Work(ctx, WorkOptions{ID: "w1", RescueAfter: 300 * time.Millisecond, PollInterval: 100 * time.Millisecond, Runner: runner})
+	}()
+	id := add(t, f, "fenced")
+	await(t, "the flow's start", func() bool { return state(t, f, id) == "running" })
+	time.Sleep(time.Second) // several renewals
+	select {
+	case <-stopped:
+		t.Fatal("control: the flow stopped although the lease was renewed")
+	default:
+	}
+	if _, err := f.pool.Exec(context.Background(), "UPDATE flower_workers SET expires_at = now() - interval '1 hour' WHERE id = 'w1'"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the flow ran on after its worker lost the lease")
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fenced worker did not end")
+	}
+	if got := state(t, f, id); got != "available" {
+		t.Errorf("the fenced worker's flow: %s, want available (handed back)", got)
+	}
+}

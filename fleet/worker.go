@@ -154,12 +154,15 @@ func (f *Fleet) Work(ctx context.Context, o WorkOptions) error {
 }
 
 // stop ends the client: Stop for the grace period, then StopAndCancel with
-// the flows handed back. A fenced worker (its lease lost) cancels at once.
+// the flows handed back. A fenced worker (its lease lost) hands them back at
+// once: whoever may take them over starts from the store, not from a flow
+// this worker is still changing.
 func (f *Fleet) stop(client *river.Client[pgx.Tx], fw *flowWorker, o WorkOptions, fenced chan struct{}) {
 	grace := o.Grace
 	select {
 	case <-fenced:
 		grace = 0
+		fw.handBack.Store(true)
 	default:
 	}
 	if grace > 0 {
