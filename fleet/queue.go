@@ -54,11 +54,11 @@ func (f *Fleet) Add(ctx context.Context, a FlowArgs, o AddOptions) (id int64, du
 // attempt, and what its latest attempt ran (worker, run, workspace,
 // verdict).
 type Job struct {
-	ID          int64      `json:"id"`
-	State       string     `json:"state"`
-	Attempt     int        `json:"attempt"`
-	MaxAttempts int        `json:"max_attempts"`
-	Queue       string     `json:"queue"`
+	ID          int64  `json:"id"`
+	State       string `json:"state"`
+	Attempt     int    `json:"attempt"`
+	MaxAttempts int    `json:"max_attempts"`
+	Queue       string `json:"queue"`
 	Ran
 	Ask         string     `json:"ask"`
 	CreatedAt   string     `json:"created_at"`
