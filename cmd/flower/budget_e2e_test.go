@@ -11,7 +11,9 @@ import "github.com/flowerhq/flower/scripted"
 
 // TestE2E_FlowBudget: `flower --max-budget-usd 0.3 "…"` whose goal step
 // alone costs more (its reply reports 100000 input tokens) stops there:
-// exit 1, verdict "budget", the work step and the judge never start. The
+// the goal step runs with what the clarifier left as its claude's own
+// budget, claude stops it, and the flow ends with exit 1, verdict "budget";
+// the work step and the judge never start. The
 // control without the budget runs the same script to "achieved".
 func TestE2E_FlowBudget(t *testing.T) {
 	t.Parallel()
@@ -39,6 +41,11 @@ func TestE2E_FlowBudget(t *testing.T) {
 	if code != 1 || last.Get("verdict").String() != "budget" || last.Get("ok").Bool() || last.Get("cost_usd").Float() < 0.3 ||
 		!strings.Contains(last.Get("error").String(), "budget") {
 		t.Errorf("with --max-budget-usd 0.3: exit %d, %s", code, last.Raw)
+	}
+	// The goal step was given what the clarifier left ($0.3 - $0.00014) as
+	// its own --max-budget-usd, and claude stopped it there.
+	if e := last.Get("steps.1.error").String(); !strings.Contains(e, "maximum budget ($0.29986)") {
+		t.Errorf("the goal step was not held to the remaining budget: %s", last.Get("steps").Raw)
 	}
 	if n, j := len(bed.Model.RequestsFor("coordinator")), len(bed.Model.RequestsFor("judge")); n != 0 || j != 0 {
 		t.Errorf("the budget was spent, yet the work step (%d requests) or the judge (%d) ran", n, j)
