@@ -23,6 +23,10 @@ const DefaultQueue = river.QueueDefault
 // DefaultMaxAttempts bounds how often an infrastructure failure is retried.
 const DefaultMaxAttempts = 5
 
+// poolConns is the connection pool's size unless the URL sets
+// pool_max_conns.
+const poolConns = 16
+
 // fleetLock is the advisory lock key of the first Open's migrations.
 const fleetLock = 0x666c6f776572_10 // "flower" 10
 
@@ -86,6 +90,12 @@ func Open(ctx context.Context, rawURL string) (*Fleet, error) {
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = connectTimeout
+	}
+	if !strings.Contains(rawURL, "pool_max_conns") {
+		// pgxpool's default (4 on a small machine) is too few for River's
+		// listener, fetches and completer beside the lease and the attempts
+		// of several flows at once.
+		cfg.MaxConns = poolConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
