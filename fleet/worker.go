@@ -195,7 +195,11 @@ func (f *Fleet) keepLease(ctx context.Context, l *lease, o WorkOptions, fenced c
 			return
 		case <-t.C:
 		}
-		ok, err := l.renew(ctx)
+		// Each call is bounded: a renewal hung on a dead connection must not
+		// keep the worker from noticing that its lease runs out.
+		rctx, cancel := context.WithTimeout(ctx, LeaseEvery(o.RescueAfter))
+		ok, err := l.renew(rctx)
+		cancel()
 		switch {
 		case err == nil && ok:
 			lastOK = time.Now()
@@ -206,7 +210,9 @@ func (f *Fleet) keepLease(ctx context.Context, l *lease, o WorkOptions, fenced c
 		default:
 			o.Logf("worker %s: renewing the lease: %v", o.ID, err)
 		}
-		ids, err := takeOver(ctx, f.pool)
+		tctx, cancel := context.WithTimeout(ctx, LeaseEvery(o.RescueAfter))
+		ids, err := takeOver(tctx, f.pool)
+		cancel()
 		if err != nil && ctx.Err() == nil {
 			o.Logf("worker %s: looking for flows to take over: %v", o.ID, err)
 		}
