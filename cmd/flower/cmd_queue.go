@@ -236,8 +236,11 @@ func cancelJob(ctx context.Context, e *cmdEnv, o *queueOptions, f *fleet.Fleet, 
 		return writeJSON(e.Stdout, map[string]any{"kind": "cancelled", "id": id, "state": state})
 	}
 	msg := "cancelled"
-	if state == "running" {
+	switch state {
+	case "running":
 		msg = "cancelling: its worker stops the flow"
+	case "completed", "discarded":
+		msg = "had ended already (" + state + "); nothing to cancel"
 	}
 	_, err = fmt.Fprintf(e.Stdout, "job %d %s\n", id, msg)
 	return err
