@@ -12,6 +12,7 @@ import "io"
 import "io/fs"
 import "os"
 import "path/filepath"
+import "strings"
 
 import "github.com/tidwall/gjson"
 
@@ -35,21 +36,31 @@ func (s *Store) MaterializeKey(ctx context.Context, key Key, configDir string) (
 
 // Materialize is MaterializeKey in the shape a harness.Runtime calls it
 // (so a *Store is the Runtime's session store as it is): the session is
-// loaded for a resume in projectKey's workspace. A session that workspace
-// did not record itself (a run that was not portable keys it by claude's
-// own project dir; another checkout path or machine by that path) is found
-// by its exact id wherever it is stored, the newest first, and written
-// under projectKey.
+// loaded for a resume in projectKey's workspace, found by its exact id
+// wherever it is stored (a run that was not portable keys it by claude's own
+// project dir, another checkout path or machine by that path). When several
+// workspaces hold it, the newest wins and a warning says so; one recorded
+// elsewhere is first copied under projectKey (Adopt), so that what claude
+// appends continues a complete transcript there.
 func (s *Store) Materialize(ctx context.Context, projectKey, sessionID, configDir string) error {
-	_, err := s.MaterializeKey(ctx, Key{ProjectKey: projectKey, SessionID: sessionID}, configDir)
-	if !errors.Is(err, ErrNotFound) {
+	holders, err := s.Holders(ctx, sessionID)
+	if err != nil || len(holders) == 0 {
+		_, err := s.MaterializeKey(ctx, Key{ProjectKey: projectKey, SessionID: sessionID}, configDir)
 		return err
 	}
-	found, ferr := s.Find(ctx, sessionID)
-	if ferr != nil || found.SessionID != sessionID {
+	found := holders[0]
+	if len(holders) > 1 {
+		others := make([]string, 0, len(holders)-1)
+		for _, h := range holders[1:] {
+			others = append(others, h.ProjectKey)
+		}
+		s.Warnf("session %s is stored under %d workspaces; resuming the newest, %s (also in %s)",
+			sessionID, len(holders), found.ProjectKey, strings.Join(others, ", "))
+	}
+	if _, err := s.Adopt(ctx, found, projectKey); err != nil {
 		return err
 	}
-	_, err = s.MaterializeAs(ctx, found, projectKey, configDir)
+	_, err = s.MaterializeKey(ctx, Key{ProjectKey: projectKey, SessionID: sessionID}, configDir)
 	return err
 }
 

@@ -536,3 +536,17 @@ func (s *Store) Find(ctx context.Context, id string) (Key, error) {
 
 // ensureDir creates dir (and parents) private to the user.
 func ensureDir(dir string) error { return os.MkdirAll(dir, 0o700) }
+
+// Holders lists every main key that holds session id exactly (one per
+// workspace that recorded it), newest first.
+func (s *Store) Holders(ctx context.Context, id string) ([]Key, error) {
+	found, err := queryAll(ctx, s.db, s.q(`SELECT project_key, session_id FROM meta WHERE subpath = '' AND session_id = ? ORDER BY mtime DESC`),
+		func(rows *sql.Rows) (k Key, err error) { err = rows.Scan(&k.ProjectKey, &k.SessionID); return }, id)
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: holders of %q: %w", id, err)
+	}
+	return found, nil
+}
+
+// Warnf writes a warning where the store's warnings go (WithLogf).
+func (s *Store) Warnf(format string, args ...any) { s.logf(format, args...) }

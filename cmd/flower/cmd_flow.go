@@ -27,6 +27,7 @@ type starterOptions struct {
 	Quiet, Continue                   bool // Continue: flower continue, the wake without new words
 	Timeout, OnlineTimeout            time.Duration
 	Answers, Instructions, Model      string
+	MaxBudgetUSD                      float64
 	Version                           bool
 	AllowDirs                         dirList
 	Ask                               []string // the words of the ask; "-" reads stdin
@@ -79,7 +80,7 @@ func newStarterCmd(e *cmdEnv, cont bool) *cli.Command {
 			&cli.IntFlag{Name: "max-asks", Usage: "at most `N` questions to the person (0: no cap)", EnvVars: []string{"FLOWER_MAX_ASKS"}, Destination: &o.MaxAsks},
 			&cli.DurationFlag{Name: "timeout", Value: d.Timeout, Usage: "how long `DURATION` a question waits for an answer, e.g. 90s or 5m (0: never wait, unattended)", EnvVars: []string{"FLOWER_TIMEOUT"}, Destination: &o.Timeout},
 			&cli.StringFlag{Name: "answers", Usage: "answer the agents' questions from `FILE` (one answer per line), for pipelines", EnvVars: []string{"FLOWER_ANSWERS"}, Destination: &o.Answers},
-			instructionsFlag(&o.Instructions), modelFlag(&o.Model),
+			instructionsFlag(&o.Instructions), modelFlag(&o.Model), budgetFlag(&o.MaxBudgetUSD),
 			jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last (without it, piped output is plain lines for people)"),
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the outcome (and errors)", EnvVars: []string{"FLOWER_QUIET"}, Destination: &o.Quiet},
 			claudeFlag(&o.Claude), hookFlag(&o.Hook), allowDirFlag(&o.AllowDirs),
@@ -235,7 +236,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 		stampSelfTest(ro, e.Getenv)
 	}
 
-	out, err := runStarter(ctx, e, ask, so, ro, st, v)
+	out, err := runStarter(ctx, e, ask, so, ro, st, o.MaxBudgetUSD, v)
 	if err != nil {
 		return err
 	}
@@ -246,7 +247,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 // progress on c's writer; with a --store store (st), the run is recorded
 // there. The outcome says how it ended; the error is for what kept it from
 // starting.
-func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptions, ro harness.Options, st *sessionstore.Store, v view) (flowOutcome, error) {
+func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptions, ro harness.Options, st *sessionstore.Store, budgetUSD float64, v view) (flowOutcome, error) {
 	jsonOut := v.json
 	prog := newProgress(e.Stdout, v, ro.Handoff.At(), chineseLocale(e.Getenv))
 	so.Answerer = prog.showAnswers(so.Answerer)
@@ -280,8 +281,10 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	}
 	rctx, stopSignals := interruptible(ctx, rt, lines, e.Stderr, !jsonOut && e.IsTTY(e.Stdin))
 	defer stopSignals()
-	fc, runErr := wf.Run(rctx, rt, prog.event, prog.stepDone)
+	runner, budget := withBudget(rt, budgetUSD)
+	fc, runErr := wf.Run(rctx, runner, prog.event, prog.stepDone)
 	out := summarize(wf, rt, fc, runErr, rctx.Err())
+	budget.apply(&out)
 	prog.finish(out)
 	return out, nil
 }

@@ -43,6 +43,9 @@ type envVar struct {
 	Value     string `json:"value"`
 	ValueFrom *struct {
 		SecretKeyRef *struct{ Name, Key string } `json:"secretKeyRef"`
+		FieldRef     *struct {
+			FieldPath string `json:"fieldPath"`
+		} `json:"fieldRef"`
 	} `json:"valueFrom"`
 }
 
@@ -148,16 +151,7 @@ func TestKubernetesJobTemplate(t *testing.T) {
 	for _, bad := range checkFlowerContainer(app, *flower) {
 		t.Error(bad)
 	}
-	if flower.Resources.Requests["cpu"] == "" || flower.Resources.Requests["memory"] == "" {
-		t.Errorf("flower container without cpu/memory requests: %v", flower.Resources.Requests)
-	}
-	fromSecret := map[string]bool{}
-	for _, e := range flower.Env {
-		fromSecret[e.Name] = e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil
-	}
-	if !fromSecret["FLOWER_STORE"] || !fromSecret["ANTHROPIC_API_KEY"] {
-		t.Errorf("the store URL and the API key must come from Secrets: %v", fromSecret)
-	}
+	checkRequestsAndSecrets(t, *flower)
 	if !slices.Contains(flower.Args, "--json") {
 		t.Errorf("an unattended flow prints --json: %v", flower.Args)
 	}
@@ -167,5 +161,21 @@ func TestKubernetesJobTemplate(t *testing.T) {
 	drifted.Env = append(slices.Clone(flower.Env), envVar{Name: "FLOWER_NO_SUCH"})
 	if got := checkFlowerContainer(app, drifted); len(got) != 3 {
 		t.Errorf("control: a drifted template gives %d complaints, want 3: %q", len(got), got)
+	}
+}
+
+// checkRequestsAndSecrets: a flower container has cpu and memory requests,
+// and takes the store URL and the API key from Secrets.
+func checkRequestsAndSecrets(t *testing.T, c container) {
+	t.Helper()
+	if c.Resources.Requests["cpu"] == "" || c.Resources.Requests["memory"] == "" {
+		t.Errorf("flower container without cpu/memory requests: %v", c.Resources.Requests)
+	}
+	fromSecret := map[string]bool{}
+	for _, e := range c.Env {
+		fromSecret[e.Name] = e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil
+	}
+	if !fromSecret["FLOWER_STORE"] || !fromSecret["ANTHROPIC_API_KEY"] {
+		t.Errorf("the store URL and the API key must come from Secrets: %v", fromSecret)
 	}
 }

@@ -1,0 +1,244 @@
+package main
+
+import "context"
+import "errors"
+import "fmt"
+import "os"
+import "os/signal"
+import "path/filepath"
+import "strings"
+import "sync"
+import "time"
+
+import "github.com/urfave/cli/v2"
+
+import "github.com/flowerhq/flower/fleet"
+import "github.com/flowerhq/flower/flow"
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/internal/child"
+
+// workerOptions are the options of `flower worker`.
+type workerOptions struct {
+	Store, Queue, ID, Root, RunDir string
+	Claude, Hook                   string
+	Concurrency                    int
+	RescueAfter, Grace             time.Duration
+	OnlineTimeout                  time.Duration
+	NoSelfTest                     bool
+	Args                           []string
+}
+
+const workerHelp = `A worker takes queued flows (flower queue add) and runs each as an
+unattended starter flow: no person answers (as --timeout 0), the run is
+recorded in the shared store, the verdict is the job's outcome (achieved, not
+achieved or unreachable complete it; an infrastructure failure is retried).
+A --repo flow is cloned into <root>/job-<id>; a --workspace flow runs there.
+
+The worker shows that it is alive through a lease in the database. When a
+worker stops renewing it (killed, its machine gone) for --rescue-after,
+another worker takes its flows over and resumes them from the brief, the goal
+and the sessions in the store. SIGTERM: no new flows; running ones get
+--grace to finish, then they are handed back.
+
+Examples:
+   flower worker --store "$FLOWER_STORE" --concurrency 2
+   flower worker --queue nightly --root /scratch/flows --rescue-after 5m`
+
+func newWorkerCmd(e *cmdEnv) *cli.Command {
+	o := &workerOptions{}
+	home, _ := os.UserHomeDir()
+	return &cli.Command{
+		Name:        "worker",
+		Usage:       "run queued flows (flower queue add) until stopped",
+		Description: workerHelp,
+		Flags: []cli.Flag{
+			storeFlag(&o.Store),
+			&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "flows `N` at once", EnvVars: []string{"FLOWER_CONCURRENCY"}, Destination: &o.Concurrency},
+			&cli.StringFlag{Name: "queue", Value: fleet.DefaultQueue, Usage: "queue `NAME` to take flows from", EnvVars: []string{"FLOWER_QUEUE"}, Destination: &o.Queue},
+			&cli.DurationFlag{Name: "rescue-after", Value: fleet.DefaultRescueAfter, Usage: "`D` after this worker stops renewing its lease, others take its flows over", EnvVars: []string{"FLOWER_RESCUE_AFTER"}, Destination: &o.RescueAfter},
+			&cli.DurationFlag{Name: "grace", Value: fleet.DefaultGrace, Usage: "on SIGTERM, how long `D` running flows may finish before they are handed back", EnvVars: []string{"FLOWER_GRACE"}, Destination: &o.Grace},
+			&cli.StringFlag{Name: "root", Value: filepath.Join(home, ".flower", "workspaces"), Usage: "`DIR` the --repo flows are cloned into", EnvVars: []string{"FLOWER_ROOT"}, Destination: &o.Root},
+			runDirFlag(&o.RunDir),
+			&cli.StringFlag{Name: "id", Usage: "the worker's `NAME` in flower queue ls (default host-pid)", EnvVars: []string{"FLOWER_WORKER_ID"}, Destination: &o.ID},
+			claudeFlag(&o.Claude), hookFlag(&o.Hook), onlineTimeoutFlag(&o.OnlineTimeout),
+			&cli.BoolFlag{Name: "no-self-test", Usage: "start even if the guard self-test fails", EnvVars: []string{"FLOWER_NO_SELF_TEST"}, Destination: &o.NoSelfTest},
+		},
+		Action: func(c *cli.Context) error {
+			o.Args = c.Args().Slice()
+			return e.do(o, func() error { return runWorkerCmd(c.Context, e, o) })
+		},
+	}
+}
+
+func runWorkerCmd(ctx context.Context, e *cmdEnv, o *workerOptions) error {
+	if len(o.Args) > 0 {
+		return usagef("flower worker takes no arguments (queue flows with flower queue add)")
+	}
+	if o.Concurrency < 1 || o.RescueAfter <= 0 {
+		return usagef("--concurrency must be at least 1 and --rescue-after above 0")
+	}
+	f, err := openQueue(ctx, o.Store)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := os.MkdirAll(o.Root, 0o700); err != nil {
+		return err
+	}
+	if !o.NoSelfTest {
+		ro := runtimeOptions(o.Root)
+		ro.RunDir, ro.Claude, ro.HookPath = cmpOr(o.RunDir, filepath.Join(o.Root, "runs")), o.Claude, o.Hook
+		if err := selfTestOnce(ctx, ro, e.Getenv); err != nil {
+			return fmt.Errorf("%w\n(the guards would not hold; `flower doctor` shows details; --no-self-test starts anyway)", err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	var mu sync.Mutex
+	logf := func(format string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(e.Stderr, "flower: "+format+"\n", a...)
+	}
+	w := &flowRunner{e: e, o: o, logf: logf}
+	return f.Work(ctx, fleet.WorkOptions{ID: o.ID, Queue: o.Queue, Concurrency: o.Concurrency,
+		RescueAfter: o.RescueAfter, Grace: o.Grace, Runner: w.run, Logf: logf})
+}
+
+func cmpOr(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// flowRunner runs one attempt of a queued flow in this process.
+type flowRunner struct {
+	e    *cmdEnv
+	o    *workerOptions
+	logf func(string, ...any)
+}
+
+// run prepares the workspace, brings the flow's documents from the store,
+// runs the starter flow unattended and keeps the documents in the store as
+// they change. A verdict is the outcome; what kept the flow from running or
+// ending is the error.
+func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, error) {
+	ws, err := w.workspace(ctx, r)
+	if err != nil {
+		return fleet.Outcome{}, err
+	}
+	pl, err := resolvePlace(ws, w.o.RunDir)
+	if err != nil {
+		return fleet.Outcome{Workspace: ws}, err
+	}
+	if err := pl.prepare(); err != nil {
+		return fleet.Outcome{Workspace: ws}, err
+	}
+	so := queuedStarterOptions(r.Args, pl)
+	ro := runtimeOptions(pl.Workspace)
+	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, w.o.Claude, w.o.Hook
+	ro.Resilience.OnlineTimeout = w.o.OnlineTimeout
+	st, release, err := withStore(ctx, w.e.Stderr, w.o.Store, &ro)
+	if err != nil {
+		return fleet.Outcome{Workspace: ws}, err
+	}
+	defer release()
+	docs := fleet.NewDocuments(st, r.Flow, flow.WorkbenchFor(pl.Workspace, so.Isolate), flow.NewLineage(pl.RunDir, pl.Workspace, flow.StarterName))
+	restored, err := docs.Restore(ctx)
+	if err != nil {
+		return fleet.Outcome{Workspace: ws}, err
+	}
+	if len(restored) > 0 {
+		w.logf("job %d: continuing the flow with %s from the store", r.JobID, strings.Join(restored, ", "))
+	}
+	ask := r.Args.Ask
+	if wk, err := flow.WakeState(pl.Workspace, flow.WakeStateOptions{RunDir: pl.RunDir, Isolate: so.Isolate}); err == nil && wk.Wake {
+		ask = "" // the brief is there: continue it, nothing new said
+	}
+	wf, err := flow.StarterFlow(ask, so)
+	if err != nil {
+		return fleet.Outcome{Workspace: ws}, err
+	}
+	defer wf.Close()
+	ro.Workbench = wf.Workbench
+	rt, err := harness.New(ctx, ro)
+	if err != nil {
+		return fleet.Outcome{Workspace: ws}, err
+	}
+	defer rt.Close()
+	defer recordRun(ctx, w.e.Stderr, st, rt)
+	r.Started(rt.RunID(), pl.Workspace)
+	kctx, stopKeeping := context.WithCancel(ctx)
+	kept := make(chan struct{})
+	go func() { defer close(kept); docs.Keep(kctx, docsEvery, w.logf) }()
+	runner, budget := withBudget(rt, r.Args.MaxBudgetUSD)
+	save := func() {
+		if err := docs.Save(context.WithoutCancel(ctx)); err != nil {
+			w.logf("job %d: documents: %v", r.JobID, err)
+		}
+	}
+	onEvent := func(ev harness.Event) {
+		if ev.Kind == harness.EventInit || ev.Kind == harness.EventToolUse || ev.Kind == harness.EventStep {
+			save() // a new session in the lineage, a turn in it: keep it before anything else can happen
+		}
+	}
+	fc, runErr := wf.Run(ctx, runner, onEvent, func(flow.Step, harness.StepResult) { save() })
+	stopKeeping()
+	<-kept
+	out := summarize(wf, rt, fc, runErr, ctx.Err())
+	budget.apply(&out)
+	res := fleet.Outcome{Verdict: out.Verdict, Run: out.Run, Workspace: pl.Workspace, CostUSD: out.CostUSD, Error: out.Error}
+	switch {
+	case ctx.Err() != nil:
+		return res, ctx.Err()
+	case out.Verdict != "" || out.OK || out.ExitCode == exitAborted:
+		if out.ExitCode == exitAborted && res.Verdict == "" {
+			res.Verdict = flow.Unreachable
+		}
+		return res, nil
+	}
+	return res, errors.New(out.Error)
+}
+
+// docsEvery is how often a running flow's documents are saved besides
+// after every step.
+const docsEvery = 500 * time.Millisecond
+
+// queuedStarterOptions are the starter's options of a queued flow:
+// unattended (no answerer, questions do not wait).
+func queuedStarterOptions(a fleet.FlowArgs, pl place) flow.StarterOptions {
+	so := flow.DefaultStarterOptions()
+	so.Workspace, so.RunDir = pl.Workspace, pl.RunDir
+	so.Isolate, so.NoGoal, so.JudgeCanRun, so.Timeout = a.Isolate, a.NoGoal, a.JudgeCanRun, flow.NoWait
+	so.Model, so.Instructions = a.Model, a.Instructions
+	if a.Rounds > 0 {
+		so.Rounds = a.Rounds
+	}
+	return so
+}
+
+// workspace is where the attempt runs: the shared --workspace, or the
+// clone of --repo in <root>/job-<id> (an earlier attempt's clone on this
+// machine is reused).
+func (w *flowRunner) workspace(ctx context.Context, r *fleet.FlowRun) (string, error) {
+	if r.Args.Workspace != "" {
+		return r.Args.Workspace, nil
+	}
+	dir := filepath.Join(w.o.Root, fmt.Sprintf("job-%d", r.JobID))
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		return dir, nil
+	}
+	os.RemoveAll(dir) // a clone that did not finish
+	args := []string{"clone", "--quiet"}
+	if r.Args.Ref != "" {
+		args = append(args, "--branch", r.Args.Ref)
+	}
+	args = append(args, "--", r.Args.Repo, dir)
+	cmd := child.Command(ctx, "git", args...)
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("git clone %s: %v: %s", r.Args.Repo, err, strings.TrimSpace(string(out)))
+	}
+	return dir, nil
+}

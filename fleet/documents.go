@@ -1,0 +1,181 @@
+package fleet
+
+import "bytes"
+import "context"
+import "encoding/json"
+import "fmt"
+import "io/fs"
+import "os"
+import "path/filepath"
+import "slices"
+import "strings"
+import "sync"
+import "time"
+
+import "github.com/flowerhq/flower/flow"
+import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/internal/atomicfile"
+import "github.com/flowerhq/flower/sessionstore"
+
+// LineageDoc is the name under which a flow's lineage (step → session ids,
+// oldest first) is kept among its documents.
+const LineageDoc = "lineage.json"
+
+// maxDocBytes bounds one document; a larger file in notes/ stays local.
+const maxDocBytes = 4 << 20
+
+// lineageSteps are the starter's steps whose sessions travel.
+var lineageSteps = []string{flow.ClarifyStepName, flow.GoalStepName, flow.WorkStepName}
+
+// Documents keeps one flow's documents — every file under its workbench's
+// notes/ (brief, goal, Q&A log, handoffs) and its lineage — in a session
+// store, and puts them back into a workspace that lacks them. Safe for
+// concurrent use.
+type Documents struct {
+	st   *sessionstore.Store
+	flow string
+	wb   *harness.Workbench
+	lin  *flow.Lineage
+
+	mu   sync.Mutex
+	sent map[string][]byte // what the store holds, as last put or read
+}
+
+// NewDocuments is the documents of flowName in wb and lin, kept in st.
+func NewDocuments(st *sessionstore.Store, flowName string, wb *harness.Workbench, lin *flow.Lineage) *Documents {
+	return &Documents{st: st, flow: flowName, wb: wb, lin: lin, sent: map[string][]byte{}}
+}
+
+// Restore writes every stored document the workspace lacks: notes files
+// that are missing (0600, folders 0700), and lineage sessions the run dir
+// does not remember. It returns the names it restored.
+func (d *Documents) Restore(ctx context.Context) ([]string, error) {
+	docs, err := d.st.Documents(ctx, d.flow)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var restored []string
+	for _, doc := range docs {
+		d.sent[doc.Name] = doc.Body
+		if doc.Name == LineageDoc {
+			n, err := d.restoreLineage(doc.Body)
+			if err != nil {
+				return restored, err
+			}
+			if n > 0 {
+				restored = append(restored, doc.Name)
+			}
+			continue
+		}
+		file := filepath.Join(d.wb.Root(), filepath.FromSlash(doc.Name))
+		if _, err := os.Lstat(file); err == nil {
+			continue // the workspace's own copy wins
+		}
+		if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+			return restored, fmt.Errorf("fleet: restore %s: %w", doc.Name, err)
+		}
+		if err := atomicfile.Write(file, doc.Body, 0o600); err != nil {
+			return restored, fmt.Errorf("fleet: restore %s: %w", doc.Name, err)
+		}
+		restored = append(restored, doc.Name)
+	}
+	return restored, nil
+}
+
+func (d *Documents) restoreLineage(body []byte) (int, error) {
+	var steps map[string][]string
+	if err := json.Unmarshal(body, &steps); err != nil {
+		return 0, fmt.Errorf("fleet: restore the lineage of %s: %w", d.flow, err)
+	}
+	n := 0
+	for _, step := range lineageSteps {
+		have := d.lin.History(step)
+		for _, id := range steps[step] {
+			if slices.Contains(have, id) {
+				continue
+			}
+			if err := d.lin.Remember(step, id); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Save puts every document that changed since the last Save (or Restore)
+// into the store, in one transaction.
+func (d *Documents) Save(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var changed []sessionstore.Document
+	for name, body := range d.collect() {
+		if prev, ok := d.sent[name]; !ok || !bytes.Equal(prev, body) {
+			changed = append(changed, sessionstore.Document{Name: name, Body: body})
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	if err := d.st.PutDocuments(ctx, d.flow, changed); err != nil {
+		return err
+	}
+	for _, c := range changed {
+		d.sent[c.Name] = c.Body
+	}
+	return nil
+}
+
+// collect reads the documents as they are on disk now.
+func (d *Documents) collect() map[string][]byte {
+	out := map[string][]byte{}
+	root := d.wb.Root()
+	_ = filepath.WalkDir(d.wb.Notes(), func(p string, e fs.DirEntry, err error) error {
+		if err != nil || !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			return nil
+		}
+		if info, err := e.Info(); err != nil || info.Size() > maxDocBytes {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if b, rerr := os.ReadFile(p); err == nil && rerr == nil {
+			out[filepath.ToSlash(rel)] = b
+		}
+		return nil
+	})
+	steps := map[string][]string{}
+	for _, s := range lineageSteps {
+		if h := d.lin.History(s); len(h) > 0 {
+			steps[s] = h
+		}
+	}
+	if len(steps) > 0 {
+		if b, err := json.Marshal(steps); err == nil {
+			out[LineageDoc] = b
+		}
+	}
+	return out
+}
+
+// Keep saves every interval until ctx ends, then once more: a worker that
+// dies mid-step leaves the session it started in the store's lineage.
+// Errors go to logf.
+func (d *Documents) Keep(ctx context.Context, interval time.Duration, logf func(string, ...any)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			if err := d.Save(context.WithoutCancel(ctx)); err != nil {
+				logf("documents of %s: %v", d.flow, err)
+			}
+			return
+		case <-t.C:
+			if err := d.Save(ctx); err != nil && ctx.Err() == nil {
+				logf("documents of %s: %v", d.flow, err)
+			}
+		}
+	}
+}

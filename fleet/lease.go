@@ -1,0 +1,89 @@
+package fleet
+
+import "context"
+import "fmt"
+import "time"
+
+import "github.com/jackc/pgx/v5/pgxpool"
+
+// LeaseEvery is how often a worker with rescue-after d renews its lease and
+// looks for flows to take over: a third of d (so two renewals may fail
+// before the lease expires), at most every 30 s.
+func LeaseEvery(d time.Duration) time.Duration { return min(d/3, 30*time.Second) }
+
+// lease is one worker's row in flower_workers.
+type lease struct {
+	pool *pgxpool.Pool
+	id   string
+	ttl  time.Duration
+}
+
+// acquire writes the worker's lease, valid ttl from now on the database's
+// clock. An id already in use by a live lease is refused.
+func (l *lease) acquire(ctx context.Context, host string, pid int) error {
+	tag, err := l.pool.Exec(ctx, `INSERT INTO flower_workers (id, host, pid, expires_at) VALUES ($1, $2, $3, now() + $4::interval)
+		ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, started_at = now(), renewed_at = now(),
+		expires_at = excluded.expires_at, stopped_at = NULL WHERE flower_workers.expires_at < now()`,
+		l.id, host, pid, interval(l.ttl))
+	if err != nil {
+		return fmt.Errorf("worker %s: lease: %w", l.id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("worker %s: another live worker has this id (--id)", l.id)
+	}
+	return nil
+}
+
+// renew extends the lease. ok is false when the lease had expired before
+// this renewal (others may have taken the worker's flows over already).
+func (l *lease) renew(ctx context.Context) (ok bool, err error) {
+	err = l.pool.QueryRow(ctx, `UPDATE flower_workers w SET renewed_at = now(), expires_at = now() + $2::interval
+		FROM (SELECT id, expires_at AS old FROM flower_workers WHERE id = $1 FOR UPDATE) o
+		WHERE w.id = o.id RETURNING o.old >= now()`, l.id, interval(l.ttl)).Scan(&ok)
+	return ok, err
+}
+
+// release expires the lease at once: the worker has no flows left.
+func (l *lease) release(ctx context.Context) error {
+	_, err := l.pool.Exec(ctx, "UPDATE flower_workers SET expires_at = now(), stopped_at = now() WHERE id = $1", l.id)
+	return err
+}
+
+// takeOver makes every running flow job whose worker's lease has expired
+// (or who never had one) available again, as River's rescuer would: with an
+// error naming the worker, cancelled when a cancel was asked for, discarded
+// when its attempts are spent. It returns the ids taken over.
+func takeOver(ctx context.Context, pool *pgxpool.Pool) ([]int64, error) {
+	rows, err := pool.Query(ctx, `WITH stale AS (
+		SELECT j.id, coalesce(j.attempted_by[array_upper(j.attempted_by, 1)], '') AS worker,
+			j.metadata ? 'cancel_attempted_at' AS cancel, j.attempt >= j.max_attempts AS spent
+		FROM river_job j
+		WHERE j.state = 'running' AND j.kind = $1 AND NOT EXISTS (
+			SELECT 1 FROM flower_workers w WHERE w.id = j.attempted_by[array_upper(j.attempted_by, 1)] AND w.expires_at >= now())
+		FOR UPDATE OF j SKIP LOCKED)
+	UPDATE river_job j SET
+		state = (CASE WHEN s.cancel THEN 'cancelled' WHEN s.spent THEN 'discarded' ELSE 'available' END)::river_job_state,
+		finalized_at = CASE WHEN s.cancel OR s.spent THEN now() END,
+		scheduled_at = now(),
+		errors = array_append(j.errors, jsonb_build_object('at', now(), 'attempt', j.attempt, 'trace', '',
+			'error', 'flower: worker ' || s.worker || ' stopped renewing its lease; its flow was taken over')),
+		metadata = j.metadata || jsonb_build_object('flower:takeovers', coalesce((j.metadata->>'flower:takeovers')::int, 0) + 1)
+	FROM stale s WHERE j.id = s.id AND j.state = 'running'
+	RETURNING j.id`, Kind)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// interval renders d for PostgreSQL's interval type.
+func interval(d time.Duration) string { return fmt.Sprintf("%d milliseconds", d.Milliseconds()) }

@@ -1,0 +1,72 @@
+package sessionstore
+
+import "context"
+import "database/sql"
+import "fmt"
+import "path"
+import "strings"
+
+// Document is one of a flow's documents as the store keeps it: Name is its
+// path relative to the flow's workbench ("notes/需求.md"), Body the file's
+// bytes, UpdatedAt when it was last put (Unix milliseconds, this machine's
+// clock).
+type Document struct {
+	Name      string `json:"name"`
+	Body      []byte `json:"body"`
+	UpdatedAt int64  `json:"updated_at"`
+}
+
+// PutDocuments stores docs under flow in one transaction, replacing earlier
+// versions of the same names; documents not named stay as they were. A
+// name must be a clean relative path without ".." (it is written back under
+// a workbench).
+func (s *Store) PutDocuments(ctx context.Context, flow string, docs []Document) error {
+	if flow == "" {
+		return fmt.Errorf("sessionstore: put documents: empty flow")
+	}
+	for _, d := range docs {
+		if !safeDocName(d.Name) {
+			return fmt.Errorf("sessionstore: put documents of %s: unsafe name %q", flow, d.Name)
+		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sessionstore: put documents of %s: %w", flow, err)
+	}
+	defer tx.Rollback()
+	now := s.now().UnixMilli()
+	for _, d := range docs {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO documents (flow, name, body, updated_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (flow, name) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`),
+			flow, d.Name, d.Body, now); err != nil {
+			return fmt.Errorf("sessionstore: put documents of %s: %w", flow, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sessionstore: put documents of %s: %w", flow, err)
+	}
+	return nil
+}
+
+// Documents returns flow's documents by name (none: an empty list).
+func (s *Store) Documents(ctx context.Context, flow string) ([]Document, error) {
+	out, err := queryAll(ctx, s.db, s.q("SELECT name, body, updated_at FROM documents WHERE flow = ? ORDER BY name"),
+		func(rows *sql.Rows) (d Document, err error) {
+			err = rows.Scan(&d.Name, &d.Body, &d.UpdatedAt)
+			return
+		}, flow)
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: documents of %s: %w", flow, err)
+	}
+	return out, nil
+}
+
+// safeDocName: a clean, relative, slash-separated path that stays below
+// where it is written.
+func safeDocName(n string) bool {
+	if n == "" || path.IsAbs(n) || path.Clean(n) != n || n == "." || strings.HasPrefix(n, "../") || n == ".." ||
+		strings.ContainsAny(n, "\\\x00") {
+		return false
+	}
+	return true
+}
