@@ -40,9 +40,22 @@
 // observes and performs. Run's loop is decide (step.go), a pure function of
 // that outcome, plus its effects (resume, hand off, back off, end).
 //
-// Process hygiene: claude starts through internal/child (own process group,
-// SIGKILL when flower dies, group-killing Cancel); the group is signalled,
-// never just the leader. A child that prints non-JSON before system/init,
+// Process hygiene: claude starts through internal/child under a supervisor,
+// `flower-hook __supervise` (child.Supervised): the supervisor is the child
+// subreaper of the step's whole tree and starts claude in a process group
+// of its own; SIGTERM is passed on to that group, and a SIGKILL first kills
+// every descendant (child.KillTree) — claude starts its tools in process
+// groups of their own, so a group signal alone misses them. Why nothing of
+// a step outlives flower, even when flower gets SIGKILL: as subreaper, the
+// supervisor inherits every orphan of the tree, so each process of the step
+// stays its descendant in /proc for as long as it lives; the supervisor has
+// no death signal and is not in claude's group, so flower's death does not
+// kill it; its lifeline (fd 3) is a pipe whose only write end flower holds,
+// and the kernel closes that end when flower ends in any way, so the
+// supervisor reads EOF, SIGKILLs every descendant until /proc shows none
+// alive, and exits. SIGHUP is handled like SIGTERM by the command (the step
+// ends cancelled, naming the signal). The group is signalled, never just
+// the leader. A child that prints non-JSON before system/init,
 // dies before it, or stays silent past StartTimeout ends the attempt with a
 // *StartError carrying its stderr tail (not retried), and the group is
 // killed on every path. Cancelling Run's context stops claude at once

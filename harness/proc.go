@@ -18,12 +18,14 @@ import "github.com/flowerhq/flower/internal/child"
 // maxLine is the stream-json line cap: large tool results arrive as one line.
 const maxLine = 64 << 20
 
-// proc is one running claude (internal/child: its own process group, killed
-// with flower), stdin kept open for control requests until the first
-// result. It performs what the stream machine decides; it decides nothing.
+// proc is one running claude under its supervisor (internal/child: the
+// step's tree dies with flower), stdin kept open for control requests until
+// the first result. It performs what the stream machine decides; it decides
+// nothing.
 type proc struct {
-	cmd     *exec.Cmd
-	mu      sync.Mutex
+	cmd      *exec.Cmd
+	lifeline *os.File // the supervisor's lifeline, held until Wait returned
+	mu       sync.Mutex
 	stdin   *os.File // nil once closed
 	reqs    int
 	words   string
@@ -34,12 +36,12 @@ type proc struct {
 	exited  chan struct{} // closed once Wait returned
 }
 
-// newProc prepares claude as a contained child. The caller starts it with
-// start; supervise ends it on every path. Its context is Background on
-// purpose: the stream machine answers cancellation itself (SIGTERM to the
-// group first, SIGKILL after the stop grace).
-func newProc(claude string, args, env []string, dir string) *proc {
-	cmd := child.Command(context.Background(), claude, args...)
+// newProc prepares claude as a contained child, supervised by flower-hook
+// (hook). The caller starts it with start; supervise ends it on every path.
+// The stream machine answers cancellation itself (SIGTERM first, SIGKILL of
+// the tree after the stop grace).
+func newProc(hook, claude string, args, env []string, dir string) *proc {
+	cmd := child.Supervised(hook, claude, args...)
 	cmd.Env = env
 	cmd.Dir = dir
 	return &proc{cmd: cmd, stderr: &tailBuffer{max: 16 << 10}, errDone: make(chan struct{}),
@@ -60,13 +62,19 @@ func (p *proc) start() (*os.File, error) {
 		}
 		ends[i], ends[i+1] = r, w
 	}
-	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = ends[0], ends[3], ends[5]
-	err := startPrivate(p.cmd)
-	closeAll([]*os.File{ends[0], ends[3], ends[5]})
+	lr, lw, err := child.Lifeline(p.cmd)
 	if err != nil {
-		closeAll([]*os.File{ends[1], ends[2], ends[4]})
+		closeAll(ends[:])
 		return nil, err
 	}
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = ends[0], ends[3], ends[5]
+	err = startPrivate(p.cmd)
+	closeAll([]*os.File{ends[0], ends[3], ends[5], lr})
+	if err != nil {
+		closeAll([]*os.File{ends[1], ends[2], ends[4], lw})
+		return nil, err
+	}
+	p.lifeline = lw
 	p.stdin = ends[1]
 	go func() {
 		io.Copy(p.stderr, ends[4])
@@ -75,6 +83,9 @@ func (p *proc) start() (*os.File, error) {
 	}()
 	go func() {
 		p.cmd.Wait()
+		if p.lifeline != nil {
+			p.lifeline.Close()
+		}
 		close(p.exited)
 	}()
 	return ends[2], nil
@@ -258,7 +269,7 @@ func (p *proc) supervise(ctx context.Context, out *os.File, s *stream, h watcher
 			act = s.tick(time.Now())
 		case <-done:
 			done = nil
-			act = s.cancel(ctx.Err(), time.Now())
+			act = s.cancel(context.Cause(ctx), time.Now()) // "hangup signal received" …
 		case <-exited:
 			exited = nil
 			s.exit(time.Now())

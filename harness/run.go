@@ -104,7 +104,7 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	if err != nil {
 		return attemptOut{err: &StartError{Reason: err.Error()}}
 	}
-	p := newProc(r.claude, built.Args, r.childEnv(a.step, built.Env), r.workspace)
+	p := newProc(r.hook, r.claude, built.Args, r.childEnv(a.step, built.Env), r.workspace)
 	out, err := p.start()
 	if err != nil {
 		return attemptOut{err: &StartError{Reason: fmt.Sprintf("claude %s: %v", r.claude, err)}}

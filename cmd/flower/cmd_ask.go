@@ -63,7 +63,7 @@ func runAsk(ctx context.Context, e *cmdEnv, o *askOptions) error {
 		return err
 	}
 	runDir := pl.RunDir
-	rows, where, err := manifestRows(ctx, o.Store, runDir)
+	rows, where, err := manifestRows(ctx, o.Store, runDir, e.Stderr)
 	if err != nil {
 		return err
 	}
