@@ -26,14 +26,14 @@ type proc struct {
 	cmd      *exec.Cmd
 	lifeline *os.File // the supervisor's lifeline, held until Wait returned
 	mu       sync.Mutex
-	stdin   *os.File // nil once closed
-	reqs    int
-	words   string
-	sentInt bool
-	intC    chan struct{} // an interrupt was sent (buffered 1)
-	stderr  *tailBuffer
-	errDone chan struct{} // closed once the stderr reader reached EOF
-	exited  chan struct{} // closed once Wait returned
+	stdin    *os.File // nil once closed
+	reqs     int
+	words    string
+	sentInt  bool
+	intC     chan struct{} // an interrupt was sent (buffered 1)
+	stderr   *tailBuffer
+	errDone  chan struct{} // closed once the stderr reader reached EOF
+	exited   chan struct{} // closed once Wait returned
 }
 
 // newProc prepares claude as a contained child, supervised by flower-hook
