@@ -38,6 +38,9 @@ type BuildOptions struct {
 	HookPath string
 	// SessionMirror adds --session-mirror (the session store is on).
 	SessionMirror bool
+	// PartialMessages adds --include-partial-messages: a line per streamed
+	// piece of a turn, which the idle limit (Resilience.IdleTimeout) needs.
+	PartialMessages bool
 	// SettingsPath, AgentsPath and MCPPath are where the step's generated
 	// files will be written (the argv names them); empty: inline JSON.
 	SettingsPath, MCPPath string
@@ -270,6 +273,9 @@ func BuildArgs(spec AgentSpec, o BuildOptions) (Built, error) {
 	}
 	if o.SessionMirror {
 		a = append(a, "--session-mirror")
+	}
+	if o.PartialMessages {
+		a = append(a, "--include-partial-messages")
 	}
 	if spec.Compact != nil {
 		for k, v := range spec.Compact.Env() {

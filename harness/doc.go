@@ -59,8 +59,12 @@
 // dies before it, or stays silent past StartTimeout ends the attempt with a
 // *StartError carrying its stderr tail (not retried), and the group is
 // killed on every path. Cancelling Run's context stops claude at once
-// (SIGTERM, SIGKILL 2 s later). There is no idle timeout while claude is
-// silent: long tool runs are legitimate.
+// (SIGTERM, SIGKILL 2 s later). Stalls end: steps stream partial messages,
+// and an attempt with no stdout line for Resilience.IdleTimeout (default 5
+// min) while no tool call is unanswered and no task runs ends with a
+// StallError and a "stall" event; it is transient, so the next attempt
+// resumes the same session. Long tool runs and subagents are legitimate
+// and suspend the limit.
 //
 // Wiring: harness links neither a session store nor the scripted model.
 // Options.OpenStore, Options.CopyCredentials and the guard self-test are

@@ -267,6 +267,9 @@ func (p *proc) supervise(ctx context.Context, out *os.File, s *stream, h watcher
 			s.interrupted(time.Now())
 		case <-timer.C:
 			act = s.tick(time.Now())
+			if ev, ok := s.takeStall(); ok {
+				h.onLine(ev)
+			}
 		case <-done:
 			done = nil
 			act = s.cancel(context.Cause(ctx), time.Now()) // "hangup signal received" …

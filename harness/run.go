@@ -73,8 +73,8 @@ func (r *Runtime) prepareAttempt(ctx context.Context, a attemptArgs) (Built, err
 	bo := BuildOptions{
 		Cwd: r.workspace, Resume: a.resume, Fork: a.fork, ResumeAt: a.resumeAt,
 		Workbench: r.opts.Workbench, SpillThreshold: r.opts.SpillThreshold, HookPath: r.hook,
-		SessionMirror: r.store != nil,
-		SettingsPath:  filepath.Join(dir, "settings.json"), MCPPath: filepath.Join(dir, "mcp.json"),
+		SessionMirror: r.store != nil, PartialMessages: r.opts.Resilience.idle() > 0,
+		SettingsPath: filepath.Join(dir, "settings.json"), MCPPath: filepath.Join(dir, "mcp.json"),
 	}
 	if st, err := os.Stat(r.opts.PluginDir); r.opts.PluginDir != "" && err == nil && st.IsDir() {
 		bo.PluginDir = r.opts.PluginDir
@@ -138,6 +138,7 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 		emit = func(Event) {}
 	}
 	s := &stream{handoff: a.handoff, warned: a.warned, timing: defaultTiming(r.opts.StartTimeout)}
+	s.timing.idle = r.opts.Resilience.idle()
 	began := time.Now()
 	o := p.supervise(ctx, out, s, watchers{
 		onLine: emit,

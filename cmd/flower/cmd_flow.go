@@ -18,15 +18,15 @@ import "github.com/flowerhq/flower/sessionstore"
 // starterOptions are the options of `flower "ask"`: starter_flow's
 // parameters (design.md §3) and where it runs.
 type starterOptions struct {
-	Workspace, RunDir, Claude, Hook   string
-	Store                             string
-	New, Isolate, ClarifyOnly, NoGoal bool
-	Rounds, MaxAsks                   int
-	JudgeCanRun, NoSelfTest, JSON     bool
-	Timeout, OnlineTimeout            time.Duration
-	Answers, Instructions, Model      string
-	Version                           bool
-	Ask                               []string // the words of the ask; "-" reads stdin
+	Workspace, RunDir, Claude, Hook     string
+	Store                               string
+	New, Isolate, ClarifyOnly, NoGoal   bool
+	Rounds, MaxAsks                     int
+	JudgeCanRun, NoSelfTest, JSON       bool
+	Timeout, OnlineTimeout, IdleTimeout time.Duration
+	Answers, Instructions, Model        string
+	Version                             bool
+	Ask                                 []string // the words of the ask; "-" reads stdin
 }
 
 const starterHelp = `flower [flags] "what you want"   (or - to read it from stdin)
@@ -71,7 +71,7 @@ func newStarterCmd(e *cmdEnv) *cli.Command {
 			jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last (the default when stdout is not a terminal)"),
 			claudeFlag(&o.Claude), hookFlag(&o.Hook),
 			&cli.BoolFlag{Name: "no-self-test", Usage: "start even if the guard self-test fails", EnvVars: []string{"FLOWER_NO_SELF_TEST"}, Destination: &o.NoSelfTest},
-			onlineTimeoutFlag(&o.OnlineTimeout),
+			onlineTimeoutFlag(&o.OnlineTimeout), idleTimeoutFlag(&o.IdleTimeout),
 			// No FLOWER_VERSION: a variable left set would turn every run into a version print.
 			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version and exit", Destination: &o.Version},
 		},
@@ -149,7 +149,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	}
 	ro := runtimeOptions(pl.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, o.Claude, o.Hook
-	ro.Resilience.OnlineTimeout = o.OnlineTimeout
+	ro.Resilience.OnlineTimeout, ro.Resilience.IdleTimeout = o.OnlineTimeout, idleLimit(o.IdleTimeout)
 	st, release, err := withStore(ctx, e.Stderr, o.Store, &ro)
 	if err != nil {
 		return err

@@ -84,8 +84,10 @@ func manifestRows(ctx context.Context, u, runDir string, warn io.Writer) (rows [
 			fmt.Fprintf(warn, "flower: warning: %v\n", err)
 			return rows, runDir, nil
 		}
-		if n, rerr := harness.RecoverRunDir(runDir); rerr == nil && n > 0 {
-			rows, err = harness.ReadManifest(path)
+		if err == nil && anyRunning(rows) {
+			if n, rerr := harness.RecoverRunDir(runDir); rerr == nil && n > 0 {
+				rows, err = harness.ReadManifest(path)
+			}
 		}
 		return rows, runDir, err
 	}
@@ -106,6 +108,16 @@ func manifestRows(ctx context.Context, u, runDir string, warn io.Writer) (rows [
 		rows = append(rows, row)
 	}
 	return rows, st.Path(), nil
+}
+
+// anyRunning reports whether a row lists a step under way.
+func anyRunning(rows []harness.ManifestRow) bool {
+	for _, r := range rows {
+		if len(r.Running) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // newestRow is the row updated last (as harness.NewestRun picks it).
