@@ -64,11 +64,18 @@ func (r *Runtime) childEnv(step string, extra map[string]string) []string {
 
 // prepareAttempt compiles the attempt's argv and step files (in the step's
 // folder) and, for a resume, loads the session from the store into the
-// config dir.
-func (r *Runtime) prepareAttempt(ctx context.Context, a attemptArgs) (Built, error) {
+// config dir first: a session that cannot be loaded and is not in the
+// config dir either starts fresh (a "store" event with fresh: true), since
+// claude would only answer "No conversation found".
+func (r *Runtime) prepareAttempt(ctx context.Context, a *attemptArgs) (Built, error) {
 	dir := filepath.Join(r.runDir, r.run, stepDirName(a.step))
 	if err := privateDir(dir); err != nil {
 		return Built{}, fmt.Errorf("step dir: %w", err)
+	}
+	if a.resume != "" && r.store != nil && r.configDir != "" {
+		if err := r.loadSession(ctx, a); err != nil {
+			return Built{}, err
+		}
 	}
 	bo := BuildOptions{
 		Cwd: r.workspace, Resume: a.resume, Fork: a.fork, ResumeAt: a.resumeAt,
@@ -86,21 +93,39 @@ func (r *Runtime) prepareAttempt(ctx context.Context, a attemptArgs) (Built, err
 	if err := writeStepFiles(dir, built); err != nil {
 		return Built{}, err
 	}
-	if a.resume != "" && r.store != nil && r.configDir != "" {
-		st, err := r.store.wait()
-		if err != nil {
-			return Built{}, err
-		}
-		if err := st.Materialize(ctx, r.project, a.resume, r.configDir); err != nil && a.emit != nil {
-			a.emit(Event{Kind: EventStore, Data: map[string]any{"error": err.Error(), "op": "materialize"}})
-		}
-	}
 	return built, nil
+}
+
+// loadSession materializes a.resume into the config dir; when that fails
+// and claude would not find the session there either, the attempt starts a
+// fresh session instead (a.resume cleared).
+func (r *Runtime) loadSession(ctx context.Context, a *attemptArgs) error {
+	st, err := r.store.wait()
+	if err != nil {
+		return err
+	}
+	err = st.Materialize(ctx, r.project, a.resume, r.configDir)
+	if err == nil {
+		return nil
+	}
+	data := map[string]any{"error": err.Error(), "op": "materialize", "session_id": a.resume}
+	file := filepath.Join(r.configDir, "projects", r.project, a.resume+".jsonl")
+	if errors.Is(err, ErrSessionLost) {
+		os.Remove(file) // what a load cut short by the damage wrote
+	}
+	if _, serr := os.Stat(file); serr != nil {
+		data["fresh"] = true
+		a.resume, a.fork, a.resumeAt = "", false, ""
+	}
+	if a.emit != nil {
+		a.emit(Event{Kind: EventStore, Data: data})
+	}
+	return nil
 }
 
 // attempt runs one claude process to its end.
 func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
-	built, err := r.prepareAttempt(ctx, a)
+	built, err := r.prepareAttempt(ctx, &a)
 	if err != nil {
 		return attemptOut{err: &StartError{Reason: err.Error()}}
 	}
