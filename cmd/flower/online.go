@@ -58,6 +58,19 @@ func offlineNote(o harness.OfflineEvent) string {
 	return fmt.Sprintf("offline: %s unreachable (%s) · next probe %s", o.Host, o.Error, next)
 }
 
+// noticeLine is the line of an event the person should hear of while a
+// step runs: a stall that ends the attempt, a session the store lost; ""
+// for other events.
+func noticeLine(e harness.Event) string {
+	if st, ok := e.Stall(); ok {
+		return fmt.Sprintf("stalled: no stream byte from claude for %gs with nothing running; resuming the session", st.IdleS)
+	}
+	if e.Kind == harness.EventStore && e.Data["fresh"] == true {
+		return fmt.Sprintf("session store: session %v could not be loaded (%v); this step starts a fresh session (brief, goal and notes are kept)", e.Data["session_id"], e.Data["error"])
+	}
+	return ""
+}
+
 // waiting says e is a probe of a wait that goes on.
 func waiting(e harness.Event) bool {
 	off, ok := e.Offline()
@@ -69,6 +82,9 @@ func waiting(e harness.Event) bool {
 func offlineStatus(w io.Writer, tty bool) func(harness.Event) {
 	return func(e harness.Event) {
 		line := offlineLine(e)
+		if line == "" {
+			line = noticeLine(e)
+		}
 		switch {
 		case line == "":
 		case tty && waiting(e):

@@ -59,6 +59,11 @@ func (p *progress) event(e harness.Event) {
 		fmt.Fprintf(p.w, "\r\033[K%s %s%s (%.1fs)\n", mark, p.line(), verdict, e.Time.Sub(st.Started).Seconds())
 	case harness.EventStepStart, harness.EventOffline, harness.EventOnline:
 		p.paint()
+	case harness.EventStall, harness.EventStore:
+		if n := noticeLine(e); n != "" {
+			fmt.Fprintf(p.w, "\r\033[K%s\n", n)
+			p.paint()
+		}
 	case harness.EventAssistant, harness.EventToolUse, harness.EventResult, harness.EventRetry,
 		harness.EventGuard, harness.EventHandoff:
 		if time.Since(p.lastPaint) > 100*time.Millisecond {
