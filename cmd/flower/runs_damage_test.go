@@ -12,6 +12,7 @@ import "github.com/tidwall/gjson"
 
 import "github.com/flowerhq/flower/harness"
 import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/sessionstore"
 
 // deadPID is a pid no process has (the kernel's pid_max is far below).
 const deadPID = 1 << 30
@@ -106,6 +107,43 @@ func TestRuns_MarksKilledSteps(t *testing.T) {
 			show, _, _ := runsIn(t, runDir, "show", "run-k")
 			if dead != strings.Contains(show, "killed mid-step") {
 				t.Errorf("dead=%v: runs show:\n%s", dead, show)
+			}
+		})
+	}
+}
+
+// TestSessionsCheck: `flower sessions check` passes a sound store (exit 0,
+// "ok") and fails a store whose b-tree pages (all but the first) start with garbage (exit 1, naming the
+// damage and what the next step does), leaving the file where it is.
+func TestSessionsCheck(t *testing.T) {
+	for _, damaged := range []bool{false, true} {
+		t.Run(map[bool]string{true: "damaged", false: "control"}[damaged], func(t *testing.T) {
+			runDir := filepath.Join(t.TempDir(), "runs")
+			os.MkdirAll(runDir, 0o700)
+			db := filepath.Join(runDir, "sessions.db")
+			st, err := sessionstore.Open(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			if damaged {
+				data, _ := os.ReadFile(db)
+				if len(data) < 8192 {
+					t.Fatalf("store too small to damage: %d bytes", len(data))
+				}
+				for page := 4096; page < len(data); page += 4096 {
+					copy(data[page:], strings.Repeat("\xde\xad\xbe\xef", 16))
+				}
+				os.WriteFile(db, data, 0o600)
+			}
+			var out, errb bytes.Buffer
+			code := Main(context.Background(), []string{"flower", "sessions", "check", "-C", filepath.Dir(runDir), "--run-dir", runDir}, nil, &out, &errb)
+			if damaged && (code != 1 || !strings.Contains(errb.String(), "damaged") || !strings.Contains(errb.String(), "moves it aside")) ||
+				!damaged && (code != 0 || !strings.HasPrefix(out.String(), "ok")) {
+				t.Fatalf("damaged=%v: exit %d\nstdout %s\nstderr %s", damaged, code, out.String(), errb.String())
+			}
+			if _, err := os.Stat(db); err != nil {
+				t.Errorf("the check moved the store: %v", err)
 			}
 		})
 	}
