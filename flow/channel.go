@@ -14,6 +14,7 @@ import "time"
 
 import "github.com/flowerhq/flower/internal/docs"
 import "github.com/flowerhq/flower/internal/linesock"
+import "github.com/flowerhq/flower/internal/redact"
 
 // Answer states.
 const (
@@ -314,7 +315,7 @@ func (h *HumanChannel) logLine(heading, body string) error {
 		return fmt.Errorf("flow: channel log: %w", err)
 	}
 	defer f.Close()
-	if _, err := f.WriteString(heading + "\n\n" + body + "\n\n"); err != nil {
+	if _, err := f.WriteString(redact.Process().String(heading + "\n\n" + body + "\n\n")); err != nil {
 		return fmt.Errorf("flow: channel log: %w", err)
 	}
 	return nil

@@ -237,7 +237,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	if r.run == "" {
 		r.run = NewRunID()
 	}
-	r.red = redact.New(getenv)
+	r.red = redact.FromEnv(env)
 	if err := r.prepareDirs(getenv); err != nil {
 		return nil, err
 	}
@@ -331,9 +331,6 @@ func (r *Runtime) open(ctx context.Context) error {
 			st, err := o.OpenStore(ctx, filepath.Join(r.runDir, "sessions.db"), StoreOptions{Workspace: r.workspace, Trim: o.Trim, Ephemeral: o.Ephemeral, KeepDenials: o.KeepDenials})
 			if err != nil {
 				return nil, fmt.Errorf("harness: session store: %w", err)
-			}
-			if r.red == nil {
-				return st, nil
 			}
 			return redactedStore{st, r.red}, nil
 		})

@@ -185,7 +185,7 @@ func SpillPointer(path, text string) string {
 // outside the workbench (dir's parent): the caller then keeps the original
 // output.
 func writeSpill(dir, text string) (string, error) {
-	text = redact.New(os.Getenv).String(text)
+	text = redact.Process().String(text)
 	sum := sha256.Sum256([]byte(text))
 	path := filepath.Join(dir, hex.EncodeToString(sum[:])[:16]+".txt")
 	root := filepath.Dir(dir)

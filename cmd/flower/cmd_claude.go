@@ -16,6 +16,7 @@ import "github.com/urfave/cli/v2"
 import "golang.org/x/term"
 
 import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/internal/redact"
 import "github.com/flowerhq/flower/hooks"
 import "github.com/flowerhq/flower/internal/child"
 import "github.com/flowerhq/flower/internal/envlist"
@@ -103,11 +104,11 @@ func runClaudeDropIn(ctx context.Context, e *cmdEnv, claudeArgs []string) error 
 	if f, ok := e.Stdin.(*os.File); ok && e.IsTTY(f) {
 		cmd := child.Terminal(context.Background(), bin, args...)
 		cmd.Env = env
-		runErr = runUnderPTY(cmd, f, e.Stdout)
+		runErr = runUnderPTY(cmd, f, redact.Underlying(e.Stdout)) // claude's own screen, as it draws it
 	} else {
 		cmd := child.Command(context.Background(), bin, args...)
 		cmd.Env = env
-		runErr = runPassThrough(cmd, e.Stdin, e.Stdout, e.Stderr)
+		runErr = runPassThrough(cmd, e.Stdin, redact.Underlying(e.Stdout), redact.Underlying(e.Stderr)) // the drop-in's streams are claude's
 	}
 	mirrorTranscripts(ctx, e, started)
 
