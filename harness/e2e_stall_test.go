@@ -89,3 +89,41 @@ func TestRun_SlowToolIsNoStall(t *testing.T) {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// TestRun_BackgroundShellDoesNotHoldTheStep: a Bash call the model starts
+// with run_in_background (sleep 15, then a marker) does not hold the step:
+// the result stands after the result grace, the model gets no turn after
+// the shell (the CLI itself would wait for it and take one, whose text
+// would be the step's), and the shell dies with the step: the marker is
+// not there well after its time.
+func TestRun_BackgroundShellDoesNotHoldTheStep(t *testing.T) {
+	t.Parallel()
+	var marker string
+	b := testbed.NewFor(t, func(ws string) *scripted.Script {
+		marker = filepath.Join(ws, "LATE")
+		in, _ := json.Marshal(map[string]any{"command": "sleep 15; touch " + marker, "description": "a server", "run_in_background": true})
+		return &scripted.Script{Conversations: []scripted.Conversation{{Name: "main",
+			Replies: []scripted.Reply{{ToolUse: &scripted.Block{Name: "Bash", Input: in}}, {Text: "BG_STARTED"}},
+			Func:    func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "AFTER_THE_SHELL"} }}}}
+	})
+	rt := newRuntime(t, b, nil)
+	spec := harness.NewAgentSpec("plain", "x")
+	spec.AllowedTools = []string{"Bash"}
+	start := time.Now()
+	res, err := rt.Run(runCtx(t), spec, "start the server", harness.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK || res.Text != "BG_STARTED" || res.Attempts != 1 {
+		t.Fatalf("result = %+v", res)
+	}
+	if n := len(b.Model.RequestsFor("main")); n != 2 {
+		t.Errorf("the model got %d requests, want 2 (no turn after the shell)", n)
+	}
+	for time.Since(start) < 25*time.Second {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if fileExists(marker) {
+		t.Error("the background shell outlived the step")
+	}
+}

@@ -283,6 +283,13 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 			ev.Data["attempt"] = gjson.GetBytes(line, "attempt").Int()
 			ev.Data["error_status"] = gjson.GetBytes(line, "error_status").Int()
 		case "task_started":
+			// A subagent's task holds the step (its result comes later);
+			// a background shell (local_bash: a dev server, a watcher)
+			// does not: once the result is in, the grace runs as for any
+			// child, and the shell dies with the step's tree.
+			if gjson.GetBytes(line, "task_type").String() == "local_bash" {
+				break
+			}
 			if s.tasks == nil {
 				s.tasks = map[string]bool{}
 			}
