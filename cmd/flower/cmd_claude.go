@@ -110,7 +110,11 @@ func runClaudeDropIn(ctx context.Context, e *cmdEnv, claudeArgs []string) error 
 		cmd.Env = env
 		runErr = runPassThrough(cmd, e.Stdin, redact.Underlying(e.Stdout), redact.Underlying(e.Stderr)) // the drop-in's streams are claude's
 	}
-	mirrorTranscripts(ctx, e, started)
+	// The mirror runs after a SIGTERM too (what the Agent SDK's abort()
+	// sends, which also cancels ctx): on a context of its own, bounded.
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mirrorTimeout)
+	mirrorTranscripts(mctx, e, started)
+	cancel()
 
 	var ee *exec.ExitError
 	switch {
@@ -191,6 +195,9 @@ func runUnderPTY(cmd *exec.Cmd, tty *os.File, out io.Writer) error {
 	}
 	return err
 }
+
+// mirrorTimeout bounds the session mirror after claude ended.
+const mirrorTimeout = 30 * time.Second
 
 // mirrorTranscripts imports the transcripts claude wrote during this run
 // into the session store. Best effort: a failure is reported, never fatal,
