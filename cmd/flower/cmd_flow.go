@@ -213,6 +213,9 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	defer stopSignals()
 	fc, runErr := wf.Run(rctx, rt, prog.event, prog.stepDone)
 	out := summarize(wf, rt, fc, runErr, rctx.Err())
+	if hc, ok := wf.Channel.(*flow.HumanChannel); ok {
+		out.Unread = hc.Waiting()
+	}
 	prog.finish(out)
 	return out, nil
 }
@@ -225,6 +228,7 @@ type flowOutcome struct {
 	Error, Run, RunDir, Events      string
 	Workbench, Brief, Goal, Verdict string
 	FailedStep                      string // the step that failed, if one did
+	Unread                          int    // told messages no inbox call took
 	CostUSD, Seconds                float64
 	Steps                           []harness.StepResult
 }

@@ -157,6 +157,9 @@ func (p *progress) finish(o flowOutcome) {
 			fmt.Fprintf(p.w, "  %-9s %s\n", x[0], x[1])
 		}
 	}
+	if o.Unread > 0 {
+		fmt.Fprintf(p.w, "  %-9s %d told message(s) never reached the coordinator (they are in the Q&A log): tell them again on the next run\n", "unread", o.Unread)
+	}
 }
 
 // interruptible handles Ctrl-C for a run. At a terminal the first Ctrl-C asks
