@@ -140,7 +140,7 @@ type runJSON struct {
 func runTotals(r harness.ManifestRow) (failed int, cost float64) {
 	for _, s := range r.Results {
 		cost += s.CostUSD
-		if !s.OK {
+		if !s.OK && !s.Cancelled() { // an interrupted step is no failure
 			failed++
 		}
 	}
