@@ -10,25 +10,6 @@ import "github.com/flowerhq/flower/flow"
 import "github.com/flowerhq/flower/internal/testbed"
 import "github.com/flowerhq/flower/scripted"
 
-// garble overwrites the first 64 bytes (the b-tree page header) of every
-// 4 KiB page of path that holds marker, so SQLite finds those pages
-// malformed.
-func garble(t *testing.T, path, marker string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil || !strings.Contains(string(data), marker) {
-		t.Fatalf("%s does not hold %q (%v)", path, marker, err)
-	}
-	for page := 4096; page < len(data); page += 4096 {
-		if strings.Contains(string(data[page:min(page+4096, len(data))]), marker) {
-			copy(data[page:], strings.Repeat("\xde\xad\xbe\xef", 16))
-		}
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestE2EWakeAfterStoreDamage: garbage in sessions.db between a starter
 // flow and its wake does not stop the wake: the store is moved aside, the
 // steps whose sessions it held start fresh, and the flow succeeds with the
@@ -70,7 +51,7 @@ func TestE2EWakeAfterStoreDamage(t *testing.T) {
 	}
 	run("帮我写个 hello.txt")
 	db := filepath.Join(runDir, "sessions.db")
-	garble(t, db, "hello.txt")
+	testbed.GarblePages(t, db, "hello.txt")
 	os.RemoveAll(filepath.Join(runDir, "claude-config", "projects"))
 	run("还要支持乘法")
 	if aside, _ := filepath.Glob(db + ".corrupt-*"); len(aside) != 1 {

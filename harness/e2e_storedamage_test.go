@@ -9,25 +9,6 @@ import "github.com/flowerhq/flower/harness"
 import "github.com/flowerhq/flower/internal/testbed"
 import "github.com/flowerhq/flower/scripted"
 
-// damage writes 64 garbage bytes over the start (the b-tree page header)
-// of each 4 KiB page of path that holds marker: SQLite then finds the page
-// malformed when it reads those rows.
-func damage(t *testing.T, path, marker string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil || !strings.Contains(string(data), marker) {
-		t.Fatalf("%s does not hold %q (%v)", path, marker, err)
-	}
-	for page := 4096; page < len(data); page += 4096 {
-		if strings.Contains(string(data[page:min(page+4096, len(data))]), marker) {
-			copy(data[page:], strings.Repeat("\xde\xad\xbe\xef", 16))
-		}
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestRun_DamagedStoreStartsFresh: 64 garbage bytes in the middle of
 // sessions.db do not fail the next step that resumes a session from it: the
 // store is moved aside (sessions.db.corrupt-…), a fresh one takes over, and
@@ -50,7 +31,7 @@ func TestRun_DamagedStoreStartsFresh(t *testing.T) {
 			db := filepath.Join(rt.RunDir(), "sessions.db")
 			os.RemoveAll(filepath.Join(rt.RunDir(), "claude-config", "projects"))
 			if damaged {
-				damage(t, db, "REMEMBER_ME_42")
+				testbed.GarblePages(t, db, "REMEMBER_ME_42")
 			}
 			rt2 := newRuntime(t, b, nil)
 			r2, err := rt2.Run(runCtx(t), spec, "what did I say?", harness.RunOptions{StepName: "two", Resume: r1.SessionID})
