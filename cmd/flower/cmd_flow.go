@@ -157,7 +157,9 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	defer release()
 	if !o.NoSelfTest {
 		// Before anything is written: a refused start leaves no trace.
-		if err := selfTestOnce(ctx, ro, e.Getenv); err != nil {
+		if err := selfTestOnce(ctx, ro, e.Getenv); errors.Is(err, context.Canceled) {
+			return err // interrupted: exit 130, no word about the guards
+		} else if err != nil {
 			return fmt.Errorf("%w\n(the guards would not hold; `flower doctor` shows details; --no-self-test starts anyway)", err)
 		}
 	}
