@@ -82,9 +82,14 @@
 //   - stdin is closed after the first result line; the CLI still finishes
 //     background subagents, and the last result is the step's.
 //   - A result ends the step: once a result arrives with no background
-//     task pending (task_started without its task_notification), claude
-//     gets 10 s to exit, then its group is killed and the result stands (an
-//     ok result stays ok).
+//     subagent pending (task_started without its task_notification; a
+//     background shell, task_type local_bash, does not count: a dev server
+//     would hold the step forever), claude gets 10 s to exit, then its
+//     tree is killed and the result stands (an ok result stays ok).
+//   - A session the store cannot load (a damaged store moved aside, see
+//     ErrSessionLost) that claude's config dir does not hold either starts
+//     fresh, with a "store" event (fresh: true), rather than fail with
+//     "No conversation found".
 //   - Crossing HandoffPolicy.At interrupts the turn (control request) and
 //     ends the attempt with HandoffDue even if a result follows.
 //   - An overflow error ("prompt is too long" …) hands off with the degraded
