@@ -82,3 +82,34 @@ func TestE2E_Ask(t *testing.T) {
 		t.Errorf("ask without a question: exit %d", code)
 	}
 }
+
+// TestE2E_AskOffline: with the API gone, `flower ask --online-timeout 3s`
+// shows the offline state on stderr as a step does, gives up with exit 1,
+// and leaves no flower-ask-* folder in $TMPDIR. (The step before it, with
+// the API there, is the control that ask has a run to ask about.)
+func TestE2E_AskOffline(t *testing.T) {
+	t.Parallel()
+	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "step", Replies: []scripted.Reply{{Text: "STEP-SAID-THIS"}}},
+	}})
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	runDir := filepath.Join(t.TempDir(), "runs")
+	env := flowerEnv(t, bed.Env(), bed.Claude, "FLOWER_RUN_DIR="+runDir)
+	run := func(args ...string) (string, int) {
+		cmd := testbed.Command(t, flower, args...)
+		cmd.Env, cmd.Dir = env, bed.Workspace
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	if out, code := run("step", "do the thing"); code != 0 {
+		t.Fatalf("step: %d %s", code, out)
+	}
+	bed.Model.Close()
+	out, code := run("ask", "--online-timeout", "3s", "where are we?")
+	if code != 1 || !strings.Contains(out, "offline:") || !strings.Contains(out, "gave up") {
+		t.Fatalf("ask offline: exit %d\n%s", code, out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(bed.Tmp, "flower-ask-*")); len(left) > 0 {
+		t.Errorf("ask left %v", left)
+	}
+}
