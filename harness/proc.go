@@ -1,6 +1,7 @@
 package harness
 
 import "bufio"
+import "bytes"
 import "context"
 import "encoding/json"
 import "errors"
@@ -179,16 +180,51 @@ type lineMsg struct {
 	err  error
 }
 
-// readLines reads stdout lines into ch; it closes ch at EOF or error.
+// readLines reads stdout lines into ch; it closes ch at EOF or error. Each
+// line is its own slice of exactly its size, gathered in pieces and copied
+// once (as bufio.Reader.ReadBytes does, but refusing a line over maxLine
+// before it is all in memory): a 50 MB text costs that once, not a scanner
+// buffer grown to maxLine plus a copy.
 func readLines(r io.Reader, ch chan<- lineMsg) {
 	defer close(ch)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
-	for sc.Scan() {
-		ch <- lineMsg{line: append([]byte(nil), sc.Bytes()...)}
+	br := bufio.NewReaderSize(r, 1<<20)
+	for {
+		line, err := readLine(br)
+		if line != nil {
+			ch <- lineMsg{line: line}
+		}
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			ch <- lineMsg{err: err}
+			return
+		}
 	}
-	if err := sc.Err(); err != nil {
-		ch <- lineMsg{err: err}
+}
+
+// readLine is the next line without its newline (nil at a clean EOF).
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var pieces [][]byte
+	n := 0
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if n += len(chunk); n > maxLine+1 {
+			return nil, bufio.ErrTooLong
+		}
+		if err == bufio.ErrBufferFull {
+			pieces = append(pieces, bytes.Clone(chunk))
+			continue
+		}
+		if err != nil && (err != io.EOF || n == 0) {
+			return nil, err
+		}
+		line := make([]byte, 0, n)
+		for _, p := range pieces {
+			line = append(line, p...)
+		}
+		line = bytes.TrimSuffix(append(line, chunk...), []byte("\n"))
+		return line, err
 	}
 }
 

@@ -63,6 +63,21 @@ func defaultTiming(start time.Duration) timing {
 // maxRawEvent caps the stream line an Event keeps as Raw.
 const maxRawEvent = 256 << 10
 
+// maxEventText caps the text an assistant Event carries: a huge model text
+// is kept once, as the step's result (the manifest) and in claude's own
+// transcript, not again in every event and events.jsonl.
+const maxEventText = 64 << 10
+
+// eventText is text for an Event's data: cut at maxEventText (on a rune
+// boundary), with data["text_bytes"] saying how long it was.
+func eventText(text string, data map[string]any) string {
+	if len(text) <= maxEventText {
+		return text
+	}
+	data["text_bytes"] = len(text)
+	return text[:textclip.Boundary(text, maxEventText)] + textclip.Ellipsis
+}
+
 // action is what the supervisor does for the machine (bits, combined).
 type action int
 
@@ -305,7 +320,7 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 		for _, b := range msg.Get("content").Array() {
 			switch b.Get("type").String() {
 			case "text":
-				ev.Data["text"] = b.Get("text").String()
+				ev.Data["text"] = eventText(b.Get("text").Str, ev.Data)
 			case "tool_use":
 				ev.Kind = EventToolUse
 				ev.Data["tool"] = b.Get("name").String()
@@ -341,7 +356,7 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 	case "result":
 		s.results++
 		s.tools = nil // the turn is over: no call of it is still running
-		s.final = gjson.ParseBytes(append([]byte(nil), line...))
+		s.final = gjson.ParseBytes(line) // the line is the machine's own (readLines copies it)
 		ev.Data["subtype"] = sub
 		ev.Data["is_error"] = s.final.Get("is_error").Bool()
 		ev.Data["num_turns"] = s.final.Get("num_turns").Int()
