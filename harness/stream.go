@@ -355,7 +355,7 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 		}
 	case "result":
 		s.results++
-		s.tools = nil // the turn is over: no call of it is still running
+		s.tools = nil                    // the turn is over: no call of it is still running
 		s.final = gjson.ParseBytes(line) // the line is the machine's own (readLines copies it)
 		ev.Data["subtype"] = sub
 		ev.Data["is_error"] = s.final.Get("is_error").Bool()
