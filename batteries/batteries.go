@@ -62,13 +62,19 @@ func StoreOptions(o harness.StoreOptions, logf sessionstore.Logf) []sessionstore
 }
 
 // OpenSQLiteStore is the seed's hard-wired pruning store at path with the
-// Runtime's trim, ephemeral and keep_denials policies.
+// Runtime's trim, ephemeral and keep_denials policies. A store that SQLite
+// finds damaged, as it opens or later, is moved aside for a fresh one (see
+// sqliteStore).
 func OpenSQLiteStore(_ context.Context, path string, o harness.StoreOptions) (harness.SessionStore, error) {
-	s, err := sessionstore.Open(path, StoreOptions(o, func(format string, a ...any) { log.Printf("sessionstore: "+format, a...) })...)
+	opts := StoreOptions(o, func(format string, a ...any) { log.Printf("sessionstore: "+format, a...) })
+	s, err := sessionstore.Open(path, opts...)
+	if sessionstore.IsCorrupt(err) {
+		s, err = openFresh(path, err, opts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("batteries: %w", err)
 	}
-	return s, nil
+	return &sqliteStore{s: s, path: path, opts: opts}, nil
 }
 
 // A *sessionstore.Store is the Runtime's session store as it is.

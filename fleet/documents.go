@@ -6,6 +6,7 @@ import "encoding/json"
 import "fmt"
 import "io/fs"
 import "os"
+import "path"
 import "path/filepath"
 import "slices"
 import "strings"
@@ -39,11 +40,41 @@ type Documents struct {
 
 	mu   sync.Mutex
 	sent map[string][]byte // what the store holds, as last put or read
+	// frozen is the goal its goal step froze (Freeze), kept under goalDoc in
+	// place of the goal file: a coder's Bash can rewrite the file, and a
+	// takeover must judge against what was frozen, not what is on disk.
+	frozen  []byte
+	goalDoc string
 }
 
 // NewDocuments is the documents of flowName in wb and lin, kept in st.
 func NewDocuments(st *sessionstore.Store, flowName string, wb *harness.Workbench, lin *flow.Lineage) *Documents {
-	return &Documents{st: st, flow: flowName, wb: wb, lin: lin, sent: map[string][]byte{}}
+	return &Documents{st: st, flow: flowName, wb: wb, lin: lin, sent: map[string][]byte{},
+		goalDoc: path.Join(filepath.ToSlash(mustRel(wb.Root(), wb.Notes())), flow.DefaultGoalName)}
+}
+
+func mustRel(base, target string) string {
+	if rel, err := filepath.Rel(base, target); err == nil {
+		return rel
+	}
+	return "notes"
+}
+
+// Freeze records the goal the goal step froze (its goal event's text): it
+// is what the store keeps as the flow's goal from now on, whatever the goal
+// file on disk says.
+func (d *Documents) Freeze(text string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.frozen = []byte(text)
+}
+
+// HasFrozenGoal reports whether Restore brought a frozen goal: the flow can
+// go on with it (flow.StarterOptions.FrozenGoal).
+func (d *Documents) HasFrozenGoal() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.frozen != nil
 }
 
 // Restore writes every stored document the workspace lacks: notes files
@@ -70,7 +101,9 @@ func (d *Documents) Restore(ctx context.Context) ([]string, error) {
 			continue
 		}
 		file := filepath.Join(d.wb.Root(), filepath.FromSlash(doc.Name))
-		if _, err := os.Lstat(file); err == nil {
+		if doc.Name == d.goalDoc {
+			d.frozen = doc.Body // the frozen goal replaces whatever the file holds
+		} else if _, err := os.Lstat(file); err == nil {
 			continue // the workspace's own copy wins
 		}
 		if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
@@ -145,6 +178,10 @@ func (d *Documents) collect() map[string][]byte {
 		}
 		return nil
 	})
+	delete(out, d.goalDoc) // the file may be forged: only a frozen goal is kept
+	if d.frozen != nil {
+		out[d.goalDoc] = d.frozen
+	}
 	steps := map[string][]string{}
 	for _, s := range lineageSteps {
 		if h := d.lin.History(s); len(h) > 0 {

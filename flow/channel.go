@@ -16,6 +16,7 @@ import "time"
 import "github.com/flowerhq/flower/internal/atomicfile"
 import "github.com/flowerhq/flower/internal/docs"
 import "github.com/flowerhq/flower/internal/linesock"
+import "github.com/flowerhq/flower/internal/redact"
 
 // Answer states.
 const (
@@ -200,6 +201,7 @@ type relayResponse struct {
 	Answer
 	Step     string   `json:"step,omitempty"` // tell: the step that received it
 	Messages []string `json:"messages,omitempty"`
+	Left     int      `json:"left,omitempty"` // inbox: messages still waiting after this page
 	Error    string   `json:"error,omitempty"`
 }
 
@@ -218,7 +220,7 @@ func (h *HumanChannel) handle(ctx context.Context, line []byte) []byte {
 			resp.Error = aerr.Error()
 		}
 	case req.Op == "inbox":
-		resp.Messages = h.TakeInbox()
+		resp.Messages, resp.Left = h.TakeInbox()
 	case req.Op == "tell":
 		step, lerr := h.Tell(req.Text)
 		resp.Step, resp.State = step, Answered
@@ -320,7 +322,7 @@ func (h *HumanChannel) logLine(heading, body string) error {
 		return fmt.Errorf("flow: channel log: %w", err)
 	}
 	defer f.Close()
-	if _, err := f.WriteString(heading + "\n\n" + body + "\n\n"); err != nil {
+	if _, err := f.WriteString(redact.Process().String(heading + "\n\n" + body + "\n\n")); err != nil {
 		return fmt.Errorf("flow: channel log: %w", err)
 	}
 	return nil
@@ -359,17 +361,40 @@ func stepNote(step string) string {
 	return " (" + step + ")"
 }
 
-// TakeInbox returns and clears the queued messages.
-func (h *HumanChannel) TakeInbox() []string {
+// Inbox pages: one inbox call hands over at most InboxPage messages and
+// InboxPageBytes of text (a tool result claude would otherwise cut); the
+// rest wait for the next call, which the tool's text asks for.
+const (
+	InboxPage      = 20
+	InboxPageBytes = 16 << 10
+)
+
+// TakeInbox returns and clears the queued messages, one page of them (at
+// least one message, however long), and how many still wait.
+func (h *HumanChannel) TakeInbox() (page []string, left int) {
 	h.mu.Lock()
-	out := h.inbox
-	h.inbox = nil
+	size := 0
+	n := 0
+	for n < len(h.inbox) && n < InboxPage && (n == 0 || size+len(h.inbox[n]) <= InboxPageBytes) {
+		size += len(h.inbox[n])
+		n++
+	}
+	page = append([]string(nil), h.inbox[:n]...)
+	h.inbox = h.inbox[n:]
+	left = len(h.inbox)
 	cb := h.OnInbox
 	h.mu.Unlock()
-	if cb != nil && len(out) > 0 {
-		cb(0)
+	if cb != nil && n > 0 {
+		cb(left)
 	}
-	return out
+	return page, left
+}
+
+// Waiting is how many told messages no inbox call has taken yet.
+func (h *HumanChannel) Waiting() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.inbox)
 }
 
 // SetStep tells the channel which workflow step runs now (Workflow.Run

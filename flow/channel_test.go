@@ -2,6 +2,7 @@ package flow
 
 import "context"
 import "errors"
+import "fmt"
 import "io"
 import "io/fs"
 import "os"
@@ -108,8 +109,11 @@ func TestHumanChannelAmendAndInbox(t *testing.T) {
 	}
 	h.Post("先做加法")
 	h.Post("再做减法")
-	if m := h.TakeInbox(); len(m) != 2 || h.TakeInbox() != nil {
-		t.Errorf("inbox = %v", m)
+	if m, left := h.TakeInbox(); len(m) != 2 || left != 0 {
+		t.Errorf("inbox = %v (%d left)", m, left)
+	}
+	if m, _ := h.TakeInbox(); m != nil {
+		t.Errorf("inbox taken twice: %v", m)
 	}
 }
 
@@ -238,7 +242,7 @@ func TestTell(t *testing.T) {
 	if !regexp.MustCompile(`## 留言 \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(执行\)\n\nTELL-MSG 也要支持乘法\n`).Match(b) {
 		t.Errorf("Q&A log:\n%s", b)
 	}
-	if got := h.TakeInbox(); !slices.Equal(got, []string{"TELL-MSG 也要支持乘法"}) {
+	if got, _ := h.TakeInbox(); !slices.Equal(got, []string{"TELL-MSG 也要支持乘法"}) {
 		t.Errorf("inbox = %q", got)
 	}
 	if !slices.Equal(waiting, []int{1, 0}) {
@@ -252,5 +256,39 @@ func TestTell(t *testing.T) {
 	os.WriteFile(filepath.Join(runDir, "run-1", PointerFile), []byte(`{"run":"run-1","workspace":"`+ws+`","socket":"/nonexistent/ch.sock"}`), 0o600)
 	if _, err := Tell(t.Context(), runDir, ws, "hi"); !errors.Is(err, ErrNoFlow) {
 		t.Errorf("stale pointer: %v", err)
+	}
+}
+
+// TestInboxPages: 150 told messages come over in pages (at most InboxPage
+// messages and InboxPageBytes each, one message at least) until none is
+// left; every message arrives once, in order, and Waiting counts down.
+func TestInboxPages(t *testing.T) {
+	h := &HumanChannel{}
+	var want []string
+	for i := range 150 {
+		msg := fmt.Sprintf("message %03d", i)
+		if i == 7 {
+			msg += strings.Repeat("x", InboxPageBytes) // alone over the byte limit
+		}
+		want = append(want, msg)
+		h.Post(msg)
+	}
+	var got []string
+	for calls := 0; h.Waiting() > 0; calls++ {
+		page, left := h.TakeInbox()
+		size := 0
+		for _, m := range page {
+			size += len(m)
+		}
+		if len(page) == 0 || len(page) > InboxPage || len(page) > 1 && size > InboxPageBytes || left != h.Waiting() {
+			t.Fatalf("call %d: %d messages, %d bytes, %d left (waiting %d)", calls, len(page), size, left, h.Waiting())
+		}
+		got = append(got, page...)
+		if calls > 150 {
+			t.Fatal("the inbox does not drain")
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %d messages, want all %d in order", len(got), len(want))
 	}
 }

@@ -6,6 +6,7 @@ import "fmt"
 import "io/fs"
 import "os"
 import "path/filepath"
+import "time"
 
 import "github.com/gofrs/flock"
 
@@ -37,6 +38,9 @@ type lineageDoc struct {
 	Workspaces map[string]map[string]map[string][]string `json:"workspaces"`
 }
 
+// errLineageDamaged marks a lineage file that does not parse.
+var errLineageDamaged = errors.New("does not parse")
+
 // NewLineage returns the lineage of workflow in workspace, kept in
 // <runDir>/lineage.json.
 func NewLineage(runDir, workspace, workflow string) *Lineage {
@@ -61,7 +65,7 @@ func (l *Lineage) read() (lineageDoc, error) {
 		return doc, nil
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return doc, fmt.Errorf("flow: lineage %s: %w", l.Path, err)
+		return doc, fmt.Errorf("flow: lineage %s: %w: %v", l.Path, errLineageDamaged, err)
 	}
 	if doc.Workspaces == nil {
 		doc.Workspaces = map[string]map[string]map[string][]string{}
@@ -84,6 +88,16 @@ func (l *Lineage) Remember(step, sessionID string) error {
 	}
 	defer lk.Unlock()
 	doc, err := l.read()
+	if errors.Is(err, errLineageDamaged) {
+		// Never repaired, a garbled file would start every later wake's
+		// sessions fresh: move it aside (once) and start a fresh one.
+		aside := l.Path + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+		if rerr := os.Rename(l.Path, aside); rerr != nil {
+			return fmt.Errorf("flow: lineage: moving the damaged one aside: %w", rerr)
+		}
+		fmt.Fprintf(os.Stderr, "flower: warning: %v; moved it to %s and started a fresh one (the steps it named start fresh sessions)\n", err, filepath.Base(aside))
+		doc, err = l.read()
+	}
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,11 @@ func ServeMCPChannel(ctx context.Context, in io.ReadCloser, out io.WriteCloser, 
 		if len(resp.Messages) == 0 {
 			return toolText("没有新留言。", false), nil, nil
 		}
-		return toolText(strings.Join(resp.Messages, "\n---\n"), false), nil, nil
+		text := strings.Join(resp.Messages, "\n---\n")
+		if resp.Left > 0 {
+			text += fmt.Sprintf("\n---\n(还有 %d 条留言没取完:请马上再调用一次 inbox 工具。)", resp.Left)
+		}
+		return toolText(text, false), nil, nil
 	})
 	if err := s.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out}); err != nil && ctx.Err() == nil && err != io.EOF {
 		return fmt.Errorf("flow: mcp-channel: %w", err)

@@ -59,6 +59,13 @@ type StarterOptions struct {
 	ChannelCommand []string
 	// Model is passed to every role.
 	Model string
+	// FrozenGoal continues an interrupted flow whose goal step ran elsewhere
+	// (a fleet takeover): the goal file holds the goal that step froze,
+	// brought from the session store by the caller, and the judge keeps it
+	// instead of a new goal step deriving another one. It applies only when
+	// the brief on disk is complete and nothing new is said; a caller must
+	// never set it for a goal file an agent could have written.
+	FrozenGoal bool
 }
 
 // DefaultStarterOptions returns the seed's defaults.
@@ -139,7 +146,9 @@ func isGitRepo(dir string) bool {
 // holds the old goal). The goal step runs on every start (AlwaysSet): a goal
 // file on disk is never believed, so a wake, a re-clarified brief (damaged
 // or New) and a forged file all get a goal derived from the brief, frozen
-// for the judge (FrozenGoal). Call Close on the workflow when done.
+// for the judge (FrozenGoal) — unless StarterOptions.FrozenGoal continues a
+// flow whose frozen goal the caller restored. Call Close on the workflow
+// when done.
 func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 	o.fill()
 	ws, err := filepath.Abs(o.Workspace)
@@ -190,7 +199,8 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 		// The goal is always derived by the goal step, never taken from the
 		// file: a file left by an earlier run may be forged, and a brief that
 		// was re-clarified (damaged, --new) or amended needs its own goal.
-		goal := GoalStep(ch, GoalStepOptions{GoalPath: goalPath, BriefKey: clarify.Name, AlwaysSet: true,
+		keep := o.FrozenGoal && wake && said == "" && !o.New
+		goal := GoalStep(ch, GoalStepOptions{GoalPath: goalPath, BriefKey: clarify.Name, AlwaysSet: !keep,
 			Role: goalRole, Instructions: o.Instructions})
 		workers := map[string]harness.AgentDefinition{
 			"coder": Worker("写代码、改文件、跑命令的执行者。派活时写清目标、验收标准和结果放哪。", o.WorkerPrompt,

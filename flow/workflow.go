@@ -169,6 +169,11 @@ func (w *Workflow) runStep(ctx context.Context, rt Runner, lin *Lineage, c Ctx, 
 				onEvent(harness.Event{Kind: harness.EventError, Step: s.Name, Time: time.Now(), Data: map[string]any{"error": err.Error()}})
 			}
 		}
+		if err := ctx.Err(); err != nil && !res.OK {
+			// Interrupted or terminated: no further round, no gate; the run
+			// ends as interrupted (it stays resumable).
+			return res, false, fmt.Errorf("flow: step %s: %w", s.label(attempt), context.Cause(ctx))
+		}
 		passed = res.OK
 		if passed && s.Gate != nil {
 			ok, gerr := s.Gate(ctx, res, c)

@@ -44,6 +44,9 @@ type BuildOptions struct {
 	// AllowDirs widen the fence beyond the workspace and the workbench
 	// (--allow-dir); they are passed to claude as --add-dir too.
 	AllowDirs []string
+	// PartialMessages adds --include-partial-messages: a line per streamed
+	// piece of a turn, which the idle limit (Resilience.IdleTimeout) needs.
+	PartialMessages bool
 	// SettingsPath, AgentsPath and MCPPath are where the step's generated
 	// files will be written (the argv names them); empty: inline JSON.
 	SettingsPath, MCPPath string
@@ -303,6 +306,9 @@ func BuildArgs(spec AgentSpec, o BuildOptions) (Built, error) {
 	}
 	if o.SessionMirror {
 		a = append(a, "--session-mirror")
+	}
+	if o.PartialMessages {
+		a = append(a, "--include-partial-messages")
 	}
 	if spec.Compact != nil {
 		for k, v := range spec.Compact.Env() {

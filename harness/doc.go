@@ -40,14 +40,31 @@
 // observes and performs. Run's loop is decide (step.go), a pure function of
 // that outcome, plus its effects (resume, hand off, back off, end).
 //
-// Process hygiene: claude starts through internal/child (own process group,
-// SIGKILL when flower dies, group-killing Cancel); the group is signalled,
-// never just the leader. A child that prints non-JSON before system/init,
+// Process hygiene: claude starts through internal/child under a supervisor,
+// `flower-hook __supervise` (child.Supervised): the supervisor is the child
+// subreaper of the step's whole tree and starts claude in a process group
+// of its own; SIGTERM is passed on to that group, and a SIGKILL first kills
+// every descendant (child.KillTree) — claude starts its tools in process
+// groups of their own, so a group signal alone misses them. Why nothing of
+// a step outlives flower, even when flower gets SIGKILL: as subreaper, the
+// supervisor inherits every orphan of the tree, so each process of the step
+// stays its descendant in /proc for as long as it lives; the supervisor has
+// no death signal and is not in claude's group, so flower's death does not
+// kill it; its lifeline (fd 3) is a pipe whose only write end flower holds,
+// and the kernel closes that end when flower ends in any way, so the
+// supervisor reads EOF, SIGKILLs every descendant until /proc shows none
+// alive, and exits. SIGHUP is handled like SIGTERM by the command (the step
+// ends cancelled, naming the signal). The group is signalled, never just
+// the leader. A child that prints non-JSON before system/init,
 // dies before it, or stays silent past StartTimeout ends the attempt with a
 // *StartError carrying its stderr tail (not retried), and the group is
 // killed on every path. Cancelling Run's context stops claude at once
-// (SIGTERM, SIGKILL 2 s later). There is no idle timeout while claude is
-// silent: long tool runs are legitimate.
+// (SIGTERM, SIGKILL 2 s later). Stalls end: steps stream partial messages,
+// and an attempt with no stdout line for Resilience.IdleTimeout (default 5
+// min) while no tool call is unanswered and no task runs ends with a
+// StallError and a "stall" event; it is transient, so the next attempt
+// resumes the same session. Long tool runs and subagents are legitimate
+// and suspend the limit.
 //
 // Wiring: harness links neither a session store nor the scripted model.
 // Options.OpenStore and Options.CopyCredentials are plugged in by package
@@ -66,9 +83,14 @@
 //   - stdin is closed after the first result line; the CLI still finishes
 //     background subagents, and the last result is the step's.
 //   - A result ends the step: once a result arrives with no background
-//     task pending (task_started without its task_notification), claude
-//     gets 10 s to exit, then its group is killed and the result stands (an
-//     ok result stays ok).
+//     subagent pending (task_started without its task_notification; a
+//     background shell, task_type local_bash, does not count: a dev server
+//     would hold the step forever), claude gets 10 s to exit, then its
+//     tree is killed and the result stands (an ok result stays ok).
+//   - A session the store cannot load (a damaged store moved aside, see
+//     ErrSessionLost) that claude's config dir does not hold either starts
+//     fresh, with a "store" event (fresh: true), rather than fail with
+//     "No conversation found".
 //   - Crossing HandoffPolicy.At interrupts the turn (control request) and
 //     ends the attempt with HandoffDue even if a result follows.
 //   - An overflow error ("prompt is too long" …) hands off with the degraded

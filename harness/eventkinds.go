@@ -20,6 +20,7 @@ const (
 	EventHandoff   = "handoff"    // HandoffEvent: near / writing / done
 	EventStore     = "store"      // ErrorEvent: the session store failed (op)
 	EventError     = "error"      // ErrorEvent
+	EventStall     = "stall"      // StallEvent: no stream byte for the idle limit; the attempt ends (transient)
 
 	// Turned from claude's stream-json lines by the stream machine.
 	EventInit             = "init"              // InitEvent
@@ -58,6 +59,13 @@ type GoalEvent struct {
 	SHA256     string `json:"sha256"`
 	Text       string `json:"text,omitempty"`
 	DiskSHA256 string `json:"disk_sha256,omitempty"`
+}
+
+// StallEvent is an attempt ended for silence (EventStall): IdleS is the
+// idle limit in seconds, SessionID the session the next attempt resumes.
+type StallEvent struct {
+	IdleS     float64 `json:"idle_s"`
+	SessionID string  `json:"session_id"`
 }
 
 // FlowStepEvent is a workflow step beginning (EventStep): Index counts
@@ -243,6 +251,9 @@ func (e Event) Result() (ResultEvent, bool) { return decodeData[ResultEvent](e, 
 
 // Retry is the payload of a EventRetry event.
 func (e Event) Retry() (RetryEvent, bool) { return decodeData[RetryEvent](e, EventRetry) }
+
+// Stall is the payload of a EventStall event.
+func (e Event) Stall() (StallEvent, bool) { return decodeData[StallEvent](e, EventStall) }
 
 // Handoff is the payload of a EventHandoff event.
 func (e Event) Handoff() (HandoffEvent, bool) { return decodeData[HandoffEvent](e, EventHandoff) }

@@ -354,3 +354,49 @@ func TestDecide(t *testing.T) {
 		t.Error("control: no handoff with the policy off")
 	}
 }
+
+// TestMachine_IdleLimit: silence past the idle limit after init stops the
+// attempt with a StallError and a stall event, unless a tool call or a task
+// is running (then the limit waits for its end and restarts from it).
+func TestMachine_IdleLimit(t *testing.T) {
+	const idle = 30 * time.Second
+	initL := []byte(`{"type":"system","subtype":"init","session_id":"s1"}`)
+	call := []byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"tu1","name":"Bash"}]}}`)
+	answer := []byte(`{"type":"user","parent_tool_use_id":null,"message":{"content":[{"type":"tool_result","tool_use_id":"tu1"}]}}`)
+	task := []byte(`{"type":"system","subtype":"task_started","task_id":"k1"}`)
+	partial := []byte(`{"type":"stream_event","event":{"type":"content_block_delta"}}`)
+	cases := []struct {
+		name  string
+		lines [][]byte
+		stall bool
+	}{
+		{"silent after init", [][]byte{initL}, true},
+		{"silent after a partial message", [][]byte{initL, partial}, true},
+		{"a tool call runs", [][]byte{initL, call}, false},
+		{"the tool answered", [][]byte{initL, call, answer}, true},
+		{"a task runs", [][]byte{initL, task}, false},
+		{"before init: the start timeout's", nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &clock{now: time.Unix(1e9, 0)}
+			s := &stream{timing: defaultTiming(time.Hour)}
+			s.timing.idle = idle
+			s.begin(c.now)
+			feed(t, s, c, tc.lines)
+			act := s.tick(c.step(idle - time.Second))
+			if act != actNone {
+				t.Fatalf("acted before the limit: %b", act)
+			}
+			act = s.tick(c.step(2 * time.Second))
+			_, evOK := s.takeStall()
+			var stall *StallError
+			if got := errors.As(s.failure, &stall); got != tc.stall || evOK != tc.stall || tc.stall != (act&actTerm != 0) {
+				t.Fatalf("stall %v (event %v, actions %b, failure %v), want %v", got, evOK, act, s.failure, tc.stall)
+			}
+			if kind, retry := Classify(FailureOf(s.failure)); tc.stall && (kind != KindRetry || !retry) {
+				t.Errorf("a stall classifies as %s/%v, want a retry", kind, retry)
+			}
+		})
+	}
+}

@@ -61,6 +61,61 @@ func ReadManifest(path string) ([]ManifestRow, error) {
 	return rows, nil
 }
 
+// ReadManifestAround is ReadManifest for readers that must not stop at
+// damage (`flower runs`): a manifest that does not parse gives the rows that
+// still do (SalvageRows) and, as err, the damage (wrapping
+// ErrManifestDamaged, with how many rows were lost). Nothing is moved.
+func ReadManifestAround(path string) ([]ManifestRow, error) {
+	rows, err := ReadManifest(path)
+	if !errors.Is(err, ErrManifestDamaged) {
+		return rows, err
+	}
+	data, _ := os.ReadFile(path)
+	raw, lost := SalvageRows(data)
+	rows = nil
+	for _, r := range raw {
+		var row ManifestRow
+		if json.Unmarshal(r, &row) != nil {
+			lost++
+			continue
+		}
+		rows = append(rows, row)
+	}
+	return rows, fmt.Errorf("%w (%d rows read around the damage, %d lost)", err, len(rows), lost)
+}
+
+// SalvageRows cuts a damaged manifest into the rows that still parse as
+// JSON objects, by the layout updateManifest writes (each row from a line
+// "  {" to a line "  }" or "  },"), and counts the pieces that do not.
+func SalvageRows(data []byte) (rows []json.RawMessage, lost int) {
+	var cur []byte
+	in := false
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		trim := bytes.TrimRight(line, "\r\n")
+		switch {
+		case string(trim) == "  {":
+			if in {
+				lost++
+			}
+			in, cur = true, append(cur[:0], "{\n"...)
+		case in && (string(trim) == "  }" || string(trim) == "  },"):
+			cur = append(cur, "  }"...)
+			in = false
+			if gjson.ValidBytes(cur) && gjson.ParseBytes(cur).IsObject() {
+				rows = append(rows, json.RawMessage(bytes.Clone(cur)))
+			} else {
+				lost++
+			}
+		case in:
+			cur = append(cur, line...)
+		}
+	}
+	if in {
+		lost++
+	}
+	return rows, lost
+}
+
 // WriteManifestRow stores row in manifest.json with the seed's append
 // semantics: under an exclusive file lock, read the disk, replace the row
 // with the same run (keep every other), write the file atomically (fsync'd
@@ -68,7 +123,7 @@ func ReadManifest(path string) ([]ManifestRow, error) {
 //
 // A manifest that does not parse never stops a step: it is moved aside to
 // manifest.json.corrupt-<time>, one warning goes to stderr, and a fresh
-// manifest starts with row.
+// manifest starts with the rows that still parse (SalvageRows) and row.
 func WriteManifestRow(path string, row ManifestRow) error {
 	return writeRow(path, row, nil)
 }
@@ -221,9 +276,12 @@ func updateManifest(path string, red *redact.Redactor, change func([]json.RawMes
 		if rerr := os.Rename(path, aside); rerr != nil {
 			return fmt.Errorf("harness: manifest: moving the damaged one aside: %w", rerr)
 		}
-		fmt.Fprintf(os.Stderr, "flower: warning: %s did not parse (%v); moved it to %s and started a fresh one\n",
-			path, errors.Unwrap(err), filepath.Base(aside))
-		rows, err = nil, nil
+		data, _ := os.ReadFile(aside)
+		var lost int
+		rows, lost = SalvageRows(data)
+		fmt.Fprintf(os.Stderr, "flower: warning: %s did not parse (%v); moved it to %s and started a fresh one with the %d rows that still parse (%d lost)\n",
+			path, errors.Unwrap(err), filepath.Base(aside), len(rows), lost)
+		err = nil
 	}
 	if err != nil {
 		return err

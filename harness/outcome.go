@@ -2,6 +2,7 @@ package harness
 
 import "errors"
 import "fmt"
+import "time"
 import "strings"
 
 import "github.com/tidwall/gjson"
@@ -30,6 +31,18 @@ type StartError struct {
 }
 
 func (e *StartError) Error() string { return "harness: start: " + e.Reason + stderrNote(e.Stderr) }
+
+// StallError is an attempt that claude held with no stream byte for the
+// idle limit (Resilience.IdleTimeout) while no tool call or subagent ran:
+// an API that accepted the request and went silent. It is transient: the
+// Runtime resumes the same session.
+type StallError struct {
+	Idle time.Duration
+}
+
+func (e *StallError) Error() string {
+	return fmt.Sprintf("claude stalled: no stream byte for %s with no tool or subagent running (timed out by the idle limit, --idle-timeout)", e.Idle)
+}
 
 // ExitError is an attempt whose claude ended without a result line: Code is
 // its exit status (-1 when a signal ended it), Signal the signal's name.

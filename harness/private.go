@@ -75,7 +75,7 @@ func (s redactedStore) Checkpoint(ctx context.Context) error { return checkpoint
 // credentials copy is left alone (claude needs it to log in).
 // Only files changed since since are read.
 func scrubTree(dir string, since time.Time, red *redact.Redactor) error {
-	if red == nil || dir == "" {
+	if dir == "" {
 		return nil
 	}
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

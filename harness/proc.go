@@ -1,6 +1,7 @@
 package harness
 
 import "bufio"
+import "bytes"
 import "context"
 import "encoding/json"
 import "errors"
@@ -18,28 +19,30 @@ import "github.com/flowerhq/flower/internal/child"
 // maxLine is the stream-json line cap: large tool results arrive as one line.
 const maxLine = 64 << 20
 
-// proc is one running claude (internal/child: its own process group, killed
-// with flower), stdin kept open for control requests until the first
-// result. It performs what the stream machine decides; it decides nothing.
+// proc is one running claude under its supervisor (internal/child: the
+// step's tree dies with flower), stdin kept open for control requests until
+// the first result. It performs what the stream machine decides; it decides
+// nothing.
 type proc struct {
-	cmd     *exec.Cmd
-	mu      sync.Mutex
-	stdin   *os.File // nil once closed
-	reqs    int
-	words   string
-	sentInt bool
-	intC    chan struct{} // an interrupt was sent (buffered 1)
-	stderr  *tailBuffer
-	errDone chan struct{} // closed once the stderr reader reached EOF
-	exited  chan struct{} // closed once Wait returned
+	cmd      *exec.Cmd
+	lifeline *os.File // the supervisor's lifeline, held until Wait returned
+	mu       sync.Mutex
+	stdin    *os.File // nil once closed
+	reqs     int
+	words    string
+	sentInt  bool
+	intC     chan struct{} // an interrupt was sent (buffered 1)
+	stderr   *tailBuffer
+	errDone  chan struct{} // closed once the stderr reader reached EOF
+	exited   chan struct{} // closed once Wait returned
 }
 
-// newProc prepares claude as a contained child. The caller starts it with
-// start; supervise ends it on every path. Its context is Background on
-// purpose: the stream machine answers cancellation itself (SIGTERM to the
-// group first, SIGKILL after the stop grace).
-func newProc(claude string, args, env []string, dir string) *proc {
-	cmd := child.Command(context.Background(), claude, args...)
+// newProc prepares claude as a contained child, supervised by flower-hook
+// (hook). The caller starts it with start; supervise ends it on every path.
+// The stream machine answers cancellation itself (SIGTERM first, SIGKILL of
+// the tree after the stop grace).
+func newProc(hook, claude string, args, env []string, dir string) *proc {
+	cmd := child.Supervised(hook, claude, args...)
 	cmd.Env = env
 	cmd.Dir = dir
 	return &proc{cmd: cmd, stderr: &tailBuffer{max: 16 << 10}, errDone: make(chan struct{}),
@@ -60,13 +63,19 @@ func (p *proc) start() (*os.File, error) {
 		}
 		ends[i], ends[i+1] = r, w
 	}
-	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = ends[0], ends[3], ends[5]
-	err := startPrivate(p.cmd)
-	closeAll([]*os.File{ends[0], ends[3], ends[5]})
+	lr, lw, err := child.Lifeline(p.cmd)
 	if err != nil {
-		closeAll([]*os.File{ends[1], ends[2], ends[4]})
+		closeAll(ends[:])
 		return nil, err
 	}
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = ends[0], ends[3], ends[5]
+	err = startPrivate(p.cmd)
+	closeAll([]*os.File{ends[0], ends[3], ends[5], lr})
+	if err != nil {
+		closeAll([]*os.File{ends[1], ends[2], ends[4], lw})
+		return nil, err
+	}
+	p.lifeline = lw
 	p.stdin = ends[1]
 	go func() {
 		io.Copy(p.stderr, ends[4])
@@ -75,6 +84,9 @@ func (p *proc) start() (*os.File, error) {
 	}()
 	go func() {
 		p.cmd.Wait()
+		if p.lifeline != nil {
+			p.lifeline.Close()
+		}
 		close(p.exited)
 	}()
 	return ends[2], nil
@@ -168,16 +180,51 @@ type lineMsg struct {
 	err  error
 }
 
-// readLines reads stdout lines into ch; it closes ch at EOF or error.
+// readLines reads stdout lines into ch; it closes ch at EOF or error. Each
+// line is its own slice of exactly its size, gathered in pieces and copied
+// once (as bufio.Reader.ReadBytes does, but refusing a line over maxLine
+// before it is all in memory): a 50 MB text costs that once, not a scanner
+// buffer grown to maxLine plus a copy.
 func readLines(r io.Reader, ch chan<- lineMsg) {
 	defer close(ch)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
-	for sc.Scan() {
-		ch <- lineMsg{line: append([]byte(nil), sc.Bytes()...)}
+	br := bufio.NewReaderSize(r, 1<<20)
+	for {
+		line, err := readLine(br)
+		if line != nil {
+			ch <- lineMsg{line: line}
+		}
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			ch <- lineMsg{err: err}
+			return
+		}
 	}
-	if err := sc.Err(); err != nil {
-		ch <- lineMsg{err: err}
+}
+
+// readLine is the next line without its newline (nil at a clean EOF).
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var pieces [][]byte
+	n := 0
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if n += len(chunk); n > maxLine+1 {
+			return nil, bufio.ErrTooLong
+		}
+		if err == bufio.ErrBufferFull {
+			pieces = append(pieces, bytes.Clone(chunk))
+			continue
+		}
+		if err != nil && (err != io.EOF || n == 0) {
+			return nil, err
+		}
+		line := make([]byte, 0, n)
+		for _, p := range pieces {
+			line = append(line, p...)
+		}
+		line = bytes.TrimSuffix(append(line, chunk...), []byte("\n"))
+		return line, err
 	}
 }
 
@@ -256,9 +303,12 @@ func (p *proc) supervise(ctx context.Context, out *os.File, s *stream, h watcher
 			s.interrupted(time.Now())
 		case <-timer.C:
 			act = s.tick(time.Now())
+			if ev, ok := s.takeStall(); ok {
+				h.onLine(ev)
+			}
 		case <-done:
 			done = nil
-			act = s.cancel(ctx.Err(), time.Now())
+			act = s.cancel(context.Cause(ctx), time.Now()) // "hangup signal received" …
 		case <-exited:
 			exited = nil
 			s.exit(time.Now())

@@ -25,16 +25,44 @@ type Resilience struct {
 	// OnlineTimeout bounds WaitOnline for unattended use; 0 waits until
 	// the API answers or the context ends.
 	OnlineTimeout time.Duration
+	// IdleTimeout ends an attempt as a transient StallError when claude
+	// prints no stream line for this long while no tool call and no
+	// subagent runs (those may be silent as long as they take); the next
+	// attempt resumes the same session. 0 takes DefaultIdleTimeout,
+	// negative turns the limit off.
+	IdleTimeout time.Duration
 }
+
+// DefaultIdleTimeout is the idle limit. Steps stream partial messages
+// (--include-partial-messages), so a turn being written prints a line per
+// streamed piece, and a running tool or subagent suspends the limit: what
+// is left silent is one API request before its first event (a long
+// prompt's first token, the CLI's own compaction request), which takes
+// seconds to a minute or two. Five minutes is well past that and half the
+// CLI's own request timeout (API_TIMEOUT_MS, 10 min), which a stalled
+// stream would otherwise wait out before the CLI's retry does the same.
+const DefaultIdleTimeout = 5 * time.Minute
 
 // DefaultResumePrompt continues a session after a failure.
 const DefaultResumePrompt = "The previous attempt was cut off by an infrastructure error (network or API). " +
 	"Nothing is wrong with your work. Continue the task exactly where you left off; do not repeat finished steps."
 
 // NewResilience returns the defaults: enabled, 5 attempts, 2s doubling up
-// to 60s.
+// to 60s, idle limit DefaultIdleTimeout.
 func NewResilience() Resilience {
-	return Resilience{Enabled: true, MaxAttempts: 5, BaseDelay: 2 * time.Second, MaxDelay: 60 * time.Second, ResumePrompt: DefaultResumePrompt}
+	return Resilience{Enabled: true, MaxAttempts: 5, BaseDelay: 2 * time.Second, MaxDelay: 60 * time.Second, ResumePrompt: DefaultResumePrompt,
+		IdleTimeout: DefaultIdleTimeout}
+}
+
+// idle is the attempt's idle limit: 0 for none.
+func (r Resilience) idle() time.Duration {
+	switch {
+	case r.IdleTimeout < 0:
+		return 0
+	case r.IdleTimeout == 0:
+		return DefaultIdleTimeout
+	}
+	return r.IdleTimeout
 }
 
 // DelayFor is the back-off before attempt+1: BaseDelay·2^(attempt-1),

@@ -1,6 +1,7 @@
 package harness
 
 import "encoding/json"
+import "strings"
 import "time"
 
 // StepResult is the complete account of one run step (seed StepResult).
@@ -53,3 +54,7 @@ type RunOptions struct {
 // The error is non-nil only when the manifest cannot be written; a failed
 // step (bad spec, claude that cannot start, API error, cancelled context)
 // returns OK=false with Error set.
+
+// Cancelled reports whether the step ended because its context did (an
+// interrupt or a termination of flower): not a failure of the step.
+func (r StepResult) Cancelled() bool { return !r.OK && strings.HasPrefix(r.Error, "cancelled: ") }

@@ -20,40 +20,51 @@ import "github.com/flowerhq/flower/internal/envlist"
 //     step's folder with the user's login and settings copied in, the
 //     session written under the workspace's project key, and
 //     CLAUDE_CONFIG_DIR + CLAUDE_CODE_PROJECT_DIR_NAME set for this attempt
-//     only. The folder is removed when the attempt ends (the returned func).
+//     only (env). The folder is removed when the attempt ends (done).
 //
-// Without a store, or for a fresh session, nothing is loaded and claude
-// reads its own files.
-func (r *Runtime) loadResume(ctx context.Context, a attemptArgs, stepDir string, built *Built) (func(), error) {
-	none := func() {}
+// A session that cannot be loaded and is not in the config dir either
+// starts fresh (a.resume cleared, a "store" event with fresh: true), since
+// claude would only answer "No conversation found". Without a store, or for
+// a fresh session, nothing is loaded and claude reads its own files.
+func (r *Runtime) loadResume(ctx context.Context, a *attemptArgs, stepDir string) (env map[string]string, done func(), err error) {
+	done = func() {}
 	if a.resume == "" || r.store == nil {
-		return none, nil
+		return nil, done, nil
 	}
 	st, err := r.store.wait()
 	if err != nil {
-		return none, err
+		return nil, done, err
 	}
-	dir, project, cleanup := r.configDir, r.project, none
+	dir, project := r.configDir, r.project
 	if dir == "" {
 		if dir, err = os.MkdirTemp(stepDir, "claude-resume-"); err != nil {
-			return none, fmt.Errorf("resume config dir: %w", err)
+			return nil, done, fmt.Errorf("resume config dir: %w", err)
 		}
-		cleanup = func() { os.RemoveAll(dir) }
+		done = func() { os.RemoveAll(dir) }
 		project = ProjectKey(r.workspace)
 		if err := r.copyUserConfig(dir); err != nil {
-			cleanup()
-			return none, err
+			done()
+			return nil, func() {}, err
 		}
-		if built.Env == nil {
-			built.Env = map[string]string{}
-		}
-		built.Env["CLAUDE_CONFIG_DIR"] = dir
-		built.Env["CLAUDE_CODE_PROJECT_DIR_NAME"] = project
+		env = map[string]string{"CLAUDE_CONFIG_DIR": dir, "CLAUDE_CODE_PROJECT_DIR_NAME": project}
 	}
-	if err := st.Materialize(ctx, project, a.resume, dir); err != nil && a.emit != nil {
-		a.emit(Event{Kind: EventStore, Data: map[string]any{"error": err.Error(), "op": "materialize"}})
+	err = st.Materialize(ctx, project, a.resume, dir)
+	if err == nil {
+		return env, done, nil
 	}
-	return cleanup, nil
+	data := map[string]any{"error": err.Error(), "op": "materialize", "session_id": a.resume}
+	file := filepath.Join(dir, "projects", project, a.resume+".jsonl")
+	if errors.Is(err, ErrSessionLost) {
+		os.Remove(file) // what a load cut short by the damage wrote
+	}
+	if _, serr := os.Stat(file); serr != nil {
+		data["fresh"] = true
+		a.resume, a.fork, a.resumeAt = "", false, ""
+	}
+	if a.emit != nil {
+		a.emit(Event{Kind: EventStore, Data: data})
+	}
+	return env, done, nil
 }
 
 // copyUserConfig puts the user's login (through Options.CopyCredentials,

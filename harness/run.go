@@ -64,18 +64,23 @@ func (r *Runtime) childEnv(step string, extra map[string]string) []string {
 
 // prepareAttempt compiles the attempt's argv and step files (in the step's
 // folder) and, for a resume, loads the session from the store into the
-// config dir (loadResume); done removes what the attempt needed only while
-// it ran.
-func (r *Runtime) prepareAttempt(ctx context.Context, a attemptArgs) (built Built, done func(), err error) {
+// config dir first (loadResume: a session that cannot be loaded starts
+// fresh); done removes what the attempt needed only while it ran.
+func (r *Runtime) prepareAttempt(ctx context.Context, a *attemptArgs) (built Built, done func(), err error) {
 	dir := filepath.Join(r.runDir, r.run, stepDirName(a.step))
 	if err := privateDir(dir); err != nil {
 		return Built{}, nil, fmt.Errorf("step dir: %w", err)
+	}
+	env, done, err := r.loadResume(ctx, a, dir)
+	if err != nil {
+		return Built{}, nil, err
 	}
 	bo := BuildOptions{
 		Cwd: r.workspace, Resume: a.resume, Fork: a.fork, ResumeAt: a.resumeAt,
 		Workbench: r.opts.Workbench, SpillThreshold: r.opts.SpillThreshold, HookPath: r.hook,
 		SessionMirror: r.store != nil, RunDir: r.runDir, AllowDirs: r.allowDirs,
-		SettingsPath: filepath.Join(dir, "settings.json"), MCPPath: filepath.Join(dir, "mcp.json"),
+		PartialMessages: r.opts.Resilience.idle() > 0,
+		SettingsPath:    filepath.Join(dir, "settings.json"), MCPPath: filepath.Join(dir, "mcp.json"),
 	}
 	if wb := r.opts.Workbench; wb != nil && wb.External() {
 		// Outside the workspace (isolate, a run-dir workbench): claude
@@ -87,26 +92,30 @@ func (r *Runtime) prepareAttempt(ctx context.Context, a attemptArgs) (built Buil
 		bo.PluginDir = r.opts.PluginDir
 	}
 	if built, err = BuildArgs(a.spec, bo); err != nil {
+		done()
 		return Built{}, nil, err
 	}
 	if err := writeStepFiles(dir, built); err != nil {
+		done()
 		return Built{}, nil, err
 	}
-	done, err = r.loadResume(ctx, a, dir, &built)
-	if err != nil {
-		return Built{}, nil, err
+	if len(env) > 0 && built.Env == nil {
+		built.Env = map[string]string{}
+	}
+	for k, v := range env {
+		built.Env[k] = v
 	}
 	return built, done, nil
 }
 
 // attempt runs one claude process to its end.
 func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
-	built, done, err := r.prepareAttempt(ctx, a)
+	built, done, err := r.prepareAttempt(ctx, &a)
 	if err != nil {
 		return attemptOut{err: &StartError{Reason: err.Error()}}
 	}
 	defer done()
-	p := newProc(r.claude, built.Args, r.childEnv(a.step, built.Env), r.workspace)
+	p := newProc(r.hook, r.claude, built.Args, r.childEnv(a.step, built.Env), r.workspace)
 	out, err := p.start()
 	if err != nil {
 		return attemptOut{err: &StartError{Reason: fmt.Sprintf("claude %s: %v", r.claude, err)}}
@@ -140,6 +149,7 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 		emit = func(Event) {}
 	}
 	s := &stream{handoff: a.handoff, warned: a.warned, timing: defaultTiming(r.opts.StartTimeout)}
+	s.timing.idle = r.opts.Resilience.idle()
 	began := time.Now()
 	o := p.supervise(ctx, out, s, watchers{
 		onLine: emit,

@@ -1,6 +1,7 @@
 package harness
 
 import "context"
+import "errors"
 import "crypto/rand"
 import "encoding/hex"
 import "fmt"
@@ -29,6 +30,12 @@ const (
 	InterruptNote = "(框架提示:你刚被上面这位人类打断了。打断那一刻正在执行、返回 interrupted 的工具调用," +
 		"是打断的正常副作用,不是环境故障,不要去排查它。把人的话考虑进去,接着做。)"
 )
+
+// ErrSessionLost is wrapped by a SessionStore's Materialize error when the
+// session cannot be loaded because the store lost it (a damaged store was
+// moved aside for a fresh one): the Runtime then starts the step's session
+// fresh, and says so with a "store" event (fresh: true).
+var ErrSessionLost = errors.New("the session store lost the session")
 
 // SessionStore is what the Runtime needs of the session store: mirror every
 // transcript_mirror line as it comes, and before a --resume write the
@@ -242,7 +249,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	if r.run == "" {
 		r.run = NewRunID()
 	}
-	r.red = redact.New(getenv)
+	r.red = redact.FromEnv(env)
 	if err := r.prepareDirs(getenv); err != nil {
 		return nil, err
 	}
@@ -336,9 +343,6 @@ func (r *Runtime) open(ctx context.Context) error {
 			st, err := o.OpenStore(ctx, filepath.Join(r.runDir, "sessions.db"), StoreOptions{Workspace: r.workspace, Trim: o.Trim, Ephemeral: o.Ephemeral, KeepDenials: o.KeepDenials})
 			if err != nil {
 				return nil, fmt.Errorf("harness: session store: %w", err)
-			}
-			if r.red == nil {
-				return st, nil
 			}
 			return redactedStore{st, r.red}, nil
 		})

@@ -29,6 +29,8 @@ type stream struct {
 	due       bool // context reached handoff.At
 	mirror    [][]byte
 	tasks     map[string]bool // tasks started and not yet notified
+	tools     map[string]bool // tool calls made and not yet answered
+	stall     *Event          // the stall event, until the supervisor takes it
 
 	failure       error // what went wrong on flower's side (start, read, cancel)
 	resultsAtInt  int   // results seen when the last interrupt was sent
@@ -38,7 +40,7 @@ type stream struct {
 	exited        bool
 
 	// Deadlines; zero is none.
-	startBy, escalateAt, resultGraceAt, killAt, exitGraceAt time.Time
+	startBy, escalateAt, resultGraceAt, killAt, exitGraceAt, idleAt time.Time
 }
 
 // timing are the attempt's grace periods.
@@ -48,6 +50,7 @@ type timing struct {
 	result    time.Duration // claude exits after its final result within
 	stop      time.Duration // SIGTERM → SIGKILL
 	exit      time.Duration // leader gone → stdout EOF (a grandchild holds it)
+	idle      time.Duration // no stdout line for this while nothing runs: a stall (0: no limit)
 }
 
 // defaultTiming: interrupt gives the CLI time to end the turn (an interrupt
@@ -59,6 +62,21 @@ func defaultTiming(start time.Duration) timing {
 
 // maxRawEvent caps the stream line an Event keeps as Raw.
 const maxRawEvent = 256 << 10
+
+// maxEventText caps the text an assistant Event carries: a huge model text
+// is kept once, as the step's result (the manifest) and in claude's own
+// transcript, not again in every event and events.jsonl.
+const maxEventText = 64 << 10
+
+// eventText is text for an Event's data: cut at maxEventText (on a rune
+// boundary), with data["text_bytes"] saying how long it was.
+func eventText(text string, data map[string]any) string {
+	if len(text) <= maxEventText {
+		return text
+	}
+	data["text_bytes"] = len(text)
+	return text[:textclip.Boundary(text, maxEventText)] + textclip.Ellipsis
+}
 
 // action is what the supervisor does for the machine (bits, combined).
 type action int
@@ -98,7 +116,28 @@ func (s *stream) line(b []byte, now time.Time) (ev Event, emit bool, act action)
 	if act&actEndInput != 0 && len(s.tasks) == 0 && !s.exited {
 		s.resultGraceAt = now.Add(s.timing.result)
 	}
+	s.armIdle(now)
 	return ev, emit, act
+}
+
+// armIdle restarts the idle limit after a stdout line, or suspends it while
+// a tool call or a subagent (a task) runs: those may be silent for as long
+// as they take. Before system/init the start timeout applies instead.
+func (s *stream) armIdle(now time.Time) {
+	s.idleAt = time.Time{}
+	if s.timing.idle > 0 && s.sawInit && !s.exited && s.failure == nil && len(s.tools) == 0 && len(s.tasks) == 0 {
+		s.idleAt = now.Add(s.timing.idle)
+	}
+}
+
+// takeStall hands the stall event to the supervisor, once.
+func (s *stream) takeStall() (Event, bool) {
+	if s.stall == nil {
+		return Event{}, false
+	}
+	ev := *s.stall
+	s.stall = nil
+	return ev, true
 }
 
 // settledOK reports whether the attempt's outcome is already known to be a
@@ -133,7 +172,7 @@ func (s *stream) readError(err error, now time.Time) action {
 // exit notes that the leader is gone; a grandchild may still hold stdout.
 func (s *stream) exit(now time.Time) {
 	s.exited = true
-	s.resultGraceAt = time.Time{}
+	s.resultGraceAt, s.idleAt = time.Time{}, time.Time{}
 	s.exitGraceAt = now.Add(s.timing.exit)
 }
 
@@ -156,6 +195,11 @@ func (s *stream) tick(now time.Time) action {
 		s.stoppedForInt = true
 		act |= s.stop(now)
 	}
+	if passed(&s.idleAt) && s.failure == nil {
+		s.fail(&StallError{Idle: s.timing.idle})
+		s.stall = &Event{Kind: EventStall, Time: now, Data: map[string]any{"idle_s": s.timing.idle.Seconds(), "session_id": s.sessionID}}
+		act |= s.stop(now)
+	}
 	if passed(&s.resultGraceAt) || passed(&s.killAt) {
 		act |= actKill
 	}
@@ -169,7 +213,7 @@ func (s *stream) tick(now time.Time) action {
 // next is the earliest pending deadline, zero for none.
 func (s *stream) next() time.Time {
 	var n time.Time
-	for _, t := range []time.Time{s.startBy, s.escalateAt, s.resultGraceAt, s.killAt, s.exitGraceAt} {
+	for _, t := range []time.Time{s.startBy, s.escalateAt, s.resultGraceAt, s.killAt, s.exitGraceAt, s.idleAt} {
 		if !t.IsZero() && (n.IsZero() || t.Before(n)) {
 			n = t
 		}
@@ -227,6 +271,12 @@ func (s *stream) outcome(humanInt bool, code int, signal, stderr string) error {
 // handle consumes one stdout line (which must start with '{').
 func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act action) {
 	typ := gjson.GetBytes(line, "type").String()
+	switch typ {
+	case "control_response", "keep_alive", "stream_event":
+		// Partial messages (one line per streamed delta) only show that
+		// the API is answering: nothing to record.
+		return ev, false, actNone
+	}
 	sub := gjson.GetBytes(line, "subtype").String()
 	ev = Event{Kind: typ, Time: now, Data: map[string]any{}}
 	if len(line) <= maxRawEvent {
@@ -248,6 +298,13 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 			ev.Data["attempt"] = gjson.GetBytes(line, "attempt").Int()
 			ev.Data["error_status"] = gjson.GetBytes(line, "error_status").Int()
 		case "task_started":
+			// A subagent's task holds the step (its result comes later);
+			// a background shell (local_bash: a dev server, a watcher)
+			// does not: once the result is in, the grace runs as for any
+			// child, and the shell dies with the step's tree.
+			if gjson.GetBytes(line, "task_type").String() == "local_bash" {
+				break
+			}
 			if s.tasks == nil {
 				s.tasks = map[string]bool{}
 			}
@@ -263,11 +320,12 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 		for _, b := range msg.Get("content").Array() {
 			switch b.Get("type").String() {
 			case "text":
-				ev.Data["text"] = b.Get("text").String()
+				ev.Data["text"] = eventText(b.Get("text").Str, ev.Data)
 			case "tool_use":
 				ev.Kind = EventToolUse
 				ev.Data["tool"] = b.Get("name").String()
 				ev.Data["tool_use_id"] = b.Get("id").String()
+				s.toolCalled(b.Get("id").String())
 			}
 		}
 		tokens, main, ok := mainContext(line)
@@ -287,12 +345,18 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 		}
 	case "user":
 		ev.Kind = EventToolResult
+		for _, b := range gjson.GetBytes(line, "message.content").Array() {
+			if b.Get("type").String() == "tool_result" {
+				delete(s.tools, b.Get("tool_use_id").String())
+			}
+		}
 		if gjson.GetBytes(line, "parent_tool_use_id").String() != "" {
 			ev.Data["agent_id"] = gjson.GetBytes(line, "agent_id").String()
 		}
 	case "result":
 		s.results++
-		s.final = gjson.ParseBytes(append([]byte(nil), line...))
+		s.tools = nil                    // the turn is over: no call of it is still running
+		s.final = gjson.ParseBytes(line) // the line is the machine's own (readLines copies it)
 		ev.Data["subtype"] = sub
 		ev.Data["is_error"] = s.final.Get("is_error").Bool()
 		ev.Data["num_turns"] = s.final.Get("num_turns").Int()
@@ -301,10 +365,16 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 	case "transcript_mirror":
 		s.mirror = append(s.mirror, append([]byte(nil), line...))
 		emit = false
-	case "control_response", "keep_alive", "stream_event":
-		emit = false
 	}
 	return ev, emit, actNone
+}
+
+// toolCalled notes a tool call in flight (its result has not come yet).
+func (s *stream) toolCalled(id string) {
+	if s.tools == nil {
+		s.tools = map[string]bool{}
+	}
+	s.tools[id] = true
 }
 
 // nearCrossed reports (once per generation) that the context passed WarnAt.

@@ -179,13 +179,14 @@ func SpillPointer(path, text string) string {
 
 // writeSpill stores text as dir/<sha256[:16]>.txt (content-addressed, so a
 // repeat is a no-op) and returns the path.
-// Credentials in it are replaced first (redact.Vars, from this process's
-// environment, which claude passed down): a spill file keeps no secret.
+// Credentials in it are replaced first (redact.FromEnv of this process's
+// environment, which claude passed down, and token shapes): a spill file
+// keeps no secret.
 // It refuses when the spill folder or the file is a symlink or resolves
 // outside the workbench (dir's parent): the caller then keeps the original
 // output.
 func writeSpill(dir, text string) (string, error) {
-	text = redact.New(os.Getenv).String(text)
+	text = redact.FromEnv(os.Environ()).String(text)
 	sum := sha256.Sum256([]byte(text))
 	path := filepath.Join(dir, hex.EncodeToString(sum[:])[:16]+".txt")
 	root := filepath.Dir(dir)

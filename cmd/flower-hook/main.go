@@ -2,12 +2,20 @@
 // tool call as a command hook (`flower-hook GUARD [flags]`, hook input on
 // stdin, hook output on stdout). All logic lives in package hooks; see its
 // documentation and design.md §3 for the guards, flags and exit codes.
+//
+// `flower-hook __supervise CLAUDE ARGS…` is the other use: the Runtime
+// starts each step's claude under it, the child subreaper that kills the
+// step's whole tree when flower dies (internal/child.Supervise).
 package main
 
 import "os"
 
 import "github.com/flowerhq/flower/hooks"
+import "github.com/flowerhq/flower/internal/child"
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == child.SuperviseArg {
+		os.Exit(child.Supervise(os.Args[2:], os.Stderr))
+	}
 	os.Exit(hooks.Main(os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }

@@ -10,6 +10,8 @@ import "strings"
 import "github.com/urfave/cli/v2"
 import "golang.org/x/term"
 
+import "github.com/flowerhq/flower/internal/redact"
+
 // Exit codes of design.md §3.
 const (
 	exitOK          = 0
@@ -46,13 +48,22 @@ func (e *cmdEnv) do(opts any, run func() error) error {
 	return run()
 }
 
-// osEnv is the process's cmdEnv.
+// osEnv is the process's cmdEnv. Its stdout and stderr replace
+// credentials (redact.Process: the credential variables, any *TOKEN, *KEY,
+// *SECRET, *PASSWORD or *CREDENTIALS value, token shapes), --json lines
+// included.
 func osEnv(args []string, stdin io.Reader, stdout, stderr io.Writer) *cmdEnv {
-	return &cmdEnv{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, IsTTY: isTTY, Args: args}
+	red := redact.Process()
+	return &cmdEnv{Stdin: stdin, Stdout: &redact.Writer{W: stdout, R: red}, Stderr: &redact.Writer{W: stderr, R: red},
+		Getenv: os.Getenv, IsTTY: isTTY, Args: args}
 }
 
-// isTTY reports whether v is a terminal.
+// isTTY reports whether v (or the stream a redact.Writer writes to) is a
+// terminal.
 func isTTY(v any) bool {
+	if w, ok := v.(io.Writer); ok {
+		v = redact.Underlying(w)
+	}
 	f, ok := v.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -4,7 +4,9 @@ import "context"
 import "os"
 import "path/filepath"
 import "strings"
+import "syscall"
 import "testing"
+import "time"
 
 import "github.com/flowerhq/flower/internal/testbed"
 import "github.com/flowerhq/flower/scripted"
@@ -127,3 +129,48 @@ func TestE2E_ClaudeDropIn_Pipe(t *testing.T) {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestE2E_ClaudeDropIn_MirrorAfterSIGTERM: SIGTERM to `flower claude -p`
+// while the model is still answering (what the Agent SDK's abort() sends)
+// ends claude, and the session it started still lands in the store (the
+// mirror no longer runs on the cancelled context).
+func TestE2E_ClaudeDropIn_MirrorAfterSIGTERM(t *testing.T) {
+	t.Parallel()
+	asked := make(chan struct{}, 1)
+	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main",
+		Func: func(scripted.Request) scripted.Reply {
+			select {
+			case asked <- struct{}{}:
+			default:
+			}
+			return scripted.Reply{Text: "TOO-LATE", DelayMS: 60_000}
+		}}}})
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	runDir := filepath.Join(t.TempDir(), "runs")
+	cmd := testbed.Command(t, flower, "claude", "-p", "wait for the answer")
+	cmd.Env, cmd.Dir = dropInEnv(t, bed, runDir), bed.Workspace
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the model was never asked")
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if strings.Contains(errb.String(), "context canceled") {
+		t.Errorf("the mirror ran on the cancelled context: %s", errb.String())
+	}
+	st, err := sessionstore.Open(filepath.Join(runDir, "sessions.db"))
+	if err != nil {
+		t.Fatalf("no store after SIGTERM: %v\n%s", err, errb.String())
+	}
+	defer st.Close()
+	sessions, err := st.ListSessions(context.Background(), scripted.ProjectDirName(bed.Workspace))
+	if err != nil || len(sessions) != 1 {
+		t.Fatalf("mirrored sessions after SIGTERM = %v, %v\n%s", sessions, err, errb.String())
+	}
+}

@@ -3,8 +3,10 @@ package main
 import "context"
 import "fmt"
 import "os"
+import "os/signal"
 import "path/filepath"
 import "strings"
+import "time"
 
 import "github.com/urfave/cli/v2"
 
@@ -16,6 +18,7 @@ type askOptions struct {
 	Workspace, RunDir, Claude, Hook, Model string
 	Store                                  string
 	JSON                                   bool
+	OnlineTimeout                          time.Duration
 	Question                               []string
 }
 
@@ -33,7 +36,7 @@ Examples:
    flower ask "where are we?"
    flower ask -C ~/src/app "did the judge accept round 2?"`,
 		Flags: []cli.Flag{workspaceFlag(&o.Workspace, wsUsageRuns), runDirFlag(&o.RunDir), storeFlag(&o.Store), claudeFlag(&o.Claude), hookFlag(&o.Hook), modelFlag(&o.Model),
-			jsonFlag(&o.JSON, "print the oracle's step_result as JSON")},
+			jsonFlag(&o.JSON, "print the oracle's step_result as JSON"), onlineTimeoutFlag(&o.OnlineTimeout)},
 		Action: func(c *cli.Context) error {
 			o.Question = c.Args().Slice()
 			return e.do(o, func() error { return runAsk(c.Context, e, o) })
@@ -63,7 +66,7 @@ func runAsk(ctx context.Context, e *cmdEnv, o *askOptions) error {
 		return err
 	}
 	runDir := pl.RunDir
-	rows, where, err := manifestRows(ctx, o.Store, runDir)
+	rows, where, err := manifestRows(ctx, o.Store, runDir, e.Stderr)
 	if err != nil {
 		return err
 	}
@@ -80,6 +83,9 @@ func runAsk(ctx context.Context, e *cmdEnv, o *askOptions) error {
 
 	// The oracle's own run lives in a temporary run dir: nothing it does
 	// (manifest row, events, session) lands in the run it reads.
+	// Ctrl-C cancels (so the temporary run dir goes with it).
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
 	tmp, err := os.MkdirTemp("", "flower-ask-")
 	if err != nil {
 		return err
@@ -87,6 +93,7 @@ func runAsk(ctx context.Context, e *cmdEnv, o *askOptions) error {
 	defer os.RemoveAll(tmp)
 	ro := runtimeOptions(row.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = tmp, o.Claude, o.Hook
+	ro.Resilience.OnlineTimeout = o.OnlineTimeout
 	ro.Portable, ro.NoStore, ro.SpillThreshold = false, true, 0
 	ro.Workbench = wb
 	rt, err := harness.New(ctx, ro)
@@ -95,7 +102,8 @@ func runAsk(ctx context.Context, e *cmdEnv, o *askOptions) error {
 	}
 	defer rt.Close()
 	spec := flow.Oracle("", flow.RoleOptions{Model: o.Model})
-	res, err := rt.Run(ctx, spec, flow.AskPrompt(question, eventsPath, events, wb), harness.RunOptions{})
+	res, err := rt.Run(ctx, spec, flow.AskPrompt(question, eventsPath, events, wb),
+		harness.RunOptions{OnEvent: offlineStatus(e.Stderr, e.IsTTY(e.Stderr))}) // the offline state, as a step shows it
 	if err != nil {
 		return err
 	}

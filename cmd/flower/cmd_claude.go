@@ -16,6 +16,7 @@ import "github.com/urfave/cli/v2"
 import "golang.org/x/term"
 
 import "github.com/flowerhq/flower/harness"
+import "github.com/flowerhq/flower/internal/redact"
 import "github.com/flowerhq/flower/internal/child"
 import "github.com/flowerhq/flower/internal/envlist"
 import "github.com/flowerhq/flower/sessionstore"
@@ -88,13 +89,17 @@ func runClaudeDropIn(ctx context.Context, e *cmdEnv, claudeArgs []string) error 
 	if f, ok := e.Stdin.(*os.File); ok && e.IsTTY(f) {
 		cmd := child.Terminal(context.Background(), bin, args...)
 		cmd.Env = env
-		runErr = runUnderPTY(cmd, f, e.Stdout)
+		runErr = runUnderPTY(cmd, f, redact.Underlying(e.Stdout)) // claude's own screen, as it draws it
 	} else {
 		cmd := child.Command(context.Background(), bin, args...)
 		cmd.Env = env
-		runErr = runPassThrough(cmd, e.Stdin, e.Stdout, e.Stderr)
+		runErr = runPassThrough(cmd, e.Stdin, redact.Underlying(e.Stdout), redact.Underlying(e.Stderr)) // the drop-in's streams are claude's
 	}
-	mirrorTranscripts(ctx, e, started)
+	// The mirror runs after a SIGTERM too (what the Agent SDK's abort()
+	// sends, which also cancels ctx): on a context of its own, bounded.
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mirrorTimeout)
+	mirrorTranscripts(mctx, e, started)
+	cancel()
 
 	var ee *exec.ExitError
 	switch {
@@ -175,6 +180,9 @@ func runUnderPTY(cmd *exec.Cmd, tty *os.File, out io.Writer) error {
 	}
 	return err
 }
+
+// mirrorTimeout bounds the session mirror after claude ended.
+const mirrorTimeout = 30 * time.Second
 
 // mirrorTranscripts imports the transcripts claude wrote during this run
 // into the session store. Best effort: a failure is reported, never fatal,

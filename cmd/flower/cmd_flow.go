@@ -19,18 +19,18 @@ import "github.com/flowerhq/flower/sessionstore"
 // starterOptions are the options of `flower "ask"`: starter_flow's
 // parameters (design.md §3) and where it runs.
 type starterOptions struct {
-	Workspace, RunDir, Claude, Hook   string
-	Store                             string
-	New, Isolate, ClarifyOnly, NoGoal bool
-	Rounds, MaxAsks                   int
-	JudgeCanRun, NoSelfTest, JSON     bool
-	Quiet, Continue                   bool // Continue: flower continue, the wake without new words
-	Timeout, OnlineTimeout            time.Duration
-	Answers, Instructions, Model      string
-	MaxBudgetUSD                      float64
-	Version                           bool
-	AllowDirs                         dirList
-	Ask                               []string // the words of the ask; "-" reads stdin
+	Workspace, RunDir, Claude, Hook     string
+	Store                               string
+	New, Isolate, ClarifyOnly, NoGoal   bool
+	Rounds, MaxAsks                     int
+	JudgeCanRun, NoSelfTest, JSON       bool
+	Quiet, Continue                     bool // Continue: flower continue, the wake without new words
+	Timeout, OnlineTimeout, IdleTimeout time.Duration
+	Answers, Instructions, Model        string
+	MaxBudgetUSD                        float64
+	Version                             bool
+	AllowDirs                           dirList
+	Ask                                 []string // the words of the ask; "-" reads stdin
 }
 
 const starterHelp = `flower [flags] "what you want"   (or - to read it from stdin)
@@ -85,7 +85,7 @@ func newStarterCmd(e *cmdEnv, cont bool) *cli.Command {
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the outcome (and errors)", EnvVars: []string{"FLOWER_QUIET"}, Destination: &o.Quiet},
 			claudeFlag(&o.Claude), hookFlag(&o.Hook), allowDirFlag(&o.AllowDirs),
 			&cli.BoolFlag{Name: "no-self-test", Usage: "start even if the guard self-test fails", EnvVars: []string{"FLOWER_NO_SELF_TEST"}, Destination: &o.NoSelfTest},
-			onlineTimeoutFlag(&o.OnlineTimeout),
+			onlineTimeoutFlag(&o.OnlineTimeout), idleTimeoutFlag(&o.IdleTimeout),
 			// No FLOWER_VERSION: a variable left set would turn every run into a version print.
 			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version and exit", Destination: &o.Version},
 		},
@@ -200,7 +200,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	}
 	ro := runtimeOptions(pl.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, o.Claude, o.Hook
-	ro.Resilience.OnlineTimeout = o.OnlineTimeout
+	ro.Resilience.OnlineTimeout, ro.Resilience.IdleTimeout = o.OnlineTimeout, idleLimit(o.IdleTimeout)
 	if ro.AllowDirs, err = allowDirs(o.AllowDirs); err != nil {
 		return err
 	}
@@ -216,7 +216,9 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	defer release()
 	if !o.NoSelfTest {
 		// Before anything is written: a refused start leaves no trace.
-		if err := selfTestOnce(ctx, ro, e.Getenv); err != nil {
+		if err := selfTestOnce(ctx, ro, e.Getenv); errors.Is(err, context.Canceled) {
+			return err // interrupted: exit 130, no word about the guards
+		} else if err != nil {
 			return fmt.Errorf("%w\n(the guards would not hold; `flower doctor` shows details; --no-self-test starts anyway)", err)
 		}
 	}
@@ -285,6 +287,9 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	fc, runErr := wf.Run(rctx, runner, prog.event, prog.stepDone)
 	out := summarize(wf, rt, fc, runErr, rctx.Err())
 	budget.apply(&out)
+	if hc, ok := wf.Channel.(*flow.HumanChannel); ok {
+		out.Unread = hc.Waiting()
+	}
 	prog.finish(out)
 	return out, nil
 }
@@ -298,6 +303,7 @@ type flowOutcome struct {
 	Workbench, Brief, Goal, Verdict string
 	VerdictReason                   string // why the goal was not achieved (the summary's line; in Error too)
 	FailedStep                      string // the step that failed, if one did
+	Unread                          int    // told messages no inbox call took
 	CostUSD, Seconds                float64
 	Steps                           []harness.StepResult
 }

@@ -3,6 +3,7 @@ package main
 import "context"
 import "errors"
 import "fmt"
+import "io"
 import "io/fs"
 import "path/filepath"
 import "sort"
@@ -67,7 +68,7 @@ func runRunsList(e *cmdEnv, o *runsOptions) error {
 	if err != nil {
 		return err
 	}
-	rows, where, err := manifestRows(context.Background(), o.Store, pl.RunDir)
+	rows, where, err := manifestRows(context.Background(), o.Store, pl.RunDir, e.Stderr)
 	if err != nil {
 		return err
 	}
@@ -95,8 +96,8 @@ func runRunsList(e *cmdEnv, o *runsOptions) error {
 
 // findRun is the run named id among the runs of the store at u (u empty:
 // the run dir's manifest), or the newest for "".
-func findRun(u, dir, id string) (harness.ManifestRow, error) {
-	rows, where, err := manifestRows(context.Background(), u, dir)
+func findRun(u, dir, id string, warn io.Writer) (harness.ManifestRow, error) {
+	rows, where, err := manifestRows(context.Background(), u, dir, warn)
 	if err != nil {
 		return harness.ManifestRow{}, err
 	}
@@ -123,7 +124,7 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 	if err != nil {
 		return err
 	}
-	row, err := findRun(o.Store, pl.RunDir, strings.Join(o.Args, ""))
+	row, err := findRun(o.Store, pl.RunDir, strings.Join(o.Args, ""), e.Stderr)
 	if err != nil {
 		return err
 	}

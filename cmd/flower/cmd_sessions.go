@@ -5,6 +5,7 @@ import "context"
 import "encoding/json"
 import "errors"
 import "fmt"
+import "io"
 import "os"
 import "path/filepath"
 import "time"
@@ -52,13 +53,15 @@ func newSessionsCmd(e *cmdEnv) *cli.Command {
    flower sessions show 3f2a --trimmed --trim   # what a resume with --trim would send
    flower sessions report 3f2a                  # the trim report
    flower sessions import ~/.claude/projects    # adopt sessions run by hand
-   flower sessions export 3f2a > s.jsonl`,
+   flower sessions export 3f2a > s.jsonl
+   flower sessions check                        # is sessions.db sound?`,
 		Subcommands: []*cli.Command{
 			sub("list", "list sessions, newest first", "", false, runSessionsList, js),
 			sub("show", "print a session's transcript as JSONL (--json: one object)", "ID", true, runSessionsShow, trimmed, js),
 			sub("report", "print what a resume's load pipeline does to a session", "ID", true, runSessionsReport, js),
 			sub("import", "adopt a transcript JSONL file or a whole ~/.claude/projects folder", "PATH", false, runSessionsImport),
 			sub("export", "write a session's raw transcript as JSONL", "ID", false, runSessionsExport),
+			sub("check", "check the store's health (SQLite quick_check); exit 1 when it is damaged", "", false, runSessionsCheck),
 		},
 	}
 }
@@ -104,6 +107,27 @@ func dropInHint(e *cmdEnv, looked string) string {
 	return "; flower claude's sessions are in " + u + ": flower sessions list --store " + u
 }
 
+// runSessionsCheck reports whether the store is sound. A damaged one is
+// left where it is: the next step moves it aside for a fresh store.
+func runSessionsCheck(ctx context.Context, e *cmdEnv, o *sessionsOptions) error {
+	if len(o.Args) > 0 {
+		return usagef("sessions check takes no arguments")
+	}
+	st, err := openSessionStore(ctx, e, o, false)
+	if err == nil {
+		err = st.QuickCheck(ctx)
+		st.Close()
+	}
+	if sessionstore.IsCorrupt(err) {
+		return fmt.Errorf("the session store is damaged: %v (the next step moves it aside to sessions.db.corrupt-<time> and starts a fresh one; its sessions then start fresh)", err)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.Stdout, "ok: the session store passed SQLite's quick_check")
+	return nil
+}
+
 // oneArg returns the single positional argument or a usage error.
 func oneArg(o *sessionsOptions, what string) (string, error) {
 	if len(o.Args) != 1 {
@@ -134,7 +158,7 @@ func runSessionsList(ctx context.Context, e *cmdEnv, o *sessionsOptions) error {
 		return err
 	}
 	pl, _ := resolvePlace(o.Workspace, o.RunDir) // checked by openSessionStore
-	rows, _, _ := manifestRows(ctx, o.Store, pl.RunDir)
+	rows, _, _ := manifestRows(ctx, o.Store, pl.RunDir, io.Discard)
 	steps := sessionSteps(rows)
 	if o.JSON {
 		out := make([]sessionJSON, 0, len(refs))

@@ -20,7 +20,7 @@ type stepOptions struct {
 	Fork, Trim, NoEphemeral, Workbench, NoHandoff, JSON  bool
 	MaxTurns, MaxAttempts, KeepDenials, Spill            int
 	MaxBudget                                            float64
-	RetryDelay, OnlineTimeout                            time.Duration
+	RetryDelay, OnlineTimeout, IdleTimeout               time.Duration
 	AllowDirs                                            dirList
 	Prompt                                               []string
 }
@@ -48,7 +48,7 @@ func newStepCmd(e *cmdEnv) *cli.Command {
 		&cli.BoolFlag{Name: "no-handoff", Usage: "do not hand off to a fresh session when the context is full", EnvVars: []string{"FLOWER_NO_HANDOFF"}, Destination: &o.NoHandoff},
 		jsonFlag(&o.JSON, "print events as JSON lines, then the step_result"),
 		storeFlag(&o.Store),
-		onlineTimeoutFlag(&o.OnlineTimeout),
+		onlineTimeoutFlag(&o.OnlineTimeout), idleTimeoutFlag(&o.IdleTimeout),
 	)
 	return &cli.Command{
 		Name:      "step",
@@ -143,7 +143,7 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 	ho.Trim, ho.Ephemeral, ho.KeepDenials = o.Trim, !o.NoEphemeral, o.KeepDenials
 	ho.SpillThreshold = o.Spill
 	ho.Resilience.MaxAttempts, ho.Resilience.BaseDelay = o.MaxAttempts, o.RetryDelay
-	ho.Resilience.OnlineTimeout = o.OnlineTimeout
+	ho.Resilience.OnlineTimeout, ho.Resilience.IdleTimeout = o.OnlineTimeout, idleLimit(o.IdleTimeout)
 	ho.Handoff.Enabled = !o.NoHandoff
 	if ho.AllowDirs, err = allowDirs(o.AllowDirs); err != nil {
 		return err

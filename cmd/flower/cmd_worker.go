@@ -155,6 +155,7 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	ask := r.Args.Ask
 	if wk, err := flow.WakeState(pl.Workspace, flow.WakeStateOptions{RunDir: pl.RunDir, Isolate: so.Isolate}); err == nil && wk.Wake {
 		ask = "" // the brief is there: continue it, nothing new said
+		so.FrozenGoal = docs.HasFrozenGoal() // and judge against the goal the first attempt froze
 	}
 	wf, err := flow.StarterFlow(ask, so)
 	if err != nil {
@@ -179,6 +180,10 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 		}
 	}
 	onEvent := func(ev harness.Event) {
+		if g, ok := ev.Goal(); ok && g.State == harness.GoalFrozen {
+			docs.Freeze(g.Text)
+			save()
+		}
 		if ev.Kind == harness.EventInit || ev.Kind == harness.EventToolUse || ev.Kind == harness.EventStep {
 			save() // a new session in the lineage, a turn in it: keep it before anything else can happen
 		}

@@ -17,7 +17,7 @@ import "github.com/flowerhq/flower/sessionstore"
 var jsonSchema = map[string][]string{
 	"event":       {"kind", "step", "time", "data", "raw"},
 	"step_result": {"kind", "step", "session_id", "ok", "cost_usd", "num_turns", "text", "error", "started_at", "ended_at", "seconds", "attempts", "errors", "resumed", "retired", "context"},
-	"flow_result": {"kind", "ok", "exit_code", "error", "run", "run_dir", "events", "workbench", "brief", "goal", "verdict", "cost_usd", "seconds", "steps"},
+	"flow_result": {"kind", "ok", "exit_code", "error", "run", "run_dir", "events", "workbench", "brief", "goal", "verdict", "cost_usd", "seconds", "steps", "unread_messages"},
 	"run":         {"kind", "run", "workspace", "started_at", "updated_at", "outcome", "verdict", "steps", "failed", "cost_usd"},
 	"run_detail": {"kind", "run", "workspace", "started_at", "updated_at", "outcome", "verdict", "events", "event_count", "skipped_events", "tally",
 		"denials", "spills", "cost_usd", "steps", "flow_events"},
@@ -119,12 +119,13 @@ type flowResultJSON struct {
 	CostUSD   float64          `json:"cost_usd"`
 	Seconds   float64          `json:"seconds"`
 	Steps     []stepResultJSON `json:"steps"`
+	Unread    int              `json:"unread_messages"`
 }
 
 func flowResultOut(o flowOutcome) flowResultJSON {
 	return flowResultJSON{Kind: "flow_result", OK: o.OK, ExitCode: o.ExitCode, Error: o.Error, Run: o.Run, RunDir: o.RunDir,
 		Events: o.Events, Workbench: o.Workbench, Brief: o.Brief, Goal: o.Goal, Verdict: o.Verdict, CostUSD: o.CostUSD,
-		Seconds: o.Seconds, Steps: stepResultsOut(o.Steps)}
+		Seconds: o.Seconds, Steps: stepResultsOut(o.Steps), Unread: o.Unread}
 }
 
 type runJSON struct {
@@ -144,7 +145,7 @@ type runJSON struct {
 func runTotals(r harness.ManifestRow) (failed int, cost float64) {
 	for _, s := range r.Results {
 		cost += s.CostUSD
-		if !s.OK {
+		if !s.OK && !s.Cancelled() { // an interrupted step is no failure
 			failed++
 		}
 	}

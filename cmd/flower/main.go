@@ -10,7 +10,8 @@ import "os/signal"
 import "runtime/debug"
 import "syscall"
 
-// Only SIGTERM cancels the root context: Ctrl-C means "interrupt the step"
+// SIGTERM and SIGHUP (the terminal closed, the ssh connection dropped)
+// cancel the root context: Ctrl-C means "interrupt the step"
 // to a flow at a terminal (see interruptible), and commands that want it
 // otherwise install their own handling.
 //
@@ -22,7 +23,7 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	os.Exit(Main(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr))
 }

@@ -60,6 +60,11 @@ func (p *progress) event(e harness.Event) {
 		}
 	case harness.EventStepStart, harness.EventOffline, harness.EventOnline:
 		p.paint()
+	case harness.EventStall, harness.EventStore:
+		if n := noticeLine(e); n != "" {
+			fmt.Fprintf(p.w, "\r\033[K%s\n", n)
+			p.paint()
+		}
 	case harness.EventAssistant, harness.EventToolUse, harness.EventResult, harness.EventRetry,
 		harness.EventGuard, harness.EventHandoff:
 		if time.Since(p.lastPaint) > 100*time.Millisecond {
@@ -218,19 +223,24 @@ func (p *progress) finish(o flowOutcome) {
 			p.say(fmt.Sprintf("  %-9s %s", x[0], relPath(x[1])))
 		}
 	}
+	if o.Unread > 0 {
+		fmt.Fprintf(p.w, "  %-9s %d told message(s) never reached the coordinator (they are in the Q&A log): tell them again on the next run\n", "unread", o.Unread)
+	}
 }
 
 // interruptible handles Ctrl-C for a run. At a terminal the first Ctrl-C asks
 // for the words to resume with and interrupts the running step with them
 // (the seed's human interrupt); an empty line resumes without words (the
 // step goes on as it was); a second Ctrl-C, or any Ctrl-C off a terminal,
-// cancels the run, which stays resumable. The words come from lines, the
+// cancels the run, which stays resumable; SIGTERM and SIGHUP cancel it at
+// once. The words come from lines, the
 // terminal's one reader, which the channel's questions share: a question
 // answered earlier cannot take them.
 func interruptible(parent context.Context, rt *harness.Runtime, lines *flow.Lines, out io.Writer, tty bool) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancelCause := context.WithCancelCause(parent)
+	cancel := func() { cancelCause(nil) }
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
 		asking := false
@@ -240,8 +250,9 @@ func interruptible(parent context.Context, rt *harness.Runtime, lines *flow.Line
 			case <-done:
 				return
 			case s := <-sig:
-				if !tty || asking || s == syscall.SIGTERM {
-					cancel()
+				if !tty || asking || s != os.Interrupt {
+					// The step's error names the signal (a hangup, say).
+					cancelCause(fmt.Errorf("%w (%v signal received)", context.Canceled, s))
 					return
 				}
 				asking = true

@@ -80,6 +80,10 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 	if err != nil {
 		return err
 	}
+	if ctx.Err() != nil {
+		// Interrupted: the canary says nothing about the guards.
+		return fmt.Errorf("wire: self-test interrupted: %w", context.Cause(ctx))
+	}
 	var problems []string
 	if !res.OK {
 		problems = append(problems, "the canary step failed: "+res.Error)

@@ -2,6 +2,7 @@ package main
 
 import "context"
 import "encoding/json"
+import "errors"
 import "fmt"
 import "io"
 import "path/filepath"
@@ -71,10 +72,22 @@ func recordRun(ctx context.Context, stderr io.Writer, st *sessionstore.Store, rt
 
 // manifestRows are the runs `flower runs` and `flower ask` read: every run
 // recorded in the store at u, else (u empty) the run dir's manifest; where
-// names the source.
-func manifestRows(ctx context.Context, u, runDir string) (rows []harness.ManifestRow, where string, err error) {
+// names the source. A run dir's steps whose flower died are marked first
+// (RecoverRunDir); a damaged manifest is read around, with one warning on
+// warn.
+func manifestRows(ctx context.Context, u, runDir string, warn io.Writer) (rows []harness.ManifestRow, where string, err error) {
 	if u == "" {
-		rows, err := harness.ReadManifest(filepath.Join(runDir, "manifest.json"))
+		path := filepath.Join(runDir, "manifest.json")
+		rows, err := harness.ReadManifestAround(path)
+		if errors.Is(err, harness.ErrManifestDamaged) {
+			fmt.Fprintf(warn, "flower: warning: %v\n", err)
+			return rows, runDir, nil
+		}
+		if err == nil && anyRunning(rows) {
+			if n, rerr := harness.RecoverRunDir(runDir); rerr == nil && n > 0 {
+				rows, err = harness.ReadManifest(path)
+			}
+		}
 		return rows, runDir, err
 	}
 	st, err := sessionstore.OpenURL(ctx, u)
@@ -94,6 +107,16 @@ func manifestRows(ctx context.Context, u, runDir string) (rows []harness.Manifes
 		rows = append(rows, row)
 	}
 	return rows, st.Path(), nil
+}
+
+// anyRunning reports whether a row lists a step under way.
+func anyRunning(rows []harness.ManifestRow) bool {
+	for _, r := range rows {
+		if len(r.Running) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // newestRow is the row updated last (as harness.NewestRun picks it).

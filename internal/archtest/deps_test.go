@@ -26,6 +26,10 @@ const lazyre = mod + "internal/lazyre"
 // for spill files and the workbench index.
 const atomicfile = mod + "internal/atomicfile"
 
+// child starts flower's children and is the step supervisor flower-hook
+// becomes; it imports nothing of ours.
+const child = mod + "internal/child"
+
 // leaves are the small shared packages that import nothing of ours, so any
 // layer (the static flower-hook included) may use them.
 var leaves = []string{glance, textclip, atomicfile, redact, lazyre, mod + "internal/envlist", mod + "internal/pinned", mod + "internal/linesock", mod + "internal/login"}
@@ -76,7 +80,9 @@ type rule struct {
 
 var rules = []rule{
 	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance, redact, textclip, atomicfile, lazyre}},
-	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance, redact, textclip, atomicfile, lazyre}},
+	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance, redact, textclip, atomicfile, lazyre, child}},
+	// child (the supervisor flower-hook becomes for a step) is a leaf.
+	{pkg: child, noCgo: true, ours: []string{child}},
 	// The small shared leaves import nothing of ours.
 	{pkg: redact, ours: []string{redact}},
 	{pkg: atomicfile, ours: []string{atomicfile}},

@@ -17,11 +17,24 @@
 // The death signal follows the thread that started the child: Go keeps
 // that thread alive for the process's lifetime unless a goroutine locked to
 // it exits, which flower never does. It reaches the child (the group
-// leader) only; a tool that claude started and that outlives claude is
-// killed by the group signal on every path flower itself controls.
+// leader) only, and claude starts its tools in process groups of their own,
+// so neither it nor a group signal reaches every tool.
+//
+// Supervised is the variant for a step's claude, whose whole tree must die
+// with flower: flower-hook __supervise (Supervise) sits between flower and
+// claude as the child subreaper of the tree. Every process claude starts is
+// then its descendant for as long as it lives (an orphan is reparented to
+// the nearest subreaper, not to init), so /proc names the whole tree. The
+// supervisor is not killed with flower: its lifeline is a pipe whose only
+// write end flower holds, and the kernel closes that end whenever flower
+// ends, SIGKILL and the OOM killer included. It reads EOF, SIGKILLs every
+// descendant until /proc shows none alive, and exits. While flower lives,
+// Signal's SIGKILL does the same from flower's side before it kills the
+// supervisor.
 package child
 
 import "context"
+import "os"
 import "os/exec"
 import "syscall"
 import "time"
@@ -54,11 +67,54 @@ func Terminal(ctx context.Context, name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// SuperviseArg, as flower-hook's first argument, makes it the supervisor
+// of one command (Supervise).
+const SuperviseArg = "__supervise"
+
+// lifelineFD is the supervisor's lifeline (ExtraFiles[0]).
+const lifelineFD = 3
+
+// Supervised is Command for a child whose whole tree must die with flower:
+// supervisor (the flower-hook binary) runs name with args as its child
+// subreaper (see Supervise). The caller gives it a lifeline (Lifeline)
+// before Start. Off Linux it is Command(name, args...).
+func Supervised(supervisor, name string, args ...string) *exec.Cmd {
+	if !supervised {
+		return Command(context.Background(), name, args...)
+	}
+	cmd := Command(context.Background(), supervisor, append([]string{SuperviseArg, name}, args...)...)
+	// No death signal: the supervisor outlives flower to kill the tree.
+	cmd.SysProcAttr.Pdeathsig = 0
+	return cmd
+}
+
+// Lifeline gives a Supervised cmd its lifeline pipe: r goes to the child as
+// fd 3 and is the caller's to close once the child started; w is the only
+// write end, which the caller holds until the child was waited for. When w
+// closes (flower exits or is killed: the kernel closes it), the supervisor
+// kills the tree. Off Linux it does nothing and returns nil files.
+func Lifeline(cmd *exec.Cmd) (r, w *os.File, err error) {
+	if !supervised {
+		return nil, nil, nil
+	}
+	if r, w, err = os.Pipe(); err != nil {
+		return nil, nil, err
+	}
+	cmd.ExtraFiles = []*os.File{r}
+	return r, w, nil
+}
+
 // Signal sends sig to cmd's whole process group (a started Command or
-// Terminal child leads its group). It is a no-op before Start.
+// Terminal child leads its group). It is a no-op before Start. SIGKILL of a
+// child not yet waited for first kills every descendant (KillTree): tools
+// that left the group, and a supervisor's whole tree, which the group signal
+// alone would orphan.
 func Signal(cmd *exec.Cmd, sig syscall.Signal) error {
 	if cmd.Process == nil {
 		return nil
+	}
+	if sig == syscall.SIGKILL && cmd.ProcessState == nil {
+		KillTree(cmd.Process.Pid)
 	}
 	err := syscall.Kill(-cmd.Process.Pid, sig)
 	if err == syscall.ESRCH {

@@ -4,3 +4,6 @@ import "syscall"
 
 // setDeathSignal asks the kernel to SIGKILL the child when flower dies.
 func setDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
+
+// supervised reports whether Supervised wraps the command in a supervisor.
+const supervised = true

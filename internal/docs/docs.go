@@ -19,6 +19,7 @@ import "strings"
 import "unicode"
 
 import "github.com/flowerhq/flower/internal/atomicfile"
+import "github.com/flowerhq/flower/internal/redact"
 
 // Section names one fixed section of a document: its Key in the parsed map,
 // the canonical (byte-exact) Chinese heading Name, and the Aliases the parser
@@ -449,8 +450,10 @@ var noneWords = map[string]bool{"无": true, "没有": true, "暂无": true, "�
 // Write writes text to path (private: 0600, in folders it creates 0700),
 // creating parent directories. The folder it writes in may not be a
 // symlink (atomicfile.NotALink), and a symlink at path is replaced, never
-// written through.
+// written through. Credentials are replaced first (redact.Process): a
+// model's text may quote one.
 func Write(path, text string) error {
+	text = redact.Process().String(text)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("docs: write %s: %w", path, err)
 	}

@@ -153,41 +153,34 @@ func Main(run func() int) int {
 }
 
 // Descendants returns the live (non-zombie) processes below pid, children
-// and their children, as pid → command name (/proc/<pid>/comm). Linux only;
-// elsewhere it finds none.
+// and their children, as pid → command name (/proc/<pid>/comm), from
+// child.Descendants. Linux only; elsewhere it finds none.
 func Descendants(pid int) map[int]string {
-	type proc struct {
-		ppid int
-		comm string
-	}
-	procs := map[int]proc{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		s := string(data)
-		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if err != nil || open < 0 || close < open {
-			continue
-		}
-		f := strings.Fields(s[close+1:]) // state ppid …
-		if len(f) < 2 || f[0] == "Z" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		procs[n] = proc{ppid, s[open+1 : close]}
-	}
 	out := map[int]string{}
-	for n, p := range procs {
-		for up := p.ppid; up > 1; up = procs[up].ppid {
-			if up == pid {
-				out[n] = p.comm
-				break
-			}
+	for _, n := range child.Descendants(pid) {
+		comm, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(n), "comm"))
+		if err == nil {
+			out[n] = strings.TrimSpace(string(comm))
 		}
 	}
 	return out
+}
+
+// GarblePages overwrites the first 64 bytes (a b-tree page header) of
+// every 4 KiB page but the first of the SQLite file at path that holds
+// marker, so SQLite finds those pages malformed when it reads them.
+func GarblePages(t testing.TB, path, marker string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(data), marker) {
+		t.Fatalf("testbed: %s does not hold %q (%v)", path, marker, err)
+	}
+	for page := 4096; page < len(data); page += 4096 {
+		if strings.Contains(string(data[page:min(page+4096, len(data))]), marker) {
+			copy(data[page:], strings.Repeat("\xde\xad\xbe\xef", 16))
+		}
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,0 +1,88 @@
+package child
+
+import "os"
+import "strconv"
+import "strings"
+import "syscall"
+import "time"
+
+// killTreeFor bounds KillTree: a process stuck in the kernel (state D) takes
+// SIGKILL only once it leaves there, and the killer goes on after this.
+const killTreeFor = 2 * time.Second
+
+// KillTree SIGKILLs every live descendant of root (not root itself), round
+// after round, until a scan of /proc finds none alive or killTreeFor has
+// passed, and reports how many it signalled. A round that finds no live
+// descendant ends it: only a live process can fork, and a fork in flight is
+// seen through its live parent, which the round kills (its children then
+// show in the next round, below root when root is their subreaper).
+func KillTree(root int) int {
+	n := 0
+	deadline := time.Now().Add(killTreeFor)
+	for {
+		live := Descendants(root)
+		for _, pid := range live {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				n++
+			}
+		}
+		if len(live) == 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Descendants lists the live (not zombie) processes whose chain of parents
+// leads to root, root excluded, from one scan of /proc.
+func Descendants(root int) []int {
+	type st struct {
+		ppid   int
+		zombie bool
+	}
+	procs := map[int]st{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, state, ok := statOf(pid); ok {
+			procs[pid] = st{ppid: ppid, zombie: state == 'Z' || state == 'X'}
+		}
+	}
+	var out []int
+	for pid, s := range procs {
+		if s.zombie || pid == root {
+			continue
+		}
+		for p, hops := s.ppid, 0; p > 1 && hops < 4096; hops++ {
+			if p == root {
+				out = append(out, pid)
+				break
+			}
+			p = procs[p].ppid
+		}
+	}
+	return out
+}
+
+// statOf reads a process's parent and state from /proc/<pid>/stat (the
+// command name, in parentheses, may hold spaces and parentheses itself).
+func statOf(pid int) (ppid int, state byte, ok bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 || len(f[0]) == 0 {
+		return 0, 0, false
+	}
+	ppid, err = strconv.Atoi(f[1])
+	return ppid, f[0][0], err == nil
+}
