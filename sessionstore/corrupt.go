@@ -7,8 +7,6 @@ import "os"
 import "strings"
 import "time"
 
-import "github.com/mattn/go-sqlite3"
-
 // ErrCorrupt: the SQLite file is damaged (SQLite said SQLITE_CORRUPT or
 // SQLITE_NOTADB, or quick_check found a fault).
 var ErrCorrupt = errors.New("session store is damaged")
@@ -18,8 +16,7 @@ func IsCorrupt(err error) bool {
 	if err == nil {
 		return false
 	}
-	var se sqlite3.Error
-	if errors.Is(err, ErrCorrupt) || errors.As(err, &se) && (se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB) {
+	if errors.Is(err, ErrCorrupt) || sqliteCorrupt(err) {
 		return true
 	}
 	msg := err.Error()

@@ -84,7 +84,7 @@ func Supervised(supervisor, name string, args ...string) *exec.Cmd {
 	}
 	cmd := Command(context.Background(), supervisor, append([]string{SuperviseArg, name}, args...)...)
 	// No death signal: the supervisor outlives flower to kill the tree.
-	cmd.SysProcAttr.Pdeathsig = 0
+	clearDeathSignal(cmd.SysProcAttr)
 	return cmd
 }
 

@@ -5,5 +5,8 @@ import "syscall"
 // setDeathSignal asks the kernel to SIGKILL the child when flower dies.
 func setDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
 
+// clearDeathSignal takes it back (a supervisor must outlive flower).
+func clearDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = 0 }
+
 // supervised reports whether Supervised wraps the command in a supervisor.
 const supervised = true
