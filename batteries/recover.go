@@ -16,7 +16,9 @@ import "github.com/flowerhq/flower/sessionstore"
 // finds a fault, the file (with -wal, -shm) is moved aside, one warning goes
 // to stderr, and a fresh store at the same path takes over. The sessions it
 // held are lost: Materialize says so with harness.ErrSessionLost, and the
-// Runtime starts such a step's session fresh.
+// Runtime starts such a step's session fresh. A session that is simply not
+// stored is no loss: that error stands, and the resume fails as claude's
+// would.
 type sqliteStore struct {
 	mu   sync.RWMutex
 	s    *sessionstore.Store
@@ -54,10 +56,11 @@ func (a *sqliteStore) Materialize(ctx context.Context, projectKey, sessionID, co
 			err = qc
 		}
 	}
-	if sessionstore.IsCorrupt(err) {
-		if _, rerr := a.reset(s, err); rerr != nil {
-			return rerr
-		}
+	if !sessionstore.IsCorrupt(err) {
+		return err // not stored (an unknown id): claude says so, the step fails
+	}
+	if _, rerr := a.reset(s, err); rerr != nil {
+		return rerr
 	}
 	return fmt.Errorf("%w: %v", harness.ErrSessionLost, err)
 }

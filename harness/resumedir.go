@@ -22,10 +22,13 @@ import "github.com/flowerhq/flower/internal/envlist"
 //     CLAUDE_CONFIG_DIR + CLAUDE_CODE_PROJECT_DIR_NAME set for this attempt
 //     only (env). The folder is removed when the attempt ends (done).
 //
-// A session that cannot be loaded and is not in the config dir either
-// starts fresh (a.resume cleared, a "store" event with fresh: true), since
-// claude would only answer "No conversation found". Without a store, or for
-// a fresh session, nothing is loaded and claude reads its own files.
+// A session a damaged store lost (ErrSessionLost) that the config dir does
+// not hold either starts fresh (a.resume cleared, a "store" event with
+// fresh: true), since claude would only answer "No conversation found"; one
+// that is simply not stored is resumed as asked (a run that was not portable
+// then reads the user's own dir), and claude says whether it knows it.
+// Without a store, or for a fresh session, nothing is loaded and claude
+// reads its own files.
 func (r *Runtime) loadResume(ctx context.Context, a *attemptArgs, stepDir string) (env map[string]string, done func(), err error) {
 	done = func() {}
 	if a.resume == "" || r.store == nil {
@@ -54,12 +57,17 @@ func (r *Runtime) loadResume(ctx context.Context, a *attemptArgs, stepDir string
 	}
 	data := map[string]any{"error": err.Error(), "op": "materialize", "session_id": a.resume}
 	file := filepath.Join(dir, "projects", project, a.resume+".jsonl")
-	if errors.Is(err, ErrSessionLost) {
+	switch {
+	case errors.Is(err, ErrSessionLost):
 		os.Remove(file) // what a load cut short by the damage wrote
-	}
-	if _, serr := os.Stat(file); serr != nil {
-		data["fresh"] = true
-		a.resume, a.fork, a.resumeAt = "", false, ""
+		if _, serr := os.Stat(file); serr != nil {
+			data["fresh"] = true
+			a.resume, a.fork, a.resumeAt = "", false, ""
+		}
+	case r.configDir == "":
+		// Not stored: claude may still hold it in the user's own dir.
+		done()
+		env, done = nil, func() {}
 	}
 	if a.emit != nil {
 		a.emit(Event{Kind: EventStore, Data: data})
