@@ -1,6 +1,7 @@
 package flow
 
 import "fmt"
+import "path/filepath"
 import "strings"
 
 import "github.com/flowerhq/flower/harness"
@@ -100,9 +101,18 @@ func GoalEventLine(step string, g harness.GoalEvent) string {
 		if g.DiskSHA256 != "" {
 			disk = "now holds sha256 " + short(g.DiskSHA256)
 		}
-		return fmt.Sprintf("goal %s: %s was changed on disk (%s); the judge keeps the frozen goal (sha256 %s)", step, g.Path, disk, short(g.SHA256))
+		return fmt.Sprintf("goal %s: %s was changed on disk (%s); the judge keeps the frozen goal (sha256 %s)", step, notePath(g.Path), disk, short(g.SHA256))
 	}
-	return fmt.Sprintf("goal %s: frozen (sha256 %s, %s)", step, short(g.SHA256), g.Path)
+	return fmt.Sprintf("goal %s: frozen (sha256 %s, %s)", step, short(g.SHA256), notePath(g.Path))
+}
+
+// notePath names a workbench file from its workbench on (.flower/notes/目标.md),
+// so that a line about it fits a terminal; other paths stay whole.
+func notePath(p string) string {
+	if i := strings.LastIndex(p, string(filepath.Separator)+".flower"); i >= 0 {
+		return p[i+1:]
+	}
+	return p
 }
 
 func short(sha string) string {

@@ -19,7 +19,7 @@ func TestTerminalShowsAForgedGoal(t *testing.T) {
 	}
 	p.event(harness.Event{Kind: harness.EventGoal, Step: "执行-评审", Data: map[string]any{"state": "changed", "path": "/ws/.flower/notes/目标.md", "sha256": "aaaaaaaaaaaaaaaa", "disk_sha256": "bbbbbbbbbbbbbbbb"}})
 	got := buf.String()
-	for _, want := range []string{"⚠", "/ws/.flower/notes/目标.md was changed on disk", "bbbbbbbbbbbb", "the judge keeps the frozen goal (sha256 aaaaaaaaaaaa)"} {
+	for _, want := range []string{"⚠", " .flower/notes/目标.md was changed on disk", "bbbbbbbbbbbb", "the judge keeps the frozen goal (sha256 aaaaaaaaaaaa)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("warning lacks %q: %q", want, got)
 		}
