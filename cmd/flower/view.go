@@ -9,6 +9,8 @@ import "strings"
 import "github.com/mattn/go-runewidth"
 import "golang.org/x/term"
 
+import "github.com/flowerhq/flower/internal/redact"
+
 // view is how a run is shown. JSON lines only when asked (--json or
 // FLOWER_JSON=1); otherwise the human view, which is the same whether
 // stdout is a terminal or a pipe (as in gh): only at a terminal is the
@@ -46,8 +48,12 @@ func newView(e *cmdEnv, jsonOut, quiet bool) view {
 	return v
 }
 
-// streamWidth is the column count of the terminal behind v, 0 if none.
+// streamWidth is the column count of the terminal behind v (or behind the
+// redact.Writer that wraps it), 0 if none.
 func streamWidth(v any) int {
+	if w, ok := v.(io.Writer); ok {
+		v = redact.Underlying(w)
+	}
 	f, ok := v.(*os.File)
 	if !ok {
 		return 0
