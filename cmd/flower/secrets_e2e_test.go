@@ -26,24 +26,14 @@ func leakyScript(ws string) *scripted.Script {
 	s := demoScript(ws)
 	for i := range s.Conversations {
 		c := &s.Conversations[i]
-		inner := c.Func
-		switch c.Name {
-		case "clarify":
-			c.Func = func(r scripted.Request) scripted.Reply {
-				rep := inner(r)
-				if rep.Text != "" {
-					rep.Text += secretFooter
-				}
-				return rep
-			}
-		case "coder":
-			c.Func = func(r scripted.Request) scripted.Reply {
-				rep := inner(r)
-				if rep.ToolUse != nil && rep.ToolUse.Name == "Bash" {
-					in, _ := json.Marshal(map[string]string{"command": "echo " + testAPIKey + " " + testGHToken + "; cat -n numbers.txt", "description": "show the list"})
-					rep.ToolUse.Input = in
-				}
-				return rep
+		for j := range c.Replies {
+			rep := &c.Replies[j]
+			switch {
+			case c.Name == "clarify" && rep.Text != "":
+				rep.Text += secretFooter
+			case c.Name == "coder" && rep.ToolUse != nil && rep.ToolUse.Name == "Bash":
+				in, _ := json.Marshal(map[string]string{"command": "echo " + testAPIKey + " " + testGHToken + "; cat -n numbers.txt", "description": "show the list"})
+				rep.ToolUse.Input = in
 			}
 		}
 	}
