@@ -22,14 +22,8 @@ func slowCoderScript(ws string) *scripted.Script {
 	s := demoScript(ws)
 	for i := range s.Conversations {
 		if c := &s.Conversations[i]; c.Name == "coder" {
-			inner := c.Func
-			c.Func = func(r scripted.Request) scripted.Reply {
-				if len(r.AllToolResults()) == 0 {
-					in, _ := json.Marshal(map[string]string{"command": "touch " + filepath.Join(ws, "CODER_RUNS") + "; sleep 30", "description": "work"})
-					return scripted.Reply{ToolUse: &scripted.Block{Name: "Bash", Input: in}}
-				}
-				return inner(r)
-			}
+			in, _ := json.Marshal(map[string]string{"command": "touch " + filepath.Join(ws, "CODER_RUNS") + "; sleep 30", "description": "work"})
+			c.Replies = append([]scripted.Reply{{ToolUse: &scripted.Block{Name: "Bash", Input: in}}}, c.Replies...)
 		}
 	}
 	return s
