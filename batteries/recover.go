@@ -1,6 +1,7 @@
 package batteries
 
 import "context"
+import "errors"
 import "fmt"
 import "os"
 import "path/filepath"
@@ -15,8 +16,9 @@ import "github.com/flowerhq/flower/sessionstore"
 // reports corruption, or a resume cannot be loaded and quick_check then
 // finds a fault, the file (with -wal, -shm) is moved aside, one warning goes
 // to stderr, and a fresh store at the same path takes over. The sessions it
-// held are lost: Materialize says so with harness.ErrSessionLost, and the
-// Runtime starts such a step's session fresh. A session that is simply not
+// held are lost: Materialize says so with harness.ErrSessionLost (also for
+// a session missing later while a moved-aside file is there), and the
+// Runtime starts such a step's session fresh. A session that was never
 // stored is no loss: that error stands, and the resume fails as claude's
 // would.
 type sqliteStore struct {
@@ -57,12 +59,24 @@ func (a *sqliteStore) Materialize(ctx context.Context, projectKey, sessionID, co
 		}
 	}
 	if !sessionstore.IsCorrupt(err) {
-		return err // not stored (an unknown id): claude says so, the step fails
+		if errors.Is(err, sessionstore.ErrNotFound) && a.damagedBefore() {
+			// Not in the fresh store that replaced a damaged one: lost.
+			return fmt.Errorf("%w: %v", harness.ErrSessionLost, err)
+		}
+		return err // never stored (an unknown id): claude says so, the step fails
 	}
 	if _, rerr := a.reset(s, err); rerr != nil {
 		return rerr
 	}
 	return fmt.Errorf("%w: %v", harness.ErrSessionLost, err)
+}
+
+// damagedBefore reports whether a damaged store at this path was moved
+// aside (by this process or an earlier one): a session missing now may
+// have been in it.
+func (a *sqliteStore) damagedBefore() bool {
+	aside, _ := filepath.Glob(a.path + ".corrupt-*")
+	return len(aside) > 0
 }
 
 // reset replaces the damaged store old (unless another call already did)
