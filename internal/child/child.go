@@ -43,6 +43,11 @@ import "time"
 // exited or was cancelled.
 const WaitDelay = 2 * time.Second
 
+// killTreeFor bounds KillTree and the portable kill: a process stuck in the
+// kernel (state D) takes SIGKILL only once it leaves there, and the killer
+// goes on after this.
+const killTreeFor = 2 * time.Second
+
 // Command prepares name with args as a contained child: own process group,
 // death signal, group-killing Cancel, WaitDelay. ctx may be
 // context.Background() when the caller ends the child itself.
@@ -75,13 +80,10 @@ const SuperviseArg = "__supervise"
 const lifelineFD = 3
 
 // Supervised is Command for a child whose whole tree must die with flower:
-// supervisor (the flower-hook binary) runs name with args as its child
-// subreaper (see Supervise). The caller gives it a lifeline (Lifeline)
-// before Start. Off Linux it is Command(name, args...).
+// supervisor (the flower-hook binary) runs name with args and kills its
+// tree when flower dies (see Supervise). The caller gives it a lifeline
+// (Lifeline) before Start.
 func Supervised(supervisor, name string, args ...string) *exec.Cmd {
-	if !supervised {
-		return Command(context.Background(), name, args...)
-	}
 	cmd := Command(context.Background(), supervisor, append([]string{SuperviseArg, name}, args...)...)
 	// No death signal: the supervisor outlives flower to kill the tree.
 	clearDeathSignal(cmd.SysProcAttr)
@@ -92,11 +94,8 @@ func Supervised(supervisor, name string, args ...string) *exec.Cmd {
 // fd 3 and is the caller's to close once the child started; w is the only
 // write end, which the caller holds until the child was waited for. When w
 // closes (flower exits or is killed: the kernel closes it), the supervisor
-// kills the tree. Off Linux it does nothing and returns nil files.
+// kills the tree.
 func Lifeline(cmd *exec.Cmd) (r, w *os.File, err error) {
-	if !supervised {
-		return nil, nil, nil
-	}
 	if r, w, err = os.Pipe(); err != nil {
 		return nil, nil, err
 	}
