@@ -22,15 +22,40 @@
 //
 // Supervised is the variant for a step's claude, whose whole tree must die
 // with flower: flower-hook __supervise (Supervise) sits between flower and
-// claude as the child subreaper of the tree. Every process claude starts is
-// then its descendant for as long as it lives (an orphan is reparented to
-// the nearest subreaper, not to init), so /proc names the whole tree. The
-// supervisor is not killed with flower: its lifeline is a pipe whose only
-// write end flower holds, and the kernel closes that end whenever flower
-// ends, SIGKILL and the OOM killer included. It reads EOF, SIGKILLs every
-// descendant until /proc shows none alive, and exits. While flower lives,
-// Signal's SIGKILL does the same from flower's side before it kills the
-// supervisor.
+// claude. The supervisor is not killed with flower: its lifeline is a pipe
+// whose only write end flower holds, and the kernel closes that end
+// whenever flower ends, SIGKILL and the OOM killer included (no signal
+// needed, so this holds on every unix). It reads EOF, SIGKILLs the tree and
+// exits. While flower lives, Signal's SIGKILL kills the tree from flower's
+// side (KillTree) before it kills the supervisor.
+//
+// How the supervisor finds the tree is its mode (ModeEnv). On Linux it is
+// the child subreaper of the tree: every process claude starts is then its
+// descendant for as long as it lives (an orphan is reparented to the
+// nearest subreaper, not to init), so /proc names the whole tree, and
+// KillTree kills it until /proc shows none alive.
+//
+// The portable mode, the default off Linux (macOS has neither Pdeathsig nor
+// subreapers nor /proc) and selectable on Linux for its tests, finds it
+// with `ps -A -o pid=,ppid=,pgid=,stat=` (a tracker): root's descendants by
+// parent, plus every process in a process group that held a member of the
+// tree in a recent listing. It lists while claude lives, 100 ms after each
+// change and up to a second apart while the tree stays the same, because
+// an orphan is reparented to init (launchd) and loses its chain of parents
+// but keeps its group: the groups seen are how it is found again. A group
+// with no member for a few listings is forgotten (it is dead, and its id
+// may be reused). To kill, the tracker first freezes the tree (SIGSTOP to
+// every member and group, listing after listing until nothing new shows:
+// a stopped process cannot fork, and its children stay its children), then
+// SIGKILLs every member and group until a listing shows none alive. It
+// never signals its own group, the group of flower, or that of flower's
+// parent. What it cannot catch: a process that leaves its group (setsid or
+// setpgid) and whose parent dies (a double fork) between two listings,
+// before any listing saw it in its new group; it is then an orphan of
+// init in a group the tracker never saw. On the portable path, flower's
+// own KillTree (a kill while flower lives, after claude ignored SIGTERM)
+// is one freeze-and-kill by parents only, without the groups the
+// supervisor remembers.
 package child
 
 import "context"
