@@ -27,7 +27,7 @@
 // whenever flower ends, SIGKILL and the OOM killer included (no signal
 // needed, so this holds on every unix). It reads EOF, SIGKILLs the tree and
 // exits. While flower lives, Signal's SIGKILL kills the tree from flower's
-// side (KillTree) before it kills the supervisor.
+// side (KillTree) before it kills the supervisor (portable mode: below).
 //
 // How the supervisor finds the tree is its mode (ModeEnv). On Linux it is
 // the child subreaper of the tree: every process claude starts is then its
@@ -52,15 +52,15 @@
 // parent. What it cannot catch: a process that leaves its group (setsid or
 // setpgid) and whose parent dies (a double fork) between two listings,
 // before any listing saw it in its new group; it is then an orphan of
-// init in a group the tracker never saw. On the portable path, flower's
-// own KillTree (a kill while flower lives, after claude ignored SIGTERM)
-// is one freeze-and-kill by parents only, without the groups the
-// supervisor remembers.
+// init in a group the tracker never saw. While flower lives, Signal's
+// SIGKILL of a portable supervisor asks it (SIGUSR1) to kill the tree, since
+// only it knows the groups, and SIGKILLs it should it still run later.
 package child
 
 import "context"
 import "os"
 import "os/exec"
+import "strings"
 import "syscall"
 import "time"
 
@@ -132,12 +132,21 @@ func Lifeline(cmd *exec.Cmd) (r, w *os.File, err error) {
 // Terminal child leads its group). It is a no-op before Start. SIGKILL of a
 // child not yet waited for first kills every descendant (KillTree): tools
 // that left the group, and a supervisor's whole tree, which the group signal
-// alone would orphan.
+// alone would orphan. A supervisor in the portable mode is instead sent
+// killTreeSignal, and SIGKILL should it still run killTreeFor and a second
+// later.
 func Signal(cmd *exec.Cmd, sig syscall.Signal) error {
 	if cmd.Process == nil {
 		return nil
 	}
 	if sig == syscall.SIGKILL && cmd.ProcessState == nil {
+		if portableSupervisor(cmd) {
+			// Only the supervisor knows the groups of the tree's orphans:
+			// it kills the tree and exits, or is killed after the bound.
+			syscall.Kill(cmd.Process.Pid, killTreeSignal)
+			time.AfterFunc(killTreeFor+time.Second, func() { cmd.Process.Signal(syscall.SIGKILL) })
+			return nil
+		}
 		KillTree(cmd.Process.Pid)
 	}
 	err := syscall.Kill(-cmd.Process.Pid, sig)
@@ -145,6 +154,25 @@ func Signal(cmd *exec.Cmd, sig syscall.Signal) error {
 		return nil
 	}
 	return err
+}
+
+// portableSupervisor reports whether cmd is a Supervised command whose
+// supervisor runs in the portable mode (by ModeEnv in its environment).
+func portableSupervisor(cmd *exec.Cmd) bool {
+	if len(cmd.Args) < 2 || cmd.Args[1] != SuperviseArg {
+		return false
+	}
+	env, mode := cmd.Env, ""
+	if env == nil {
+		env = os.Environ()
+	}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, ModeEnv+"="); ok {
+			mode = v // the last one counts, as for the child
+		}
+	}
+	portable, err := supervisorMode(mode)
+	return portable && err == nil
 }
 
 // Exit describes how a waited-for child ended: its exit code, or -1 and the

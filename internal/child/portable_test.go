@@ -1,6 +1,7 @@
 package child
 
 import "os"
+import "os/exec"
 import "reflect"
 import "slices"
 import "testing"
@@ -105,5 +106,25 @@ func BenchmarkTrackerSnapshot(b *testing.B) {
 	}
 	for b.Loop() {
 		tr.snapshot()
+	}
+}
+
+func TestPortableSupervisor(t *testing.T) {
+	sup := []string{"flower-hook", SuperviseArg, "claude"}
+	for _, c := range []struct {
+		name string
+		args []string
+		env  []string
+		want bool
+	}{
+		{"portable", sup, []string{"A=1", ModeEnv + "=portable"}, true},
+		{"the last one counts", sup, []string{ModeEnv + "=portable", ModeEnv + "=bogus"}, false},
+		{"unset", sup, []string{"A=1"}, !hasSubreaper},
+		{"not a supervisor", []string{"claude", "-p"}, []string{ModeEnv + "=portable"}, false},
+		{"a prefix only", sup, []string{ModeEnv + "X=portable"}, !hasSubreaper},
+	} {
+		if got := portableSupervisor(&exec.Cmd{Args: c.args, Env: c.env}); got != c.want {
+			t.Errorf("%s: portableSupervisor = %v, want %v", c.name, got, c.want)
+		}
 	}
 }

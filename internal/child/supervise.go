@@ -16,6 +16,9 @@ import "time"
 // refused.
 const ModeEnv = "FLOWER_SUPERVISE"
 
+// killTreeSignal asks the supervisor to kill the tree now and exit 137.
+const killTreeSignal = syscall.SIGUSR1
+
 // supervisorMode reads ModeEnv's value: whether the supervisor runs the
 // portable tracker.
 func supervisorMode(v string) (portable bool, err error) {
@@ -39,7 +42,9 @@ func supervisorMode(v string) (portable bool, err error) {
 //   - SIGTERM, SIGINT, SIGHUP and SIGQUIT are passed on to NAME's group;
 //   - the lifeline (fd 3, the read end of a pipe whose only write end
 //     flower holds) reading EOF means flower is gone, however it died: the
-//     whole tree is SIGKILLed and the supervisor exits 137.
+//     whole tree is SIGKILLed and the supervisor exits 137;
+//   - killTreeSignal (flower's SIGKILL of a portable supervisor, Signal)
+//     does the same.
 //
 // In the subreaper mode (Linux) it is the child subreaper of the tree,
 // reaps the orphans reparented to it, gives NAME the death signal SIGKILL
@@ -76,7 +81,7 @@ func Supervise(args []string, stderr io.Writer) int {
 		return fail(126, err.Error())
 	}
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, killTreeSignal)
 	path, err := exec.LookPath(args[0])
 	if err != nil {
 		return fail(127, err.Error())
@@ -112,6 +117,10 @@ func superviseLoop(pid int, t *tracker, sigs <-chan os.Signal) int {
 	for {
 		select {
 		case s := <-sigs:
+			if s == killTreeSignal {
+				killTree()
+				return 137
+			}
 			syscall.Kill(-pid, s.(syscall.Signal))
 		case <-next:
 			every = t.watch(every)

@@ -14,8 +14,8 @@ import "time"
 
 // TestMain makes the test binary the supervisor when asked (CHILD_SUPERVISE).
 func TestMain(m *testing.M) {
-	if os.Getenv("CHILD_SUPERVISE") != "" {
-		os.Exit(Supervise(os.Args[1:], os.Stderr))
+	if os.Getenv("CHILD_SUPERVISE") != "" && len(os.Args) > 1 && os.Args[1] == SuperviseArg {
+		os.Exit(Supervise(os.Args[2:], os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 // write end.
 func superviseShell(t *testing.T, mode, script string) (*exec.Cmd, *os.File) {
 	t.Helper()
-	cmd := Command(t.Context(), os.Args[0], "sh", "-c", script)
+	cmd := Command(t.Context(), os.Args[0], SuperviseArg, "sh", "-c", script)
 	cmd.Env = append(os.Environ(), "CHILD_SUPERVISE=1", ModeEnv+"="+mode)
 	r, w, err := Lifeline(cmd)
 	if err != nil {
@@ -104,10 +104,11 @@ func wantExit(t *testing.T, cmd *exec.Cmd, code int) {
 // then lost its parent is reparented away from the supervisor (the proof
 // that it is no subreaper) and is still killed, by the group the tracker
 // saw it in: when the lifeline closes, and when the command exits on its
-// own (the supervisor then ends as it did). The control, with the lifeline
-// held and the command running, keeps the orphan alive.
+// own (the supervisor then ends as it did), and when flower, alive, kills
+// the supervisor with Signal's SIGKILL. The control, with the lifeline held
+// and the command running, keeps the orphan alive.
 func TestSupervise_PortableFindsOrphans(t *testing.T) {
-	for _, how := range []string{"lifeline cut", "command exits", "control"} {
+	for _, how := range []string{"lifeline cut", "command exits", "flower kills", "control"} {
 		t.Run(how, func(t *testing.T) {
 			pidfile := filepath.Join(t.TempDir(), "pid")
 			// The middle sh starts the tool in a session of its own and exits
@@ -133,11 +134,13 @@ func TestSupervise_PortableFindsOrphans(t *testing.T) {
 				return
 			case "lifeline cut":
 				w.Close()
+			case "flower kills":
+				Signal(cmd, syscall.SIGKILL)
 			}
 			if !gone(tool) {
 				t.Fatalf("the orphan (pid %d) outlived the supervisor's kill (%s)", tool, how)
 			}
-			wantExit(t, cmd, map[string]int{"lifeline cut": 137, "command exits": 3}[how])
+			wantExit(t, cmd, map[string]int{"lifeline cut": 137, "command exits": 3, "flower kills": 137}[how])
 		})
 	}
 }
