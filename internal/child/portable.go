@@ -42,7 +42,7 @@ type tracker struct {
 	ps     string
 	skip   map[int]bool // groups never signalled: root's, the caller's, the caller's parent's
 	groups map[int]int  // group → listings since it last had a member
-	known  int          // members in the last listing (a change speeds the listings up)
+	known  [2]int       // count and pid sum of the last listing's members (a change speeds the listings up)
 }
 
 // newTracker prepares a tracker of root's tree; it fails when no ps is
@@ -158,9 +158,13 @@ func (t *tracker) update(rows []psRow) []psRow {
 // watch is the tracker's snapshot while the tree lives; it returns how
 // long to wait for the next one, shorter when the tree changed.
 func (t *tracker) watch(last time.Duration) time.Duration {
-	n := len(t.snapshot())
-	if n != t.known {
-		t.known = n
+	m := t.snapshot()
+	seen := [2]int{len(m)}
+	for _, r := range m {
+		seen[1] += r.pid
+	}
+	if seen != t.known {
+		t.known = seen
 		return snapshotFirst
 	}
 	return min(2*last, snapshotMost)
