@@ -5,6 +5,8 @@ import "encoding/json"
 import "os"
 import "os/exec"
 import "path/filepath"
+import "slices"
+import "strconv"
 import "strings"
 import "syscall"
 import "testing"
@@ -49,70 +51,87 @@ func treeScript(where string) func(ws string) *scripted.Script {
 // the main thread or by a subagent) leaves no process of the step alive and
 // the late marker never appears; SIGHUP also records the step as ended in
 // the manifest (no "running" row left). The control, not signalled, makes
-// the marker: the tool does run, and late.
+// the marker: the tool does run, and late. The portable cases run the same
+// with the supervisor in the macOS mode (child.ModeEnv=portable: no
+// subreaper, no death signal, no /proc), which the kill -9 case checks in
+// the supervisor's environment.
 func TestFlowerStep_ToolTreeDiesWithFlower(t *testing.T) {
 	t.Parallel()
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	hook := hookBinary(t)
+	type treeCase struct{ where, how, mode string }
+	var cases []treeCase
 	for _, where := range []string{"main", "subagent"} {
 		for _, how := range []string{"kill -9", "SIGHUP", "control"} {
-			t.Run(where+"/"+how, func(t *testing.T) {
-				t.Parallel()
-				b := testbed.NewFor(t, treeScript(where))
-				role := map[string]string{"main": "worker", "subagent": "coordinator"}[where]
-				runDir := filepath.Join(filepath.Dir(b.Workspace), "runs")
-				cmd := flowerStep(t, b, flower, hook, runDir, "--role", role, "--name", "tree", "run the late marker")
-				var out bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &out
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				started, marker := filepath.Join(b.Workspace, "STARTED"), filepath.Join(b.Workspace, "MARKER")
-				if how == "control" {
-					if err := cmd.Wait(); err != nil {
-						t.Fatalf("flower step: %v\n%s", err, out.String())
-					}
-					if _, err := os.Stat(marker); err != nil {
-						t.Fatalf("control: the late marker is missing: %v\n%s", err, out.String())
-					}
-					return
-				}
-				if !testbed.Eventually(2*time.Minute, func() bool { _, err := os.Stat(started); return err == nil }) {
-					t.Fatalf("the Bash call never started\n%s", out.String())
-				}
-				step := child.Descendants(cmd.Process.Pid)
-				if os.Getenv("TREE_DEBUG") != "" {
-					ps, _ := exec.Command("ps", "-eo", "pid,ppid,pgid,stat,args").CombinedOutput()
-					t.Logf("step %v\n%s", step, ps)
-				}
-				sig := map[string]syscall.Signal{"kill -9": syscall.SIGKILL, "SIGHUP": syscall.SIGHUP}[how]
-				syscall.Kill(cmd.Process.Pid, sig)
-				cmd.Wait()
-				if os.Getenv("TREE_DEBUG") != "" {
-					time.Sleep(time.Second)
-					ps, _ := exec.Command("ps", "-eo", "pid,ppid,pgid,stat,args").CombinedOutput()
-					for _, l := range strings.Split(string(ps), "\n") {
-						if strings.Contains(l, "TestFlowerStep_ToolTree") || strings.Contains(l, "flower-hook") {
-							t.Logf("after: %s", l)
-						}
-					}
-				}
-				if !testbed.Eventually(10*time.Second, func() bool { return len(livePIDs(step)) == 0 }) {
-					t.Errorf("processes of the step outlived flower: %v (of %v)", livePIDs(step), step)
-				}
-				// The tool would mark 3 s after STARTED: wait well past it.
-				st, _ := os.Stat(started)
-				for time.Since(st.ModTime()) < 8*time.Second {
-					time.Sleep(200 * time.Millisecond)
-				}
-				if _, err := os.Stat(marker); err == nil {
-					t.Fatalf("the late marker appeared after %s of flower\n%s", how, out.String())
-				}
-				if how == "SIGHUP" {
-					assertStepEnded(t, runDir, out.String())
-				}
-			})
+			cases = append(cases, treeCase{where, how, ""})
 		}
+	}
+	// The macOS path, on Linux: the supervisor in the portable mode.
+	cases = append(cases, treeCase{"main", "kill -9", "portable"}, treeCase{"main", "control", "portable"})
+	for _, c := range cases {
+		where, how := c.where, c.how
+		t.Run(strings.TrimSuffix(where+"/"+how+"/"+c.mode, "/"), func(t *testing.T) {
+			t.Parallel()
+			b := testbed.NewFor(t, treeScript(where))
+			role := map[string]string{"main": "worker", "subagent": "coordinator"}[where]
+			runDir := filepath.Join(filepath.Dir(b.Workspace), "runs")
+			cmd := flowerStep(t, b, flower, hook, runDir, "--role", role, "--name", "tree", "run the late marker")
+			if c.mode != "" {
+				cmd.Env = append(cmd.Env, child.ModeEnv+"="+c.mode)
+			}
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			started, marker := filepath.Join(b.Workspace, "STARTED"), filepath.Join(b.Workspace, "MARKER")
+			if how == "control" {
+				if err := cmd.Wait(); err != nil {
+					t.Fatalf("flower step: %v\n%s", err, out.String())
+				}
+				if _, err := os.Stat(marker); err != nil {
+					t.Fatalf("control: the late marker is missing: %v\n%s", err, out.String())
+				}
+				return
+			}
+			if !testbed.Eventually(2*time.Minute, func() bool { _, err := os.Stat(started); return err == nil }) {
+				t.Fatalf("the Bash call never started\n%s", out.String())
+			}
+			step := child.Descendants(cmd.Process.Pid)
+			if c.mode != "" {
+				assertSupervisorMode(t, step, c.mode)
+			}
+			if os.Getenv("TREE_DEBUG") != "" {
+				ps, _ := exec.Command("ps", "-eo", "pid,ppid,pgid,stat,args").CombinedOutput()
+				t.Logf("step %v\n%s", step, ps)
+			}
+			sig := map[string]syscall.Signal{"kill -9": syscall.SIGKILL, "SIGHUP": syscall.SIGHUP}[how]
+			syscall.Kill(cmd.Process.Pid, sig)
+			cmd.Wait()
+			if os.Getenv("TREE_DEBUG") != "" {
+				time.Sleep(time.Second)
+				ps, _ := exec.Command("ps", "-eo", "pid,ppid,pgid,stat,args").CombinedOutput()
+				for _, l := range strings.Split(string(ps), "\n") {
+					if strings.Contains(l, "TestFlowerStep_ToolTree") || strings.Contains(l, "flower-hook") {
+						t.Logf("after: %s", l)
+					}
+				}
+			}
+			if !testbed.Eventually(10*time.Second, func() bool { return len(livePIDs(step)) == 0 }) {
+				t.Errorf("processes of the step outlived flower: %v (of %v)", livePIDs(step), step)
+			}
+			// The tool would mark 3 s after STARTED: wait well past it.
+			st, _ := os.Stat(started)
+			for time.Since(st.ModTime()) < 8*time.Second {
+				time.Sleep(200 * time.Millisecond)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Fatalf("the late marker appeared after %s of flower\n%s", how, out.String())
+			}
+			if how == "SIGHUP" {
+				assertStepEnded(t, runDir, out.String())
+			}
+		})
 	}
 }
 
@@ -142,4 +161,22 @@ func assertStepEnded(t *testing.T, runDir, out string) {
 	if e := r.Results[0].Error; !strings.Contains(e, "hangup") {
 		t.Errorf("the step's error does not name the hangup: %q", e)
 	}
+}
+
+// assertSupervisorMode fails t unless one of pids is a supervisor
+// (flower-hook __supervise) whose environment sets child.ModeEnv to mode.
+func assertSupervisorMode(t *testing.T, pids []int, mode string) {
+	t.Helper()
+	for _, p := range pids {
+		argv, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "cmdline"))
+		if !bytes.Contains(argv, []byte("\x00"+child.SuperviseArg+"\x00")) {
+			continue
+		}
+		env, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "environ"))
+		if slices.Contains(strings.Split(string(env), "\x00"), child.ModeEnv+"="+mode) {
+			return
+		}
+		t.Fatalf("the supervisor (pid %d) runs without %s=%s", p, child.ModeEnv, mode)
+	}
+	t.Fatalf("no supervisor among the step's processes %v", pids)
 }

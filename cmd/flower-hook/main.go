@@ -4,8 +4,9 @@
 // documentation and design.md §3 for the guards, flags and exit codes.
 //
 // `flower-hook __supervise CLAUDE ARGS…` is the other use: the Runtime
-// starts each step's claude under it, the child subreaper that kills the
-// step's whole tree when flower dies (internal/child.Supervise).
+// starts each step's claude under it, the supervisor that kills the step's
+// whole tree when flower dies (internal/child.Supervise; on Linux a child
+// subreaper, elsewhere the portable mode).
 package main
 
 import "os"

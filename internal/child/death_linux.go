@@ -7,6 +7,3 @@ func setDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
 
 // clearDeathSignal takes it back (a supervisor must outlive flower).
 func clearDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = 0 }
-
-// supervised reports whether Supervised wraps the command in a supervisor.
-const supervised = true

@@ -2,22 +2,41 @@
 
 package child
 
-import "fmt"
-import "io"
+import "errors"
 
-// Supervise needs Linux (a child subreaper); elsewhere Supervised runs the
-// command directly and this main refuses.
-func Supervise(args []string, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "flower-hook "+SuperviseArg+": needs Linux")
-	return 2
+// hasSubreaper: no child subreaper here, so the supervisor is portable.
+const hasSubreaper = false
+
+// becomeSubreaper is never called off Linux (supervisorMode refuses).
+func becomeSubreaper() error { return errors.New("no child subreaper off Linux") }
+
+// KillTree SIGKILLs every descendant of root (not root itself) that a ps
+// listing shows, freezing the tree first (the portable tracker, without
+// the groups of earlier listings), and reports how many it signalled.
+func KillTree(root int) int {
+	t, err := newTracker(root)
+	if err != nil {
+		return 0
+	}
+	return t.kill()
 }
 
-// KillTree is Linux-only (it reads /proc); elsewhere the group signal is
-// all there is.
-func KillTree(root int) int { return 0 }
-
-// supervised reports whether Supervised wraps the command in a supervisor.
-const supervised = false
-
-// Descendants needs /proc; elsewhere it knows of none.
-func Descendants(root int) []int { return nil }
+// Descendants lists the live (not zombie) processes whose chain of parents
+// leads to root, root excluded, from one ps listing.
+func Descendants(root int) []int {
+	t, err := newTracker(root)
+	if err != nil {
+		return nil
+	}
+	rows, err := t.list()
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, r := range t.members(rows) {
+		if !r.zombie {
+			out = append(out, r.pid)
+		}
+	}
+	return out
+}

@@ -6,10 +6,6 @@ import "strings"
 import "syscall"
 import "time"
 
-// killTreeFor bounds KillTree: a process stuck in the kernel (state D) takes
-// SIGKILL only once it leaves there, and the killer goes on after this.
-const killTreeFor = 2 * time.Second
-
 // KillTree SIGKILLs every live descendant of root (not root itself), round
 // after round, until a scan of /proc finds none alive or killTreeFor has
 // passed, and reports how many it signalled. A round that finds no live
