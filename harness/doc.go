@@ -53,7 +53,10 @@
 // kill it; its lifeline (fd 3) is a pipe whose only write end flower holds,
 // and the kernel closes that end when flower ends in any way, so the
 // supervisor reads EOF, SIGKILLs every descendant until /proc shows none
-// alive, and exits. SIGHUP is handled like SIGTERM by the command (the step
+// alive, and exits. Off Linux (and on Linux with FLOWER_SUPERVISE=portable)
+// the supervisor has no subreaper and no /proc: it keeps the same lifeline
+// and finds the tree by ps listings that remember its process groups (see
+// internal/child). SIGHUP is handled like SIGTERM by the command (the step
 // ends cancelled, naming the signal). The group is signalled, never just
 // the leader. A child that prints non-JSON before system/init,
 // dies before it, or stays silent past StartTimeout ends the attempt with a
