@@ -21,6 +21,17 @@ func userText(s string) string {
 	return `{"role":"user","content":` + string(b) + `}`
 }
 
+// replyText posts body and returns the reply's first text, or the whole
+// answer when it is no 200.
+func replyText(t *testing.T, srv *scripted.Server, body string) string {
+	t.Helper()
+	code, b := post(t, srv, body)
+	if code != 200 {
+		return b
+	}
+	return gjson.Get(b, "content.0.text").String()
+}
+
 // serveScript parses src (JSON or YAML) and serves it until the test ends.
 func serveScript(t *testing.T, src string) *scripted.Server {
 	t.Helper()
@@ -57,14 +68,7 @@ conversations:
       - text: HANDED-BACK
         hand_back: true
 `)
-	text := func(body string) string {
-		t.Helper()
-		code, b := post(t, srv, body)
-		if code != 200 {
-			return b
-		}
-		return gjson.Get(b, "content.0.text").String()
-	}
+	text := func(body string) string { t.Helper(); return replyText(t, srv, body) }
 	const judgeRules, coordRules = "你是独立评审。你有两种任务", "你是协调者。你的职责"
 	if got := text(roleBody(judgeRules, "["+userText("请独立评审这一轮工作是否达成了目标。")+"]")); got != "VERDICT" {
 		t.Errorf("judge: %q", got)
@@ -124,8 +128,7 @@ conversations:
 `)
 	text := func(first string) string {
 		t.Helper()
-		_, b := post(t, srv, roleBody("You are a custom agent", "["+userText(first)+"]"))
-		return gjson.Get(b, "content.0.text").String()
+		return replyText(t, srv, roleBody("You are a custom agent", "["+userText(first)+"]"))
 	}
 	if got := text("REVIEW-IT"); got != "NOBODY" {
 		t.Errorf("control: before any Agent call REVIEW-IT got %q", got)

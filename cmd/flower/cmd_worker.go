@@ -154,7 +154,7 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	}
 	ask := r.Args.Ask
 	if wk, err := flow.WakeState(pl.Workspace, flow.WakeStateOptions{RunDir: pl.RunDir, Isolate: so.Isolate}); err == nil && wk.Wake {
-		ask = "" // the brief is there: continue it, nothing new said
+		ask = ""                             // the brief is there: continue it, nothing new said
 		so.FrozenGoal = docs.HasFrozenGoal() // and judge against the goal the first attempt froze
 	}
 	wf, err := flow.StarterFlow(ask, so)

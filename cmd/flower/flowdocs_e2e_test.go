@@ -18,7 +18,9 @@ import "github.com/flowerhq/flower/scripted"
 // and in what B's coordinator and judge were sent — resuming A's
 // coordinator session, with no clarify or goal request of its own (each
 // goal carries a generation number, so a re-derived goal would show).
-// Control: without --flow, B has nothing to continue (exit 2, no request).
+// Machine C, a third fresh checkout, wakes it with a new sentence (appended
+// to A's brief, the goal derived anew). Control: without --flow, B has
+// nothing to continue (exit 2, no request).
 func TestE2E_FlowDocumentsTravel(t *testing.T) {
 	t.Parallel()
 	var gen atomic.Int32
@@ -97,6 +99,17 @@ func TestE2E_FlowDocumentsTravel(t *testing.T) {
 		t.Errorf("%d clarify requests, want A's %d: B woke with A's brief", n, clarifyA)
 	}
 	checkWokeWith(t, fb, wsB, string(goalA))
+
+	// Machine C, another fresh checkout, wakes it with a new sentence: A's
+	// brief with the sentence appended, and a goal derived anew from it.
+	c := fb.machine("c")
+	wsC := filepath.Join(c.root, "third")
+	os.MkdirAll(wsC, 0o700)
+	out, errC, code := fb.flower(c, append(common(c, wsC), "--flow", "X", "FLOW-7 and NEW-WORDS too")...)
+	brief, _ := os.ReadFile(filepath.Join(wsC, ".flower", "notes", flowBriefName))
+	if code != 0 || !strings.Contains(string(brief), "NEW-WORDS") || !strings.Contains(string(brief), "FLOW-7: 写 ok.txt") || gen.Load() != 2 {
+		t.Fatalf("machine C: exit %d, %d goals, brief:\n%s\n%s\n%s", code, gen.Load(), brief, out, errC)
+	}
 }
 
 // checkWokeWith: the last coordinator and judge requests, B's, carry the
