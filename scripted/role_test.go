@@ -145,6 +145,9 @@ conversations:
 	if got := text("OTHER"); got != "NOBODY" {
 		t.Errorf("control: a request no Agent call started got %q", got)
 	}
+	if got := text("REVIEW-IT"); !strings.Contains(got, "subagent type reviewer") || !strings.Contains(got, `conversation \"reviewer\" matched but gave all its 1 replies`) {
+		t.Errorf("the 400 for a used-up subagent does not name its type: %s", got)
+	}
 	if r := srv.RequestsFor("reviewer"); len(r) != 1 || r[0].Agent != "reviewer" {
 		t.Errorf("reviewer's requests: %+v", r)
 	}
