@@ -43,14 +43,30 @@ type Documents struct {
 	// frozen is the goal its goal step froze (Freeze), kept under goalDoc in
 	// place of the goal file: a coder's Bash can rewrite the file, and a
 	// takeover must judge against what was frozen, not what is on disk.
-	frozen  []byte
-	goalDoc string
+	frozen            []byte
+	goalDoc, briefDoc string
 }
 
 // NewDocuments is the documents of flowName in wb and lin, kept in st.
 func NewDocuments(st *sessionstore.Store, flowName string, wb *harness.Workbench, lin *flow.Lineage) *Documents {
+	notes := filepath.ToSlash(mustRel(wb.Root(), wb.Notes()))
 	return &Documents{st: st, flow: flowName, wb: wb, lin: lin, sent: map[string][]byte{},
-		goalDoc: path.Join(filepath.ToSlash(mustRel(wb.Root(), wb.Notes())), flow.DefaultGoalName)}
+		goalDoc: path.Join(notes, flow.DefaultGoalName), briefDoc: path.Join(notes, flow.DefaultBriefName)}
+}
+
+// StoredBrief reports whether the store holds a complete brief for the
+// flow: a workspace without one can continue it once Restore ran.
+func (d *Documents) StoredBrief(ctx context.Context) (bool, error) {
+	docs, err := d.st.Documents(ctx, d.flow)
+	if err != nil {
+		return false, err
+	}
+	for _, doc := range docs {
+		if doc.Name == d.briefDoc {
+			return flow.ParseBrief(string(doc.Body)).Complete(), nil
+		}
+	}
+	return false, nil
 }
 
 func mustRel(base, target string) string {
@@ -194,6 +210,34 @@ func (d *Documents) collect() map[string][]byte {
 		}
 	}
 	return out
+}
+
+// Watch keeps the documents current while a flow runs: onEvent and
+// stepDone are the run's hooks — the goal its goal step froze is recorded
+// (Freeze), and a frozen goal, a new session, a tool call or a step's end is
+// saved at once — and a Keep every interval runs until stop, which saves
+// once more and waits. Errors go to logf.
+func (d *Documents) Watch(ctx context.Context, interval time.Duration, logf func(string, ...any)) (onEvent func(harness.Event), stepDone func(flow.Step, harness.StepResult), stop func()) {
+	save := func() {
+		if err := d.Save(context.WithoutCancel(ctx)); err != nil {
+			logf("documents of %s: %v", d.flow, err)
+		}
+	}
+	onEvent = func(ev harness.Event) {
+		if g, ok := ev.Goal(); ok && g.State == harness.GoalFrozen {
+			d.Freeze(g.Text)
+			save()
+		}
+		if ev.Kind == harness.EventInit || ev.Kind == harness.EventToolUse || ev.Kind == harness.EventStep {
+			save() // a new session in the lineage, a turn in it: keep it before anything else can happen
+		}
+	}
+	kctx, cancel := context.WithCancel(ctx)
+	kept := make(chan struct{})
+	go func() { defer close(kept); d.Keep(kctx, interval, logf) }()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-kept }) }
+	return onEvent, func(flow.Step, harness.StepResult) { save() }, stop
 }
 
 // Keep saves every interval until ctx ends, then once more: a worker that

@@ -185,3 +185,33 @@ func TestRecordFile(t *testing.T) {
 		t.Fatalf("record %s: %v", data, err)
 	}
 }
+
+// TestE2E_SubagentTypeRole: on the real CLI, role: NAME routes each
+// subagent to the conversation of its type — two custom types whose
+// system prompts share no flower marker. The control is the order: the
+// tester conversation is tried first, and the reviewer's requests still do
+// not go to it.
+func TestE2E_SubagentTypeRole(t *testing.T) {
+	t.Parallel()
+	bed := testbed.New(t, mustParse(t, `{"conversations":[
+	  {"name":"tester","match":{"role":"tester"},"replies":[{"text":"tester finished"}]},
+	  {"name":"reviewer","match":{"role":"reviewer"},"replies":[{"text":"reviewer finished"}]},
+	  {"name":"main","match":{"first_user":"delegate both"},"replies":[
+	    {"tool_use":{"name":"Agent","input":{"description":"review","prompt":"REVIEW the draft","subagent_type":"reviewer","run_in_background":false}}},
+	    {"tool_use":{"name":"Agent","input":{"description":"test","prompt":"TEST the draft","subagent_type":"tester","run_in_background":false}}},
+	    {"text":"main finished"}]}]}`))
+	agents := `{"reviewer":{"description":"reviews","prompt":"You are REVIEWER_SYS","tools":["Read"]},"tester":{"description":"tests","prompt":"You are TESTER_SYS","tools":["Read"]}}`
+	run := bed.Print(t, "delegate both", "--agents", agents)
+	if run.ExitCode != 0 || run.Result.Get("result").String() != "main finished" {
+		t.Fatalf("exit %d result %s stderr %s", run.ExitCode, run.Result.Raw, run.Stderr)
+	}
+	for typ, sys := range map[string]string{"reviewer": "REVIEWER_SYS", "tester": "TESTER_SYS"} {
+		reqs := bed.Model.RequestsFor(typ)
+		if len(reqs) != 1 || !strings.Contains(reqs[0].System(), sys) || reqs[0].Agent != typ {
+			t.Errorf("%s: %d requests (want 1 with %s in its system prompt)", typ, len(reqs), sys)
+		}
+	}
+	if u := bed.Model.Unmatched(); len(u) != 0 {
+		t.Errorf("%d unmatched requests: %s", len(u), u[0].Error)
+	}
+}

@@ -17,6 +17,7 @@ type Request struct {
 	Reply        int             `json:"reply"`                  // index into the conversation's replies; -1 for Func or unmatched
 	Status       int             `json:"status"`
 	Error        string          `json:"error,omitempty"` // the message of a 400 for an unmatched request
+	Agent        string          `json:"agent,omitempty"` // the subagent type of the scripted Agent call that started it ("" for none)
 	Body         json.RawMessage `json:"body,omitempty"`
 }
 

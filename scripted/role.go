@@ -1,8 +1,11 @@
 package scripted
 
 import "fmt"
+import "regexp"
 import "sort"
 import "strings"
+
+import "github.com/tidwall/gjson"
 
 // Roles a script can match a conversation by (Match.Role): the starter
 // flow's steps and its subagent type, told apart by the seed's Chinese
@@ -77,9 +80,47 @@ func roleNames() string {
 	return strings.Join(names, ", ")
 }
 
+// subagentType is the allowlist of subagent type names a role may be
+// besides the flower roles (claude's agent names: letters, digits, - and _).
+var subagentType = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
 func validRole(role string) error {
-	if s, _ := RoleMarker(role); role != "" && s == "" {
-		return fmt.Errorf("role %q is not one of %s (match another subagent by its system prompt: system: …)", role, roleNames())
+	if s, _ := RoleMarker(role); role != "" && s == "" && !subagentType.MatchString(role) {
+		return fmt.Errorf("role %q is neither one of %s nor a subagent type (letters, digits, - and _)", role, roleNames())
 	}
 	return nil
+}
+
+// noteAgents remembers the subagent type of every Agent call in reply by
+// its prompt: claude sends that prompt as the subagent's first user
+// message, so the subagent's requests can be matched by their type.
+func (s *Server) noteAgents(reply Reply) {
+	for _, b := range reply.content() {
+		if b.Name != "Agent" {
+			continue
+		}
+		in := gjson.ParseBytes(b.Input)
+		typ, prompt := in.Get("subagent_type").String(), strings.TrimSpace(in.Get("prompt").String())
+		if typ == "" || prompt == "" {
+			continue
+		}
+		s.mu.Lock()
+		if s.agents == nil {
+			s.agents = map[string]string{}
+		}
+		s.agents[prompt] = typ
+		s.mu.Unlock()
+	}
+}
+
+// agentOf is the subagent type of the Agent call whose prompt is r's first
+// user message (claude's reminders aside), "" when no scripted call started it.
+func (s *Server) agentOf(r Request) string {
+	first := strings.TrimSpace(withoutReminders(r.FirstUser()))
+	if first == "" {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.agents[first]
 }

@@ -21,6 +21,17 @@ func userText(s string) string {
 	return `{"role":"user","content":` + string(b) + `}`
 }
 
+// replyText posts body and returns the reply's first text, or the whole
+// answer when it is no 200.
+func replyText(t *testing.T, srv *scripted.Server, body string) string {
+	t.Helper()
+	code, b := post(t, srv, body)
+	if code != 200 {
+		return b
+	}
+	return gjson.Get(b, "content.0.text").String()
+}
+
 // serveScript parses src (JSON or YAML) and serves it until the test ends.
 func serveScript(t *testing.T, src string) *scripted.Server {
 	t.Helper()
@@ -57,14 +68,7 @@ conversations:
       - text: HANDED-BACK
         hand_back: true
 `)
-	text := func(body string) string {
-		t.Helper()
-		code, b := post(t, srv, body)
-		if code != 200 {
-			return b
-		}
-		return gjson.Get(b, "content.0.text").String()
-	}
+	text := func(body string) string { t.Helper(); return replyText(t, srv, body) }
 	const judgeRules, coordRules = "你是独立评审。你有两种任务", "你是协调者。你的职责"
 	if got := text(roleBody(judgeRules, "["+userText("请独立评审这一轮工作是否达成了目标。")+"]")); got != "VERDICT" {
 		t.Errorf("judge: %q", got)
@@ -95,8 +99,57 @@ conversations:
 	if !fg.HandBack() || fg.AgentLaunched() || fg.Role() != scripted.RoleCoordinator {
 		t.Errorf("foreground hand-back: %v launched %v role %q", fg.HandBack(), fg.AgentLaunched(), fg.Role())
 	}
-	if _, err := scripted.Parse([]byte(`{"conversations":[{"match":{"role":"reviewer"},"replies":[{"text":"x"}]}]}`)); err == nil || !strings.Contains(err.Error(), `role "reviewer" is not one of`) {
-		t.Errorf("unknown role: %v", err)
+	if _, err := scripted.Parse([]byte(`{"conversations":[{"match":{"role":"re viewer"},"replies":[{"text":"x"}]}]}`)); err == nil || !strings.Contains(err.Error(), `role "re viewer" is neither one of`) {
+		t.Errorf("a role that is no subagent type: %v", err)
+	}
+}
+
+// TestMatchBySubagentType: role: NAME matches the requests of a subagent a
+// scripted Agent call started with subagent_type NAME (its first user
+// message is the call's prompt), whatever its system prompt. Controls: the
+// same first message before any such call, and a subagent of another type,
+// are not NAME's.
+func TestMatchBySubagentType(t *testing.T) {
+	srv := serveScript(t, `
+conversations:
+  - name: tester
+    match: {role: tester}
+    replies: [{text: TESTED}]
+  - name: reviewer
+    match: {role: reviewer}
+    replies: [{text: REVIEWED}]
+  - name: main
+    match: {first_user: delegate}
+    replies:
+      - tool_use: {name: Agent, input: {description: d, prompt: REVIEW-IT, subagent_type: reviewer}}
+      - tool_use: {name: Agent, input: {description: d, prompt: TEST-IT, subagent_type: tester}}
+  - name: rest
+    replies: [{text: NOBODY}, {text: NOBODY}]
+`)
+	text := func(first string) string {
+		t.Helper()
+		return replyText(t, srv, roleBody("You are a custom agent", "["+userText(first)+"]"))
+	}
+	if got := text("REVIEW-IT"); got != "NOBODY" {
+		t.Errorf("control: before any Agent call REVIEW-IT got %q", got)
+	}
+	for range 2 {
+		post(t, srv, roleBody("main", "["+userText("delegate")+"]"))
+	}
+	if got := text("<system-reminder>r</system-reminder>REVIEW-IT"); got != "REVIEWED" {
+		t.Errorf("the reviewer subagent got %q", got)
+	}
+	if got := text("TEST-IT"); got != "TESTED" {
+		t.Errorf("the tester subagent got %q", got)
+	}
+	if got := text("OTHER"); got != "NOBODY" {
+		t.Errorf("control: a request no Agent call started got %q", got)
+	}
+	if got := text("REVIEW-IT"); !strings.Contains(got, "subagent type reviewer") || !strings.Contains(got, `conversation \"reviewer\" matched but gave all its 1 replies`) {
+		t.Errorf("the 400 for a used-up subagent does not name its type: %s", got)
+	}
+	if r := srv.RequestsFor("reviewer"); len(r) != 1 || r[0].Agent != "reviewer" {
+		t.Errorf("reviewer's requests: %+v", r)
 	}
 }
 

@@ -54,7 +54,9 @@ type Conversation struct {
 // Match selects requests by role and by substring; every non-empty field
 // must match. An empty Match matches any request. Role is a flower role
 // (clarify, goal, coordinator, coder, judge, oracle; see role.go), so a
-// script need not know the Chinese texts that tell them apart.
+// script need not know the Chinese texts that tell them apart, or any
+// subagent type: the requests of a subagent a scripted Agent call started
+// with that subagent_type.
 type Match struct {
 	Role      string `json:"role,omitempty"`
 	System    string `json:"system,omitempty"`
@@ -280,7 +282,7 @@ func (r *Reply) content() []Block {
 
 // matches reports whether the request fits m.
 func (m Match) matches(r Request) bool {
-	return (m.Role == "" || r.Role() == m.Role) &&
+	return (m.Role == "" || r.Role() == m.Role || r.Agent == m.Role) &&
 		(m.System == "" || strings.Contains(r.System(), m.System)) &&
 		(m.FirstUser == "" || strings.Contains(r.FirstUser(), m.FirstUser)) &&
 		(m.Model == "" || strings.Contains(r.Model(), m.Model))

@@ -27,6 +27,7 @@ type Server struct {
 	seq      int
 	toolSeq  int
 	record   *os.File
+	agents   map[string]string // subagent type by the prompt of the Agent call that started it (noteAgents)
 }
 
 // Option configures a Server.
@@ -146,6 +147,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	case hr.Method == http.MethodPost && path == "/v1/messages" && s.cassette != nil:
 		s.replay(w, hr, body, &req)
 	case hr.Method == http.MethodPost && path == "/v1/messages":
+		req.Agent = s.agentOf(req)
 		reply, ok, why := s.route(&req)
 		if !ok {
 			req.Status, req.Error = http.StatusBadRequest, unmatchedMessage(req, why)
@@ -154,6 +156,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 			return
 		}
 		req.Status = statusOf(reply)
+		s.noteAgents(reply)
 		s.log(req)
 		s.answer(w, hr, req, reply)
 	default:
@@ -280,7 +283,12 @@ func statusOf(r Reply) int {
 // model, and why the conversations that matched had nothing for it.
 func unmatchedMessage(r Request, why []string) string {
 	role := r.Role()
-	if role == "" {
+	switch {
+	case r.Agent != "" && role != "":
+		role += ", subagent type " + r.Agent
+	case r.Agent != "":
+		role = "subagent type " + r.Agent
+	case role == "":
 		role = "none of " + roleNames()
 	}
 	what := "no script entry matches this request"

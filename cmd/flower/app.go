@@ -52,15 +52,41 @@ func (e *cmdEnv) do(opts any, run func() error) error {
 // credentials (redact.Process: the credential variables, any *TOKEN, *KEY,
 // *SECRET, *PASSWORD or *CREDENTIALS value, token shapes), --json lines
 // included.
+// Stderr is for people only: with TERM=dumb its glyphs are ASCII.
 func osEnv(args []string, stdin io.Reader, stdout, stderr io.Writer) *cmdEnv {
 	red := redact.Process()
-	return &cmdEnv{Stdin: stdin, Stdout: &redact.Writer{W: stdout, R: red}, Stderr: &redact.Writer{W: stderr, R: red},
+	e := &cmdEnv{Stdin: stdin, Stdout: &redact.Writer{W: stdout, R: red}, Stderr: &redact.Writer{W: stderr, R: red},
 		Getenv: os.Getenv, IsTTY: isTTY, Args: args}
+	e.Stderr = e.human(e.Stderr)
+	return e
 }
 
-// isTTY reports whether v (or the stream a redact.Writer writes to) is a
-// terminal.
+// human is w for text meant for people: with TERM=dumb flower's glyphs
+// (✓ ✗ … → and the rest of asciiGlyphs) are written as ASCII. Never for
+// data: JSON, transcripts, exports, the MCP channel, claude's own output.
+func (e *cmdEnv) human(w io.Writer) io.Writer {
+	if _, done := w.(asciiWriter); done || e.Getenv("TERM") != "dumb" {
+		return w
+	}
+	return asciiWriter{w}
+}
+
+// asciiWriter writes asciiGlyphs' ASCII in place of flower's glyphs.
+type asciiWriter struct{ w io.Writer }
+
+func (a asciiWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(a.w, asciiGlyphs.Replace(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// isTTY reports whether v (or the stream an asciiWriter or a redact.Writer
+// writes to) is a terminal.
 func isTTY(v any) bool {
+	if a, ok := v.(asciiWriter); ok {
+		v = a.w
+	}
 	if w, ok := v.(io.Writer); ok {
 		v = redact.Underlying(w)
 	}

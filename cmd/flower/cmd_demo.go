@@ -94,7 +94,7 @@ func runDemo(ctx context.Context, e *cmdEnv, o *demoOptions) error {
 	if !jsonOut {
 		v.print(e.Stdout, fmt.Sprintf("flower demo — workspace %s\nask: %s\n", ws, demoAsk))
 	}
-	out, err := runStarter(ctx, e, demoAsk, so, ro, nil, 0, v)
+	out, err := runStarter(ctx, e, demoAsk, so, ro, runStore{}, 0, v)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 	if err != nil {
 		return err
 	}
-	w := e.Stdout
+	w := e.human(e.Stdout)
 	if o.JSON {
 		w = io.Discard
 	}

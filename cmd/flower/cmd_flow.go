@@ -12,6 +12,7 @@ import "time"
 
 import "github.com/urfave/cli/v2"
 
+import "github.com/flowerhq/flower/fleet"
 import "github.com/flowerhq/flower/flow"
 import "github.com/flowerhq/flower/harness"
 import "github.com/flowerhq/flower/sessionstore"
@@ -20,7 +21,7 @@ import "github.com/flowerhq/flower/sessionstore"
 // parameters (design.md §3) and where it runs.
 type starterOptions struct {
 	Workspace, RunDir, Claude, Hook     string
-	Store                               string
+	Store, Flow                         string // Flow: the name the flow's documents travel under in Store
 	New, Isolate, ClarifyOnly, NoGoal   bool
 	Rounds, MaxAsks                     int
 	JudgeCanRun, NoSelfTest, JSON       bool
@@ -70,7 +71,7 @@ func newStarterCmd(e *cmdEnv, cont bool) *cli.Command {
 	c := &cli.Command{
 		UsageText: starterHelp,
 		Flags: []cli.Flag{
-			workspaceFlag(&o.Workspace, wsUsageFlow), runDirFlag(&o.RunDir), storeFlag(&o.Store),
+			workspaceFlag(&o.Workspace, wsUsageFlow), runDirFlag(&o.RunDir), storeFlag(&o.Store), flowFlag(&o.Flow),
 			&cli.BoolFlag{Name: "new", Usage: "start over: ignore an existing brief, goal and earlier sessions", EnvVars: []string{"FLOWER_NEW"}, Destination: &o.New},
 			isolateFlag(&o.Isolate),
 			&cli.BoolFlag{Name: "clarify-only", Usage: "stop after the brief is frozen", EnvVars: []string{"FLOWER_CLARIFY_ONLY"}, Destination: &o.ClarifyOnly},
@@ -114,12 +115,16 @@ func newStarterCmd(e *cmdEnv, cont bool) *cli.Command {
 // checkAsk refuses a run with nothing to do before anything is written: an
 // empty ask never starts one (it says what `flower wake-state` would and
 // how to continue), and `flower continue` needs a complete brief on disk.
+// With --flow the brief may be in the store: continue's check waits for it
+// (checkFlowDocs).
 func checkAsk(o *starterOptions, ask string, pl place) error {
 	if ask != "" && !o.Continue {
 		return nil
 	}
 	w, err := flow.WakeState(pl.Workspace, flow.WakeStateOptions{RunDir: pl.RunDir, Isolate: o.Isolate})
 	switch {
+	case o.Continue && (err != nil || !w.Wake) && o.Flow != "":
+		return nil
 	case o.Continue && (err != nil || !w.Wake):
 		return usagef("nothing to continue in %s: no complete brief at %s (start with: flower \"…\")", pl.Workspace, w.BriefPath)
 	case o.Continue:
@@ -180,6 +185,9 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	if err := checkAsk(o, ask, pl); err != nil {
 		return err
 	}
+	if err := checkFlowName(o.Flow, o.Store); err != nil {
+		return err
+	}
 	v := newView(e, o.JSON, o.Quiet)
 	jsonOut := v.json
 
@@ -214,6 +222,10 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 		return err
 	}
 	defer release()
+	docs, err := checkFlowDocs(ctx, o, pl, st)
+	if err != nil {
+		return err
+	}
 	if !o.NoSelfTest {
 		// Before anything is written: a refused start leaves no trace.
 		if err := selfTestOnce(ctx, ro, e.Getenv); errors.Is(err, context.Canceled) {
@@ -237,19 +249,30 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	if !o.NoSelfTest {
 		stampSelfTest(ro, e.Getenv)
 	}
+	if so.FrozenGoal, err = restoreFlowDocs(ctx, e, o, docs); err != nil {
+		return err
+	}
 
-	out, err := runStarter(ctx, e, ask, so, ro, st, o.MaxBudgetUSD, v)
+	out, err := runStarter(ctx, e, ask, so, ro, runStore{st: st, docs: docs}, o.MaxBudgetUSD, v)
 	if err != nil {
 		return err
 	}
 	return out.exitError(jsonOut)
 }
 
+// runStore is what a run keeps in a --store store: the run's record (st)
+// and, with --flow, the flow's documents (docs; nil without).
+type runStore struct {
+	st   *sessionstore.Store
+	docs *fleet.Documents
+}
+
 // runStarter builds the starter flow and its Runtime and runs it with
-// progress on c's writer; with a --store store (st), the run is recorded
-// there. The outcome says how it ended; the error is for what kept it from
-// starting.
-func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptions, ro harness.Options, st *sessionstore.Store, budgetUSD float64, v view) (flowOutcome, error) {
+// progress on c's writer; with a --store store (rs.st), the run is recorded
+// there, and with --flow (rs.docs) the flow's documents are kept there as
+// they change. The outcome says how it ended; the error is for what kept it
+// from starting.
+func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptions, ro harness.Options, rs runStore, budgetUSD float64, v view) (flowOutcome, error) {
 	jsonOut := v.json
 	prog := newProgress(e.Stdout, v, ro.Handoff.At(), chineseLocale(e.Getenv))
 	so.Answerer = prog.showAnswers(so.Answerer)
@@ -267,7 +290,7 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 		return flowOutcome{}, err
 	}
 	defer rt.Close()
-	defer recordRun(ctx, e.Stderr, st, rt)
+	defer recordRun(ctx, e.Stderr, rs.st, rt)
 	prog.announceWake(wf, ask)
 	if hc, ok := wf.Channel.(*flow.HumanChannel); ok {
 		hc.OnInbox = prog.inboxWaiting
@@ -283,8 +306,15 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	}
 	rctx, stopSignals := interruptible(ctx, rt, lines, e.Stderr, !jsonOut && e.IsTTY(e.Stdin))
 	defer stopSignals()
+	onEvent, stepDone := prog.event, prog.stepDone
+	if rs.docs != nil {
+		docEvent, docStep, stopKeeping := rs.docs.Watch(rctx, docsEvery, func(f string, a ...any) { fmt.Fprintf(e.Stderr, "flower: "+f+"\n", a...) })
+		defer stopKeeping()
+		onEvent = func(ev harness.Event) { docEvent(ev); prog.event(ev) }
+		stepDone = func(s flow.Step, r harness.StepResult) { docStep(s, r); prog.stepDone(s, r) }
+	}
 	runner, budget := withBudget(rt, budgetUSD)
-	fc, runErr := wf.Run(rctx, runner, prog.event, prog.stepDone)
+	fc, runErr := wf.Run(rctx, runner, onEvent, stepDone)
 	out := summarize(wf, rt, fc, runErr, rctx.Err())
 	budget.apply(&out)
 	if hc, ok := wf.Channel.(*flow.HumanChannel); ok {

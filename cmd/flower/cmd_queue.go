@@ -144,7 +144,7 @@ func runQueueList(ctx context.Context, e *cmdEnv, o *queueOptions) error {
 	for _, j := range jobs {
 		t.row(j.ID, j.State, j.Attempt, dash(j.Worker), dash(j.Run), dash(j.Verdict), clipAsk(j.Ask))
 	}
-	return t.write(e.Stdout)
+	return t.write(e.human(e.Stdout))
 }
 
 func dash(s string) string {
@@ -212,7 +212,7 @@ func showJob(ctx context.Context, e *cmdEnv, o *queueOptions, f *fleet.Fleet, id
 		t.row(a.Attempt, a.Worker, dash(a.Run), dash(a.Workspace), dash(a.Verdict), fmt.Sprintf("$%.4f", a.CostUSD), dash(a.EndedAt))
 	}
 	if len(j.Attempts) > 0 {
-		t.write(e.Stdout)
+		t.write(e.human(e.Stdout))
 	}
 	for _, er := range j.Errors {
 		fmt.Fprintf(e.Stdout, "error: %s\n", er)

@@ -91,7 +91,7 @@ func runRunsList(e *cmdEnv, o *runsOptions) error {
 		outcome, _ := runOutcome(r)
 		t.row(r.Run, unixTime(r.StartedAt), outcome, len(r.Results), failed, fmt.Sprintf("$%.4f", cost), r.Workspace)
 	}
-	return t.write(e.Stdout)
+	return t.write(e.human(e.Stdout))
 }
 
 // findRun is the run named id among the runs of the store at u (u empty:
@@ -144,7 +144,7 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 			CostUSD: total, Steps: stepResultsOut(row.Results), FlowEvents: flowEvents(events)})
 	}
 	zh := chineseLocale(e.Getenv)
-	w := e.Stdout
+	w := e.human(e.Stdout)
 	fmt.Fprintf(w, "run        %s\nworkspace  %s\nstarted    %s\nupdated    %s\noutcome    %s\n", row.Run, row.Workspace,
 		unixTime(row.StartedAt), unixTime(row.UpdatedAt), outcome)
 	fmt.Fprintf(w, "guards     %s, %s\nresilience %s, %s\n", plural(tally.Denials, "denial"), plural(tally.Spills, "spill"),

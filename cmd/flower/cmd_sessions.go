@@ -177,7 +177,7 @@ func runSessionsList(ctx context.Context, e *cmdEnv, o *sessionsOptions) error {
 		}
 		t.row(r.Key.SessionID, step, orDash(by.Run), r.Key.ProjectKey, r.Entries, r.Subkeys, time.UnixMilli(r.MTime).Format(time.DateTime))
 	}
-	return t.write(e.Stdout)
+	return t.write(e.human(e.Stdout))
 }
 
 // onSession opens the store, resolves the one ID argument (a prefix will
@@ -244,7 +244,7 @@ func runSessionsReport(ctx context.Context, e *cmdEnv, o *sessionsOptions) error
 			{"spill files", rep.SpillFiles}, {"pruned denials", rep.Pruned}, {"pruned lines", rep.PrunedLines}, {"repaired", rep.Repaired}} {
 			t.row("  "+kv.k, kv.v)
 		}
-		return t.write(e.Stdout)
+		return t.write(e.human(e.Stdout))
 	})
 }
 

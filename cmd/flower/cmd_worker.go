@@ -154,7 +154,7 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	}
 	ask := r.Args.Ask
 	if wk, err := flow.WakeState(pl.Workspace, flow.WakeStateOptions{RunDir: pl.RunDir, Isolate: so.Isolate}); err == nil && wk.Wake {
-		ask = "" // the brief is there: continue it, nothing new said
+		ask = ""                             // the brief is there: continue it, nothing new said
 		so.FrozenGoal = docs.HasFrozenGoal() // and judge against the goal the first attempt froze
 	}
 	wf, err := flow.StarterFlow(ask, so)
@@ -170,27 +170,10 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	defer rt.Close()
 	defer recordRun(ctx, w.e.Stderr, st, rt)
 	r.Started(rt.RunID(), pl.Workspace)
-	kctx, stopKeeping := context.WithCancel(ctx)
-	kept := make(chan struct{})
-	go func() { defer close(kept); docs.Keep(kctx, docsEvery, w.logf) }()
+	onEvent, stepDone, stopKeeping := docs.Watch(ctx, docsEvery, w.logf)
 	runner, budget := withBudget(rt, r.Args.MaxBudgetUSD)
-	save := func() {
-		if err := docs.Save(context.WithoutCancel(ctx)); err != nil {
-			w.logf("job %d: documents: %v", r.JobID, err)
-		}
-	}
-	onEvent := func(ev harness.Event) {
-		if g, ok := ev.Goal(); ok && g.State == harness.GoalFrozen {
-			docs.Freeze(g.Text)
-			save()
-		}
-		if ev.Kind == harness.EventInit || ev.Kind == harness.EventToolUse || ev.Kind == harness.EventStep {
-			save() // a new session in the lineage, a turn in it: keep it before anything else can happen
-		}
-	}
-	fc, runErr := wf.Run(ctx, runner, onEvent, func(flow.Step, harness.StepResult) { save() })
+	fc, runErr := wf.Run(ctx, runner, onEvent, stepDone)
 	stopKeeping()
-	<-kept
 	out := summarize(wf, rt, fc, runErr, ctx.Err())
 	budget.apply(&out)
 	res := fleet.Outcome{Verdict: out.Verdict, Run: out.Run, Workspace: pl.Workspace, CostUSD: out.CostUSD, Error: out.Error}

@@ -44,7 +44,7 @@ func TestE2E_Doctor(t *testing.T) {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
 	home := t.TempDir()
-	env := append(os.Environ(), "HOME="+home, "ANTHROPIC_API_KEY=sk-test", "FLOWER_CLAUDE="+claude)
+	env := append(os.Environ(), "HOME="+home, "ANTHROPIC_API_KEY=sk-test", "FLOWER_CLAUDE="+claude, "TERM=xterm")
 	plugin := guardedPlugin(t)
 	noBin := filepath.Join(t.TempDir(), "plugin")
 	if out, err := testbed.Command(t, "cp", "-r", plugin, noBin).CombinedOutput(); err != nil {
@@ -59,13 +59,17 @@ func TestE2E_Doctor(t *testing.T) {
 		code   int
 		want   []string
 		plugin string
+		env    []string // TERM=dumb: ASCII only, every line
 	}{
-		{"healthy", []string{"--hook", hook}, 0, []string{"✓ workspace", "✓ self-test", versionLine(t, claude), "✓ plugin"}, ""},
-		{"untested claude version", []string{"--hook", hook, "--claude", newerClaude(t, claude)}, 0, []string{"! version      2.1.999 (Claude Code) (flower is tested on " + pinned.ClaudeVersion, "✓ self-test"}, ""},
-		{"hook that never denies", []string{"--hook", "/bin/true"}, 1, []string{"✗ self-test", "no guard report reached"}, ""},
-		{"missing claude", []string{"--claude", "/nonexistent/claude"}, 1, []string{"✗ claude", "claude not found at /nonexistent/claude"}, ""},
-		{"bad flag", []string{"--bogus"}, 2, []string{"unknown flag --bogus"}, ""},
-		{"plugin without flower-hook", []string{"--hook", hook}, 1, []string{"✗ plugin", "bin/flower-hook", "scripts/setup.sh"}, noBin},
+		{"healthy", []string{"--hook", hook}, 0, []string{"✓ workspace", "✓ self-test", versionLine(t, claude), "✓ plugin"}, "", nil},
+		{"untested claude version", []string{"--hook", hook, "--claude", newerClaude(t, claude)}, 0, []string{"! version      2.1.999 (Claude Code) (flower is tested on " + pinned.ClaudeVersion, "✓ self-test"}, "", nil},
+		{"hook that never denies", []string{"--hook", "/bin/true"}, 1, []string{"✗ self-test", "no guard report reached"}, "", nil},
+		{"missing claude", []string{"--claude", "/nonexistent/claude"}, 1, []string{"✗ claude", "claude not found at /nonexistent/claude"}, "", nil},
+		{"bad flag", []string{"--bogus"}, 2, []string{"unknown flag --bogus"}, "", nil},
+		{"plugin without flower-hook", []string{"--hook", hook}, 1, []string{"✗ plugin", "bin/flower-hook", "scripts/setup.sh"}, noBin, nil},
+		// TERM=dumb: the marks are ASCII and so is every line (the
+		// cases above, with TERM=xterm, are the control: they carry ✓ and ✗).
+		{"dumb terminal", []string{"--hook", "/bin/true", "--claude", newerClaude(t, claude)}, 1, []string{"ok workspace", "! version", "x self-test"}, "", []string{"TERM=dumb"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := testbed.Command(t, flower, append([]string{"doctor"}, tc.args...)...)
@@ -73,7 +77,7 @@ func TestE2E_Doctor(t *testing.T) {
 				tc.plugin = plugin
 			}
 			cwd := t.TempDir() // the default workspace: the self-test must leave it empty
-			cmd.Env, cmd.Dir = append(env, "FLOWER_PLUGIN_DIR="+tc.plugin), cwd
+			cmd.Env, cmd.Dir = append(append(env, "FLOWER_PLUGIN_DIR="+tc.plugin), tc.env...), cwd
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			cmd.Run()
@@ -84,6 +88,9 @@ func TestE2E_Doctor(t *testing.T) {
 				if !strings.Contains(out.String(), w) {
 					t.Errorf("output lacks %q:\n%s", w, out.String())
 				}
+			}
+			if i := strings.IndexFunc(out.String(), func(r rune) bool { return r > 127 }); tc.env != nil && i >= 0 {
+				t.Errorf("not ASCII at %d under TERM=dumb:\n%s", i, out.String())
 			}
 			if ents, _ := os.ReadDir(cwd); len(ents) != 0 {
 				t.Errorf("doctor left %v in the workspace", ents)

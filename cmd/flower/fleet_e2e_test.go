@@ -66,8 +66,14 @@ type fleetBed struct {
 
 func newFleetBed(t testing.TB, slow func(scripted.Request) int) *fleetBed {
 	t.Helper()
+	return newFleetBedWith(t, func() *scripted.Script { return fleetScript(slow) })
+}
+
+// newFleetBedWith is a fleetBed whose model answers with script().
+func newFleetBedWith(t testing.TB, script func() *scripted.Script) *fleetBed {
+	t.Helper()
 	store := pgtest.URL(t)
-	bed := testbed.NewFor(t, func(string) *scripted.Script { return fleetScript(slow) })
+	bed := testbed.NewFor(t, func(string) *scripted.Script { return script() })
 	fb := &fleetBed{t: t, bed: bed, store: store, bin: testbed.BuildBinary(t, "./cmd/flower"),
 		hook: testbed.BuildBinary(t, "./cmd/flower-hook"), repo: filepath.Join(t.TempDir(), "repo")}
 	os.MkdirAll(fb.repo, 0o700)

@@ -288,3 +288,22 @@ func TestE2E_DoctorAndVersionJSON(t *testing.T) {
 		t.Errorf("version --json: %s", out)
 	}
 }
+
+// TestE2E_DumbTerminalErrors: under TERM=dumb flower's own error lines are
+// ASCII too (the stray word's hint, flower "..."); the control, TERM=xterm,
+// prints the same line with its ellipsis.
+func TestE2E_DumbTerminalErrors(t *testing.T) {
+	t.Parallel()
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	for term, want := range map[string]string{"dumb": `flower "..."`, "xterm": `flower "…"`} {
+		cmd := testbed.Command(t, flower, "status")
+		cmd.Env, cmd.Dir = append(testbed.BaseEnv(t.TempDir(), "http://127.0.0.1:9"), "TERM="+term), t.TempDir()
+		_, errOut, code := testbed.Exec(t, cmd)
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("TERM=%s: exit %d, stderr lacks %q:\n%s", term, code, want, errOut)
+		}
+		if i := strings.IndexFunc(errOut, func(r rune) bool { return r > 127 }); term == "dumb" && i >= 0 {
+			t.Errorf("TERM=dumb: not ASCII at %d:\n%s", i, errOut)
+		}
+	}
+}

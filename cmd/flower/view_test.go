@@ -1,6 +1,7 @@
 package main
 
 import "bytes"
+import "fmt"
 import "strings"
 import "testing"
 
@@ -120,5 +121,30 @@ func TestViewWrapKeepsEveryWord(t *testing.T) {
 	}
 	if got := v.wrap("fits"); len(got) != 1 || got[0] != "fits" {
 		t.Errorf("control: %q", got)
+	}
+}
+
+// TestHumanASCII: text for people goes through e.human, which under
+// TERM=dumb writes every glyph as ASCII (the error line of a stray word,
+// doctor's marks); the control, any other TERM, leaves them alone; a
+// terminal wrapped so is still a terminal.
+func TestHumanASCII(t *testing.T) {
+	const msg = "✓ ok ✗ bad → next — done…\n"
+	for _, tc := range []struct {
+		term, want string
+	}{
+		{"dumb", "ok ok x bad -> next - done...\n"},
+		{"xterm", msg},
+	} {
+		e := &cmdEnv{Getenv: func(k string) string { return map[string]string{"TERM": tc.term}[k] }}
+		var b strings.Builder
+		w := e.human(e.human(&b)) // wrapping twice replaces once
+		fmt.Fprint(w, msg)
+		if b.String() != tc.want {
+			t.Errorf("TERM=%s: %q, want %q", tc.term, b.String(), tc.want)
+		}
+	}
+	if isTTY(asciiWriter{&strings.Builder{}}) {
+		t.Error("a builder behind an asciiWriter is no terminal")
 	}
 }
