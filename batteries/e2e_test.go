@@ -9,7 +9,7 @@ import "time"
 
 import "github.com/flowerhq/flower/batteries"
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 import "github.com/flowerhq/flower/sessionstore"
 

@@ -8,7 +8,7 @@ import "sync/atomic"
 import "testing"
 import "time"
 
-import "github.com/flowerhq/flower/internal/pgtest"
+import "github.com/flowerhq/flower/testkit/pgtest"
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 

@@ -2,7 +2,7 @@ package flow
 
 import "strings"
 
-import "github.com/flowerhq/flower/internal/docs"
+import "github.com/flowerhq/flower/mdsections"
 
 // Brief section names, byte-exact.
 const (
@@ -13,7 +13,7 @@ const (
 )
 
 // briefSections is the fixed order goal → accept → bounds → unknowns.
-var briefSections = []docs.Section{
+var briefSections = []mdsections.Section{
 	{Key: "goal", Name: BriefGoal, Aliases: []string{"目的", "诉求", "Goal", "Goals"}},
 	{Key: "accept", Name: BriefAccept, Aliases: []string{"验收条件", "验收", "完成标准", "Acceptance criteria", "Acceptance"}},
 	{Key: "bounds", Name: BriefBounds, Aliases: []string{"范围", "约束", "不做什么", "Bounds", "Boundaries", "Scope"}},
@@ -38,14 +38,14 @@ type Brief struct {
 // first; of repeated sections the first one with content wins; a section
 // holding only "(未填)" stays missing.
 func ParseBrief(text string) Brief {
-	s, _ := docs.Parse(text, briefSections)
+	s, _ := mdsections.Parse(text, briefSections)
 	return Brief{Goal: s["goal"], Accept: s["accept"], Bounds: s["bounds"], Unknowns: s["unknowns"]}
 }
 
 // LoadBrief reads and parses the brief at path. A missing file gives an error
 // that satisfies errors.Is(err, fs.ErrNotExist).
 func LoadBrief(path string) (Brief, error) {
-	text, err := docs.Read(path)
+	text, err := mdsections.Read(path)
 	if err != nil {
 		return Brief{}, err
 	}
@@ -60,7 +60,7 @@ func (b Brief) values() []string { return []string{b.Goal, b.Accept, b.Bounds, b
 func (b Brief) Missing() []string {
 	var out []string
 	for i, v := range b.values() {
-		if docs.CleanBody(v) == "" {
+		if mdsections.CleanBody(v) == "" {
 			out = append(out, briefSections[i].Name)
 		}
 	}
@@ -79,7 +79,7 @@ func (b Brief) Equal(o Brief) bool {
 // ToMarkdown renders the brief for people: a title and the four sections,
 // "(未填)" standing in for an empty one.
 func (b Brief) ToMarkdown() string {
-	return docs.Render("需求", briefSections, b.values())
+	return mdsections.Render("需求", briefSections, b.values())
 }
 
 // PromptBlock renders the brief for a downstream model.
@@ -87,7 +87,7 @@ func (b Brief) PromptBlock() string {
 	var sb strings.Builder
 	sb.WriteString("<需求>\n")
 	for i, v := range b.values() {
-		sb.WriteString("【" + briefSections[i].Name + "】\n" + docs.OrPlaceholder(v) + "\n")
+		sb.WriteString("【" + briefSections[i].Name + "】\n" + mdsections.OrPlaceholder(v) + "\n")
 	}
 	sb.WriteString("</需求>")
 	return sb.String()
@@ -95,7 +95,7 @@ func (b Brief) PromptBlock() string {
 
 // Write freezes the brief to path (ToMarkdown) and returns it with Path set.
 func (b Brief) Write(path string) (Brief, error) {
-	if err := docs.Write(path, b.ToMarkdown()); err != nil {
+	if err := mdsections.Write(path, b.ToMarkdown()); err != nil {
 		return b, err
 	}
 	b.Path = path

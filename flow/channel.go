@@ -14,7 +14,7 @@ import "syscall"
 import "time"
 
 import "github.com/flowerhq/flower/internal/atomicfile"
-import "github.com/flowerhq/flower/internal/docs"
+import "github.com/flowerhq/flower/mdsections"
 import "github.com/flowerhq/flower/internal/linesock"
 import "github.com/flowerhq/flower/internal/redact"
 
@@ -434,7 +434,7 @@ func (h *HumanChannel) Amend(said, label string) (bool, error) {
 		return true, nil
 	}
 	text := strings.TrimRight(string(old), "\n") + "\n\n【" + label + "】" + said + "\n"
-	if err := docs.Write(h.AmendPath, strings.TrimLeft(text, "\n")); err != nil {
+	if err := mdsections.Write(h.AmendPath, strings.TrimLeft(text, "\n")); err != nil {
 		return false, err
 	}
 	return true, nil

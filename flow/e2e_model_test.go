@@ -7,7 +7,7 @@ import "testing"
 import "time"
 
 import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // starterRoles are the conversations of starterScript: every role the

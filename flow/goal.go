@@ -9,7 +9,7 @@ import "time"
 
 import "github.com/flowerhq/flower/harness"
 
-import "github.com/flowerhq/flower/internal/docs"
+import "github.com/flowerhq/flower/mdsections"
 import "github.com/flowerhq/flower/internal/lazyre"
 
 // Goal section names, byte-exact.
@@ -22,7 +22,7 @@ const (
 // this environment: "[此环境无法验证:…]".
 const UnverifiableMark = "[此环境无法验证:"
 
-var goalSections = []docs.Section{
+var goalSections = []mdsections.Section{
 	{Key: "statement", Name: GoalStatement, Aliases: []string{"目的", "Goal", "Statement"}},
 	{Key: "checks", Name: GoalChecks, Aliases: []string{"验收清单", "判定清单", "检查项", "验收标准", "Checks", "Checklist"}},
 }
@@ -53,8 +53,8 @@ type Goal struct {
 // 检查清单 list (one check per list item or line).
 func ParseGoal(text string) Goal {
 	text = strings.Replace(text, legacyGoalTitle, "", 1)
-	s, _ := docs.Parse(text, goalSections)
-	return Goal{Statement: s["statement"], Checks: docs.ListItems(s["checks"])}
+	s, _ := mdsections.Parse(text, goalSections)
+	return Goal{Statement: s["statement"], Checks: mdsections.ListItems(s["checks"])}
 }
 
 // LoadGoal reads and parses the goal at path.
@@ -65,7 +65,7 @@ func LoadGoal(path string) (Goal, error) {
 
 // loadFrozen reads the goal at path together with the text it was read from.
 func loadFrozen(path string) (FrozenGoal, error) {
-	text, err := docs.Read(path)
+	text, err := mdsections.Read(path)
 	if err != nil {
 		return FrozenGoal{}, err
 	}
@@ -111,7 +111,7 @@ func (f FrozenGoal) OnDisk() (sha string, same bool) {
 	if f.Goal.Path == "" {
 		return f.SHA256, true
 	}
-	text, err := docs.Read(f.Goal.Path)
+	text, err := mdsections.Read(f.Goal.Path)
 	if err != nil {
 		return "", false
 	}
@@ -134,7 +134,7 @@ func (f FrozenGoal) event(step, state, disk string) harness.Event {
 // Missing returns the names of the empty sections.
 func (g Goal) Missing() []string {
 	var out []string
-	if docs.CleanBody(g.Statement) == "" {
+	if mdsections.CleanBody(g.Statement) == "" {
 		out = append(out, GoalStatement)
 	}
 	if len(g.Checks) == 0 {
@@ -178,9 +178,9 @@ func (g Goal) Amend(said string) Goal {
 // ToMarkdown renders the goal for people (and is what Write stores).
 func (g Goal) ToMarkdown() string {
 	var sb strings.Builder
-	sb.WriteString(goalTitle + "\n\n## " + GoalStatement + "\n\n" + docs.OrPlaceholder(g.Statement) + "\n\n## " + GoalChecks + "\n\n")
+	sb.WriteString(goalTitle + "\n\n## " + GoalStatement + "\n\n" + mdsections.OrPlaceholder(g.Statement) + "\n\n## " + GoalChecks + "\n\n")
 	if len(g.Checks) == 0 {
-		sb.WriteString(docs.Placeholder + "\n")
+		sb.WriteString(mdsections.Placeholder + "\n")
 	}
 	for _, c := range g.Checks {
 		sb.WriteString("- [ ] " + c + "\n")
@@ -191,7 +191,7 @@ func (g Goal) ToMarkdown() string {
 // PromptBlock renders the goal for the judge and the worker.
 func (g Goal) PromptBlock() string {
 	var sb strings.Builder
-	sb.WriteString("<目标>\n" + docs.OrPlaceholder(g.Statement) + "\n</目标>\n<检查清单>\n")
+	sb.WriteString("<目标>\n" + mdsections.OrPlaceholder(g.Statement) + "\n</目标>\n<检查清单>\n")
 	for i, c := range g.Checks {
 		sb.WriteString(strconv.Itoa(i+1) + ". " + c + "\n")
 	}
@@ -208,7 +208,7 @@ func (g Goal) Write(path string) (Goal, error) {
 // writeFrozen is Write returning the goal frozen as the text written.
 func (g Goal) writeFrozen(path string) (FrozenGoal, error) {
 	text := g.ToMarkdown()
-	if err := docs.Write(path, text); err != nil {
+	if err := mdsections.Write(path, text); err != nil {
 		return freeze(g, text), err
 	}
 	g.Path = path

@@ -5,7 +5,7 @@ import "fmt"
 import "strings"
 
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/docs"
+import "github.com/flowerhq/flower/mdsections"
 import "github.com/flowerhq/flower/internal/textclip"
 
 // The three options the person gets when the judge says the goal is
@@ -175,7 +175,7 @@ func (g *goalGuard) gate(ctx context.Context, r harness.StepResult, c Ctx) (bool
 	}
 	opts := []string{OptionAccept, OptionChangeGoal, OptionJudgeWrong}
 	a, err := g.ch.Ask(ctx, Question{From: g.label, Options: opts,
-		Text: "评审认为目标在当前环境下无法达成(或无法验证)。\n理由: " + docs.OrPlaceholder(v.Reason) + "\n怎么办?"})
+		Text: "评审认为目标在当前环境下无法达成(或无法验证)。\n理由: " + mdsections.OrPlaceholder(v.Reason) + "\n怎么办?"})
 	if err != nil {
 		return false, fmt.Errorf("flow: goal guard: ask: %w", err)
 	}

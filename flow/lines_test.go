@@ -6,7 +6,7 @@ import "io"
 import "testing"
 import "time"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // One reader hands each line to whoever asked; the newest asker first; a
 // cancelled asker takes nothing; EOF ends everyone.

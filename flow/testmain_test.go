@@ -3,7 +3,7 @@ package flow_test
 import "os"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // TestMain removes the binaries testbed.BuildBinary built after the tests.
 func TestMain(m *testing.M) { os.Exit(testbed.Main(m.Run)) }

@@ -2,7 +2,7 @@ package flow
 
 import "strings"
 
-import "github.com/flowerhq/flower/internal/docs"
+import "github.com/flowerhq/flower/mdsections"
 import "github.com/flowerhq/flower/internal/lazyre"
 
 // Verdict section names, byte-exact.
@@ -19,7 +19,7 @@ const (
 	Unreachable = "unreachable"
 )
 
-var verdictSections = []docs.Section{
+var verdictSections = []mdsections.Section{
 	{Key: "state", Name: VerdictConclusion, Aliases: []string{"判定", "判断", "Verdict", "Conclusion"}},
 	{Key: "reason", Name: VerdictReason, Aliases: []string{"原因", "Reason"}},
 	{Key: "failed", Name: VerdictFailed, Aliases: []string{"未通过项", "未通过的检查", "Failed"}},
@@ -47,7 +47,7 @@ type Verdict struct {
 
 // ParseVerdict reads only the judge's own words: fenced blocks (with or
 // without an info string), "> " quote lines and an echoed <自述> report are
-// quotations and are removed first (docs.OwnText), and so is text in
+// quotations and are removed first (mdsections.OwnText), and so is text in
 // quotation marks inside the conclusion. Then, in the seed's order:
 //  1. the 结论 (or 判定) heading sections — every one of them, so a second,
 //     contradicting conclusion counts;
@@ -70,14 +70,14 @@ type Verdict struct {
 // achieved conclusion into not_yet: a verdict that lists a failing check
 // contradicts itself, and the list is fed back.
 func ParseVerdict(text string) Verdict {
-	own := docs.OwnText(text, reportTag)
-	s, found := docs.ParseAll(own, verdictSections)
+	own := mdsections.OwnText(text, reportTag)
+	s, found := mdsections.ParseAll(own, verdictSections)
 	v := Verdict{}
 	if r := s["reason"]; len(r) > 0 {
 		v.Reason = r[0]
 	}
 	for _, f := range s["failed"] {
-		v.Failed = append(v.Failed, docs.ListItems(f)...)
+		v.Failed = append(v.Failed, mdsections.ListItems(f)...)
 	}
 	concl := strings.Join(s["state"], "\n")
 	if !found {
@@ -104,7 +104,7 @@ func ParseVerdict(text string) Verdict {
 
 // LoadVerdict reads and parses the verdict at path.
 func LoadVerdict(path string) (Verdict, error) {
-	text, err := docs.Read(path)
+	text, err := mdsections.Read(path)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -125,7 +125,7 @@ func (v Verdict) Missing() []string {
 	if !v.OK() {
 		out = append(out, VerdictConclusion)
 	}
-	if !v.Achieved() && docs.CleanBody(v.Reason) == "" {
+	if !v.Achieved() && mdsections.CleanBody(v.Reason) == "" {
 		out = append(out, VerdictReason)
 	}
 	return out
@@ -144,13 +144,13 @@ func stateWord(s string) string {
 	case Unreachable:
 		return "无法达成"
 	}
-	return docs.Placeholder
+	return mdsections.Placeholder
 }
 
 // ToMarkdown renders the verdict; parsing it back gives the same verdict.
 func (v Verdict) ToMarkdown() string {
 	var sb strings.Builder
-	sb.WriteString("## " + VerdictConclusion + "\n\n" + stateWord(v.State) + "\n\n## " + VerdictReason + "\n\n" + docs.OrPlaceholder(v.Reason) + "\n\n## " + VerdictFailed + "\n\n")
+	sb.WriteString("## " + VerdictConclusion + "\n\n" + stateWord(v.State) + "\n\n## " + VerdictReason + "\n\n" + mdsections.OrPlaceholder(v.Reason) + "\n\n## " + VerdictFailed + "\n\n")
 	if len(v.Failed) == 0 {
 		sb.WriteString("无\n")
 	}
@@ -184,4 +184,4 @@ func (v Verdict) Feedback() string {
 }
 
 // Write writes the verdict to path.
-func (v Verdict) Write(path string) error { return docs.Write(path, v.ToMarkdown()) }
+func (v Verdict) Write(path string) error { return mdsections.Write(path, v.ToMarkdown()) }

@@ -9,7 +9,7 @@ import "strings"
 import "testing"
 
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/batteries"
 
 // bigText is the model text of BenchmarkBigText: 50 MB.

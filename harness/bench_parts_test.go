@@ -8,7 +8,7 @@ import "strings"
 import "testing"
 import "time"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // BenchmarkStepParts splits StepVsBare's gap into its parts, each measured
 // beside the others in the same loop: bare claude -p; claude with exactly

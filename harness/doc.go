@@ -103,7 +103,7 @@
 //     already install, and both would run.
 //   - The Handoff document (在做什么 / 已定结论 / 走不通的路 / 下一步 / 现场)
 //     lives here, since the Runtime writes it; its headings are parsed by
-//     internal/docs with the same rules as flow's Brief, Goal and Verdict,
+//     mdsections with the same rules as flow's Brief, Goal and Verdict,
 //     and flow.Handoff is an alias of it.
 //   - manifest.json is a JSON array of ManifestRow, one per run.
 package harness

@@ -14,7 +14,7 @@ import "testing"
 import "time"
 
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // flowerStep runs the built flower binary's step command in the bed, as a

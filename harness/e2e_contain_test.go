@@ -12,7 +12,7 @@ import "testing"
 import "time"
 
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // alive reports whether pid exists and is not a zombie.

@@ -14,7 +14,7 @@ import "time"
 import "github.com/tidwall/gjson"
 
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // faultRecipe is a recipe of scripts/record-faults.sh: its first reply (the

@@ -12,7 +12,7 @@ import "time"
 import "github.com/tidwall/gjson"
 
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // lastUserText is the text of the last user message of a request.

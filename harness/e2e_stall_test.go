@@ -9,7 +9,7 @@ import "testing"
 import "time"
 
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // TestRun_StallResumesTheSession: the API accepts the first request and goes

@@ -6,7 +6,7 @@ import "strings"
 import "testing"
 
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // TestRun_DamagedStoreStartsFresh: 64 garbage bytes in the middle of

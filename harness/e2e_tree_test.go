@@ -14,7 +14,7 @@ import "time"
 
 import "github.com/flowerhq/flower/harness"
 import "github.com/flowerhq/flower/internal/child"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // lateTool is the Bash call of the tree tests: it marks that it runs, then

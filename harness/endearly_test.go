@@ -7,7 +7,7 @@ import "reflect"
 import "sync"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // TestEndEarlyReconciles: the end row written while claude exits stands

@@ -8,7 +8,7 @@ import "strings"
 import "time"
 
 import "github.com/flowerhq/flower/internal/atomicfile"
-import "github.com/flowerhq/flower/internal/docs"
+import "github.com/flowerhq/flower/mdsections"
 import "github.com/flowerhq/flower/internal/redact"
 import "github.com/flowerhq/flower/internal/textclip"
 
@@ -39,8 +39,8 @@ const (
 )
 
 // handoffSections are the sections in order, with the aliases the parser
-// also accepts (matched longest first by internal/docs).
-var handoffSections = []docs.Section{
+// also accepts (matched longest first by mdsections).
+var handoffSections = []mdsections.Section{
 	{Key: "doing", Name: HandoffDoing, Aliases: []string{"正在做", "当前任务", "Doing"}},
 	{Key: "decided", Name: HandoffDecided, Aliases: []string{"已定的决定", "已决定", "决定", "Decided", "Decisions"}},
 	{Key: "deadends", Name: HandoffDeadends, Aliases: []string{"死路", "不通的路", "Dead ends", "Deadends"}},
@@ -76,11 +76,11 @@ const PromptBlockIntro = "你接手的是一个因上下文满了而换新会话
 const DegradedNote = "(上一个会话没能写出交接文档,这一份是按原任务机械拼出来的。)"
 
 // ParseHandoff parses a model reply into a Handoff for step with the seed's
-// heading rules (internal/docs): aliases longest first, the first duplicate
+// heading rules (mdsections): aliases longest first, the first duplicate
 // with content wins, an unclosed code fence drops the rest, "(未填)" counts
 // as empty.
 func ParseHandoff(text, step string) Handoff {
-	s, _ := docs.Parse(text, handoffSections)
+	s, _ := mdsections.Parse(text, handoffSections)
 	return Handoff{Doing: s["doing"], Decided: s["decided"], Deadends: s["deadends"], Next: s["next"], Scene: s["scene"], Step: step}
 }
 
@@ -88,7 +88,7 @@ func ParseHandoff(text, step string) Handoff {
 // "# 交接: <step>" title ToMarkdown writes. A missing file gives an error that
 // satisfies errors.Is(err, fs.ErrNotExist).
 func LoadHandoff(path string) (Handoff, error) {
-	text, err := docs.Read(path)
+	text, err := mdsections.Read(path)
 	if err != nil {
 		return Handoff{}, err
 	}
@@ -110,10 +110,10 @@ func (h Handoff) values() []string {
 // Missing returns the names of the empty required sections (在做什么, 下一步).
 func (h Handoff) Missing() []string {
 	var m []string
-	if docs.CleanBody(h.Doing) == "" {
+	if mdsections.CleanBody(h.Doing) == "" {
 		m = append(m, HandoffDoing)
 	}
-	if docs.CleanBody(h.Next) == "" {
+	if mdsections.CleanBody(h.Next) == "" {
 		m = append(m, HandoffNext)
 	}
 	return m
@@ -126,7 +126,7 @@ func (h Handoff) Complete() bool { return len(h.Missing()) == 0 }
 func (h Handoff) Sections() []string {
 	var s []string
 	for i, v := range h.values() {
-		if docs.CleanBody(v) != "" {
+		if mdsections.CleanBody(v) != "" {
 			s = append(s, handoffSections[i].Name)
 		}
 	}
@@ -140,7 +140,7 @@ func (h Handoff) ToMarkdown() string {
 	if h.Step != "" {
 		title += ": " + h.Step
 	}
-	return docs.Render(title, handoffSections, h.values())
+	return mdsections.Render(title, handoffSections, h.values())
 }
 
 // PromptBlock is the first prompt of the successor session: the intro, the
@@ -160,7 +160,7 @@ func (h Handoff) PromptBlock() string {
 	}
 	b.WriteString("<交接>\n")
 	for i, v := range h.values() {
-		if docs.CleanBody(v) == "" {
+		if mdsections.CleanBody(v) == "" {
 			continue
 		}
 		b.WriteString("【" + handoffSections[i].Name + "】\n" + strings.TrimSpace(v) + "\n")

@@ -8,7 +8,7 @@ import "sync"
 import "testing"
 
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // fakeStore records what the Runtime does with its session store, in

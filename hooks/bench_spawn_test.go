@@ -11,7 +11,7 @@ import "testing"
 import "time"
 
 import "github.com/flowerhq/flower/hooks"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // pyHook is the Python equivalent of `flower-hook delegate`: parse the same
 // JSON, decide the same way, print the same answer, report the same line.

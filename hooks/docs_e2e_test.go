@@ -8,7 +8,7 @@ import "strconv"
 import "strings"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // docSnippet is one settings.json snippet of the docs.

@@ -8,7 +8,7 @@ import "sync"
 import "testing"
 
 import "github.com/flowerhq/flower/hooks"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 func TestE2E_SpillKeepsPointerReadBackWholeReadInOwnShape(t *testing.T) {

@@ -17,7 +17,7 @@ import "time"
 
 import "github.com/flowerhq/flower/hooks"
 import "github.com/flowerhq/flower/internal/linesock"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // hookEntry is one matcher group of a settings.json "hooks" section.

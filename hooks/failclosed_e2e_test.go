@@ -6,7 +6,7 @@ import "strings"
 import "testing"
 
 import "github.com/flowerhq/flower/hooks"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // pluginWith copies the committed plugin into a temp folder with bin as its

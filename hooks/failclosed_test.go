@@ -6,7 +6,7 @@ import "path/filepath"
 import "strings"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // The plugin's hook commands are exactly PluginDenyCommand (delegate, and
 // the fence on FenceTools) and PluginCommand: the committed hooks.json

@@ -5,7 +5,7 @@ import "path/filepath"
 import "strings"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // The plugin's fence on a hand-run claude (flower claude): under
 // bypassPermissions, where nothing else would stop it, a subagent's Write

@@ -5,7 +5,7 @@
 # json.loads loop over the same JSONL. Targets: ≤ 0.5 s, peak RSS ≤ 2× the
 # file. Then the same transcript on both backends in one run: append (entry
 # by entry, and one Import) and resume load on SQLite and on PostgreSQL (a
-# throwaway cluster, see internal/pgtest), PostgreSQL as a ratio of SQLite
+# throwaway cluster, see testkit/pgtest), PostgreSQL as a ratio of SQLite
 # (target: resume load ≤ 2×). The figures are benchmarks (BenchmarkStoreResume
 # in sessionstore/bench_test.go, BenchmarkStoreBackends in
 # bench_backends_test.go), best of 5 runs each; `go test -bench Materialize

@@ -5,7 +5,7 @@
 # fails the e2e tests instead of skipping them.
 #
 # What only the tests need is ensured here, not in the set-up: PostgreSQL
-# (internal/pgtest starts throwaway clusters with initdb/postgres; Debian
+# (testkit/pgtest starts throwaway clusters with initdb/postgres; Debian
 # keeps them in /usr/lib/postgresql/<ver>/bin, off PATH) and tmux (the
 # terminal tests of `flower claude`). As root with apt they are installed;
 # otherwise a missing one is a warning (those tests skip loudly), or an

@@ -10,7 +10,7 @@ import "path/filepath"
 import "testing"
 import "time"
 
-import "github.com/flowerhq/flower/internal/pgtest"
+import "github.com/flowerhq/flower/testkit/pgtest"
 import "github.com/flowerhq/flower/sessionstore"
 
 // backendFigures are one backend's timings in one run.

@@ -15,7 +15,7 @@ import "syscall"
 import "testing"
 import "time"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/sessionstore"
 
 // genTranscript writes a synthetic CLI-shaped transcript of n lines (seeded,

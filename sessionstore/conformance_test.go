@@ -3,7 +3,7 @@ package sessionstore_test
 import "path/filepath"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/pgtest"
+import "github.com/flowerhq/flower/testkit/pgtest"
 import "github.com/flowerhq/flower/sessionstore"
 import "github.com/flowerhq/flower/sessionstore/storetest"
 

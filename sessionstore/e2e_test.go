@@ -20,7 +20,7 @@ import "time"
 
 import "github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 import "github.com/flowerhq/flower/sessionstore"
 

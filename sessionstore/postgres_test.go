@@ -12,7 +12,7 @@ import "sync"
 import "testing"
 import "time"
 
-import "github.com/flowerhq/flower/internal/pgtest"
+import "github.com/flowerhq/flower/testkit/pgtest"
 import "github.com/flowerhq/flower/sessionstore"
 
 func init() {

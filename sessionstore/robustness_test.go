@@ -17,8 +17,8 @@ import "testing"
 
 import "github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/pgtest"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/pgtest"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/sessionstore"
 
 // The test binary doubles as a second process that writes to a store

@@ -10,7 +10,7 @@ import "testing"
 
 import "github.com/flowerhq/flower/internal/envlist"
 import "github.com/flowerhq/flower/internal/pinned"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 import "github.com/flowerhq/flower/sessionstore"
 

@@ -10,7 +10,7 @@ import "testing"
 
 import "github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // treeHash hashes every file (path and bytes) under dir.

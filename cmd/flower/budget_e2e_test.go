@@ -6,7 +6,7 @@ import "testing"
 
 import "github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // TestE2E_FlowBudget: `flower --max-budget-usd 0.3 "…"` whose goal step

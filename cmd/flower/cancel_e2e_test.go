@@ -13,7 +13,7 @@ import "github.com/tidwall/gjson"
 
 import "github.com/flowerhq/flower/flow"
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // slowCoderScript is the demo's model with the coder's first call a Bash

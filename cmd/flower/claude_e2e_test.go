@@ -8,7 +8,7 @@ import "syscall"
 import "testing"
 import "time"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 import "github.com/flowerhq/flower/sessionstore"
 

@@ -6,7 +6,7 @@ import "path/filepath"
 import "strings"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // `flower claude` refuses to start claude when the guards plugin has no
 // flower-hook (it is built by scripts/setup.sh, not committed): without it

@@ -11,7 +11,7 @@ import "time"
 import "github.com/tidwall/gjson"
 
 import "github.com/flowerhq/flower/internal/pinned"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // TestE2E_FlagsAfterPromptAndRunsWithWorkspace: `flower step "x" -C WS

@@ -11,7 +11,7 @@ import "testing"
 import "github.com/urfave/cli/v2"
 import "sigs.k8s.io/yaml"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // jobTemplate is the part of a batch/v1 Job the check reads.
 type jobTemplate struct {

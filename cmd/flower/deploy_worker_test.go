@@ -10,7 +10,7 @@ import "time"
 
 import "sigs.k8s.io/yaml"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // workerDeployment is the part of an apps/v1 Deployment the check reads.
 type workerDeployment struct {

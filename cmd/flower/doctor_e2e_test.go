@@ -7,7 +7,7 @@ import "strings"
 import "testing"
 
 import "github.com/flowerhq/flower/internal/pinned"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // versionLine is doctor's version line for claude: a check mark for the
 // pinned version, the "untested" warning for any other (scripts/compat.sh

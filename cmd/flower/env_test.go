@@ -3,7 +3,7 @@ package main
 import "slices"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // flowerEnv is base with what flower needs to run steps (claude at claude
 // and a freshly built flower-hook), then extra.

@@ -8,7 +8,7 @@ import "testing"
 import "github.com/tidwall/gjson"
 
 import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // TestRoleMarkersAreFlowsTexts: each role the scripted model tells apart is

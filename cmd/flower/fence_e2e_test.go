@@ -5,7 +5,7 @@ import "path/filepath"
 import "strings"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // writtenGoal is what a coder would like the judge to check against.

@@ -9,7 +9,7 @@ import "testing"
 import "time"
 
 import "github.com/flowerhq/flower/fleet"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // BenchmarkWorkerOverhead: the same scripted starter flow (clarify, goal,

@@ -14,8 +14,8 @@ import "testing"
 import "time"
 
 import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/internal/pgtest"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/pgtest"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // flowBriefName and flowGoalName are the starter's documents.

@@ -10,7 +10,7 @@ import "testing"
 
 import "github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // jsonLines parses every stdout line; a line that is not JSON fails the test.
 func jsonLines(t *testing.T, out []byte) []gjson.Result {

@@ -7,7 +7,7 @@ import "testing"
 
 import "github.com/flowerhq/flower/hooks"
 import "github.com/flowerhq/flower/internal/envlist"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // delegationScript: asked "please make the file", main runs `touch

@@ -5,7 +5,7 @@ import "strings"
 import "testing"
 import "time"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // TestE2E_HumanInterrupt types Ctrl-C into a running `flower` at a terminal:

@@ -6,7 +6,7 @@ import "strings"
 import "testing"
 
 import "github.com/flowerhq/flower/hooks"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // marketplaceClone copies what a clone of the repository holds for the
 // marketplace (.claude-plugin/ and plugin/, without the built plugin/bin)

@@ -9,7 +9,7 @@ import "strings"
 import "syscall"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // modelServer is a `flower model serve` (or record) process of a test.
 type modelServer struct {

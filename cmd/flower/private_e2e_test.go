@@ -9,7 +9,7 @@ import "testing"
 import "time"
 
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // stepBed is a scripted bed plus a `flower step` command line in it.

@@ -5,7 +5,7 @@ import "context"
 import "strings"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/pgtest"
+import "github.com/flowerhq/flower/testkit/pgtest"
 
 // TestQueueBadInput: each bad invocation of queue and worker ends with one
 // line naming the fix — a usage error (exit 2) before anything is opened,

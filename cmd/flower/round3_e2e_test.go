@@ -13,7 +13,7 @@ import "github.com/mattn/go-runewidth"
 import "github.com/tidwall/gjson"
 
 import "github.com/flowerhq/flower/internal/pinned"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // writeBrief puts the demo's complete brief and goal into ws's notes, as a
 // finished clarify and goal step leave them.

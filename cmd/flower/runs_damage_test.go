@@ -11,7 +11,7 @@ import "time"
 import "github.com/tidwall/gjson"
 
 import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/sessionstore"
 
 // deadPID is a pid no process has (the kernel's pid_max is far below).

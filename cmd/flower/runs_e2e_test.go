@@ -8,7 +8,7 @@ import "testing"
 
 import "github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // TestE2E_Runs: a step with a guard denial and a spill shows up in

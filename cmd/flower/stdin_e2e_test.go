@@ -7,7 +7,7 @@ import "sync/atomic"
 import "testing"
 import "time"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // TestE2E_InterruptAfterQuestion types into a real terminal: the clarifier

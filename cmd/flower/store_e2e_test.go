@@ -7,8 +7,8 @@ import "testing"
 
 import "github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/pgtest"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/pgtest"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // TestMain stops the PostgreSQL test cluster (if a test started one) and

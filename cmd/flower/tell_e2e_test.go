@@ -10,7 +10,7 @@ import "time"
 
 import "github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 const tellMsg = "TELL-MSG 也要支持乘法"

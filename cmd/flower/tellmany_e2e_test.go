@@ -9,7 +9,7 @@ import "sync/atomic"
 import "testing"
 import "time"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // manyTold is how many messages TestE2E_TellManyAllArrive tells: more than

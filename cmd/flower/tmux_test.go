@@ -11,7 +11,7 @@ import "testing"
 import "time"
 
 import "github.com/flowerhq/flower/internal/child"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // terminal is a tmux session running one command, for tests that type into
 // flower the way a person does and read the screen.

@@ -5,7 +5,7 @@ import "path/filepath"
 import "strings"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // A flower built without VCS stamping (-buildvcs=false, as a copied tree or
 // a missing git gives) still names its commit when scripts/setup.sh's

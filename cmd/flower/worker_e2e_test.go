@@ -5,7 +5,7 @@ import "path/filepath"
 import "strings"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // TestE2E_WorkerCanRunCommands: in the starter flow the coordinator may not

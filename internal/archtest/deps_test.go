@@ -91,10 +91,10 @@ var rules = []rule{
 	{pkg: glance, noCgo: true, ours: []string{glance}},
 	// batteries is linked by library users for the seed's store: not the
 	// scripted model, not the workflow layer above it.
-	{pkg: mod + "batteries", forbid: []string{mod + "scripted", mod + "flow", mod + "internal/testbed"}},
+	{pkg: mod + "batteries", forbid: []string{mod + "scripted", mod + "flow", mod + "testkit/testbed"}},
 	// fleet (the queue and its workers) sits above flow, beside the command:
 	// never the scripted model or the test bed.
-	{pkg: mod + "fleet", forbid: []string{mod + "scripted", mod + "internal/testbed", mod + "internal/pgtest"}},
+	{pkg: mod + "fleet", forbid: []string{mod + "scripted", mod + "testkit/testbed", mod + "testkit/pgtest"}},
 	{pkg: mod + "sessionstore", forbid: []string{mod + "harness", mod + "flow", mod + "scripted", mod + "hooks"}},
 }
 

@@ -10,7 +10,7 @@ import "strconv"
 import "strings"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // maxFuncLines is the longest a non-test function may be, braces included.
 const maxFuncLines = 100

@@ -25,7 +25,7 @@ import "github.com/tidwall/gjson"
 
 import "github.com/flowerhq/flower/internal/child"
 import "github.com/flowerhq/flower/internal/pinned"
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // outDir is where the shapes land, relative to the repository root.

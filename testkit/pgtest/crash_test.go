@@ -9,7 +9,7 @@ import "syscall"
 import "testing"
 import "time"
 
-import "github.com/flowerhq/flower/internal/testbed"
+import "github.com/flowerhq/flower/testkit/testbed"
 
 // TestServerDiesWithACrashedTestBinary: a test binary that starts the
 // cluster and is then killed (no TestMain cleanup runs) takes its postgres

@@ -1,4 +1,4 @@
-package docs
+package mdsections
 
 import "errors"
 import "io/fs"

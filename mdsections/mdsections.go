@@ -1,4 +1,4 @@
-// Package docs parses and writes the small fixed-section Markdown documents
+// Package mdsections parses and writes the small fixed-section Markdown documents
 // of the seed (brief, goal, verdict, handoff): headings with aliases, matched
 // longest first; the first non-empty duplicate wins; an unclosed code fence
 // drops the rest; the placeholder "(未填)" counts as missing. ParseAll keeps
@@ -9,7 +9,7 @@
 // Lifecycle: stateless. Callers declare their sections once as a []Section
 // table, call Parse on each model reply and Write/Read for files; nothing is
 // cached between calls and every function is safe for concurrent use.
-package docs
+package mdsections
 
 import "fmt"
 import "os"

@@ -4,7 +4,7 @@ import "database/sql"
 import "os"
 import "testing"
 
-import "github.com/flowerhq/flower/internal/pgtest"
+import "github.com/flowerhq/flower/testkit/pgtest"
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
