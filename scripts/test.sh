@@ -43,6 +43,8 @@ if ! command -v tmux >/dev/null 2>&1 && ! apt_install tmux; then
   echo "test: warning: tmux is missing; the terminal tests of 'flower claude' will skip" >&2
 fi
 
+# go.mod is tidy (direct and indirect requirements apart): fail when tidy would change it.
+go mod tidy -diff
 go vet ./...
 # macOS: every package vets, and the static flower-hook builds, for
 # darwin/arm64 without cgo (nothing darwin runs here; see docs/install.md).
