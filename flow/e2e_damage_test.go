@@ -4,11 +4,9 @@ import "os"
 import "path/filepath"
 import "strings"
 import "testing"
-import "time"
 
 import "github.com/flowerhq/flower/flow"
 import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
 
 // TestE2EWakeAfterStoreDamage: garbage in sessions.db between a starter
 // flow and its wake does not stop the wake: the store is moved aside, the
@@ -18,23 +16,8 @@ import "github.com/flowerhq/flower/scripted"
 // intact store resumes the sessions).
 func TestE2EWakeAfterStoreDamage(t *testing.T) {
 	t.Parallel()
-	bed := testbed.New(t, placeholder)
-	srv, err := scripted.Start(starterScript(bed.Workspace, []string{e2eAchieve, e2eAchieve}, []string{e2eGoal, e2eGoal2}), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	bed.Model = srv
-	flower := testbed.BuildBinary(t, "./cmd/flower")
-	answersPath := filepath.Join(t.TempDir(), "answers.txt")
-	os.WriteFile(answersPath, []byte("hi\n"), 0o644)
-	fa, err := flow.LoadFileAnswers(answersPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runDir := filepath.Join(filepath.Dir(bed.Workspace), "runs")
-	o := flow.StarterOptions{Workspace: bed.Workspace, RunDir: runDir, Answerer: fa, Timeout: 10 * time.Second,
-		ChannelCommand: []string{flower, "mcp-channel"}}
+	bed, _, o := starterBed(t, []string{e2eAchieve, e2eAchieve}, []string{e2eGoal, e2eGoal2})
+	runDir := o.RunDir
 	run := func(sentence string) {
 		t.Helper()
 		wf, err := flow.StarterFlow(sentence, o)

@@ -1,13 +1,8 @@
 package flow_test
 
-import "os"
-import "path/filepath"
 import "slices"
 import "testing"
-import "time"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/testkit/testbed"
 import "github.com/flowerhq/flower/scripted"
 
 // starterRoles are the conversations of starterScript: every role the
@@ -39,22 +34,8 @@ func rolesWithout(reqs []scripted.Request, model string) []string {
 func TestE2EModelReachesEveryRole(t *testing.T) {
 	t.Parallel()
 	const model = "claude-flower-model-probe"
-	bed := testbed.New(t, placeholder)
-	srv, err := scripted.Start(starterScript(bed.Workspace, []string{e2eNotYet, e2eAchieve}, []string{e2eGoal}), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	bed.Model = srv
-	answers := filepath.Join(t.TempDir(), "answers.txt")
-	os.WriteFile(answers, []byte("hi\n"), 0o600)
-	fa, err := flow.LoadFileAnswers(answers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := flow.StarterOptions{Workspace: bed.Workspace, RunDir: filepath.Join(filepath.Dir(bed.Workspace), "runs"),
-		Answerer: fa, Timeout: 10 * time.Second, Model: model,
-		ChannelCommand: []string{testbed.BuildBinary(t, "./cmd/flower"), "mcp-channel"}}
+	bed, srv, o := starterBed(t, []string{e2eNotYet, e2eAchieve}, []string{e2eGoal})
+	o.Model = model
 	runStarter(t, bed, "帮我写个 hello.txt", o)
 	if bad := rolesWithout(srv.Requests(), model); len(bad) > 0 {
 		for _, r := range srv.Requests() {

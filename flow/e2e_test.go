@@ -139,29 +139,33 @@ func clip(s string) string {
 	return s
 }
 
-// The whole starter flow on the real CLI, then a wake with a new sentence.
-func TestE2EStarterFlowAndWake(t *testing.T) {
-	t.Parallel()
+// starterBed is a bed whose scripted model plays the starter flow (judge
+// and goal replies in order) and the starter's options on it: the clarifier's
+// question answered "hi" from a file, the channel on the built flower.
+func starterBed(t *testing.T, judge, goals []string) (*testbed.Bed, *scripted.Server, flow.StarterOptions) {
+	t.Helper()
 	bed := testbed.New(t, placeholder)
-	judge := []string{e2eNotYet, e2eAchieve, e2eAchieve}
-	goals := []string{e2eGoal, e2eGoal2}
-	script := starterScript(bed.Workspace, judge, goals)
-	srv, err := scripted.Start(script, "127.0.0.1:0")
+	srv, err := scripted.Start(starterScript(bed.Workspace, judge, goals), "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
 	bed.Model = srv
-	flower := testbed.BuildBinary(t, "./cmd/flower")
 	answersPath := filepath.Join(t.TempDir(), "answers.txt")
-	os.WriteFile(answersPath, []byte("hi\n"), 0o644)
+	os.WriteFile(answersPath, []byte("hi\n"), 0o600)
 	fa, err := flow.LoadFileAnswers(answersPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runDir := filepath.Join(filepath.Dir(bed.Workspace), "runs")
-	o := flow.StarterOptions{Workspace: bed.Workspace, RunDir: runDir, Answerer: fa, Timeout: 10 * time.Second,
-		ChannelCommand: []string{flower, "mcp-channel"}}
+	return bed, srv, flow.StarterOptions{Workspace: bed.Workspace, RunDir: filepath.Join(filepath.Dir(bed.Workspace), "runs"),
+		Answerer: fa, Timeout: 10 * time.Second, ChannelCommand: []string{testbed.BuildBinary(t, "./cmd/flower"), "mcp-channel"}}
+}
+
+// The whole starter flow on the real CLI, then a wake with a new sentence.
+func TestE2EStarterFlowAndWake(t *testing.T) {
+	t.Parallel()
+	bed, srv, o := starterBed(t, []string{e2eNotYet, e2eAchieve, e2eAchieve}, []string{e2eGoal, e2eGoal2})
+	runDir := o.RunDir
 	c, wf := runStarter(t, bed, "帮我写个 hello.txt", o)
 
 	// The clarifier asked once through the MCP ask tool, answered from the file.
