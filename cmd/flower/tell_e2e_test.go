@@ -2,6 +2,7 @@ package main
 
 import "bytes"
 import "os"
+import "os/exec"
 import "path/filepath"
 import "regexp"
 import "strings"
@@ -74,17 +75,7 @@ func TestE2E_Tell(t *testing.T) {
 		t.Fatalf("tell before any flow: exit %d\n%s", code, out)
 	}
 
-	run := testbed.Command(t, flower, "--json", "--timeout", "0", "--no-goal", "--run-dir", runDir, "-C", bed.Workspace, "写个 hello.txt")
-	run.Env, run.Dir = env, t.TempDir()
-	var stdout, stderr bytes.Buffer
-	run.Stdout, run.Stderr = &stdout, &stderr
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// The coordinator has checked its inbox at least once (and found nothing).
-	if !testbed.Eventually(120*time.Second, func() bool { return len(bed.Model.RequestsFor("coordinator")) >= 2 }) {
-		t.Fatalf("the coordinator never polled its inbox\nstderr: %s\nstdout: %s", stderr.String(), tailOf(stdout.Bytes()))
-	}
+	run, stdout, stderr := startPolledFlow(t, flower, env, runDir, bed)
 	before := len(bed.Model.RequestsFor("coordinator"))
 	out, code := tell()
 	after := len(bed.Model.RequestsFor("coordinator")) // the message is queued by now
@@ -148,4 +139,22 @@ func TestE2E_Tell(t *testing.T) {
 	if gjson.Get(final.Raw, "exit_code").Int() != 0 {
 		t.Errorf("exit code %s", final.Get("exit_code").Raw)
 	}
+}
+
+// startPolledFlow starts a --no-goal flow ("写个 hello.txt") in bed's
+// workspace and waits until its coordinator has checked its inbox at least
+// once (its second request).
+func startPolledFlow(t *testing.T, flower string, env []string, runDir string, bed *testbed.Bed) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	run := testbed.Command(t, flower, "--json", "--timeout", "0", "--no-goal", "--run-dir", runDir, "-C", bed.Workspace, "写个 hello.txt")
+	run.Env, run.Dir = env, t.TempDir()
+	var stdout, stderr bytes.Buffer
+	run.Stdout, run.Stderr = &stdout, &stderr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !testbed.Eventually(120*time.Second, func() bool { return len(bed.Model.RequestsFor("coordinator")) >= 2 }) {
+		t.Fatalf("the coordinator never polled its inbox\nstderr: %s\nstdout: %s", stderr.String(), tailOf(stdout.Bytes()))
+	}
+	return run, &stdout, &stderr
 }

@@ -1,6 +1,5 @@
 package main
 
-import "bytes"
 import "fmt"
 import "path/filepath"
 import "strings"
@@ -67,16 +66,7 @@ func TestE2E_TellManyAllArrive(t *testing.T) {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	runDir := filepath.Join(t.TempDir(), "runs")
 	env := flowerEnv(t, bed.Env(), bed.Claude)
-	run := testbed.Command(t, flower, "--json", "--timeout", "0", "--no-goal", "--run-dir", runDir, "-C", bed.Workspace, "写个 hello.txt")
-	run.Env, run.Dir = env, t.TempDir()
-	var stdout, stderr bytes.Buffer
-	run.Stdout, run.Stderr = &stdout, &stderr
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if !testbed.Eventually(120*time.Second, func() bool { return len(bed.Model.RequestsFor("coordinator")) >= 2 }) {
-		t.Fatalf("the coordinator never polled its inbox\nstderr: %s", stderr.String())
-	}
+	run, stdout, stderr := startPolledFlow(t, flower, env, runDir, bed)
 	// Told while the model holds its answer, so that one inbox call finds
 	// them all waiting: only paging hands them all over.
 	for i := range manyTold {
