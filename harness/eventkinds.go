@@ -301,7 +301,7 @@ const syntheticModel = "<synthetic>"
 // not synthetic, with usage, is at input + cache read + cache creation
 // tokens. ok is false for any other line.
 func mainContext(line []byte) (tokens int, main, ok bool) {
-	l := gjson.ParseBytes(line)
+	l := gjson.Parse(unsafeString(line)) // nothing of it is kept: no copy
 	parent := l.Get("parent_tool_use_id")
 	main = (!parent.Exists() || parent.Type == gjson.Null) && l.Get("agent_id").String() == ""
 	msg := l.Get("message")

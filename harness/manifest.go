@@ -475,5 +475,9 @@ func (r *Runtime) rowLocked() ManifestRow {
 // is held.
 func (r *Runtime) writeRowLocked(row ManifestRow) error {
 	r.manifestSeq++
+	row, err := r.textsByReference(row)
+	if err != nil {
+		return err
+	}
 	return writeRow(r.ManifestPath(), row, r.red)
 }

@@ -8,6 +8,7 @@ import "errors"
 import "fmt"
 import "io"
 import "os"
+import "runtime"
 import "os/exec"
 import "strings"
 import "sync"
@@ -176,9 +177,22 @@ func (p *proc) stop(grace time.Duration) {
 
 // lineMsg is one stdout line, or the reader's error.
 type lineMsg struct {
-	line []byte
-	err  error
+	line    []byte
+	err     error
+	handled chan struct{} // a big line: the reader waits for release
 }
+
+// release lets the reader go on after a big line (a no-op for others).
+func (m lineMsg) release() {
+	if m.handled != nil {
+		close(m.handled)
+	}
+}
+
+// bigLine is the size from which the reader reads no further until the
+// line is handled: two huge lines are then never in memory at once (a
+// 50 MB text comes as an assistant line and again as the result).
+const bigLine = 1 << 20
 
 // readLines reads stdout lines into ch; it closes ch at EOF or error. Each
 // line is its own slice of exactly its size, gathered in pieces and copied
@@ -191,7 +205,19 @@ func readLines(r io.Reader, ch chan<- lineMsg) {
 	for {
 		line, err := readLine(br)
 		if line != nil {
-			ch <- lineMsg{line: line}
+			m := lineMsg{line: line}
+			if len(line) >= bigLine {
+				m.handled = make(chan struct{})
+			}
+			ch <- m
+			if m.handled != nil {
+				<-m.handled
+				// The line and its pieces are garbage now (unless the
+				// machine kept it as the result): collect them before the
+				// next line is read, or the heap's goal (twice what was
+				// live) lets them stand beside it and doubles the peak.
+				runtime.GC()
+			}
 		}
 		if err == io.EOF {
 			return
@@ -280,7 +306,8 @@ func (p *proc) supervise(ctx context.Context, out *os.File, s *stream, h watcher
 		// Unblock and drain the reader so its goroutine ends.
 		out.Close()
 		go func() {
-			for range lines {
+			for m := range lines {
+				m.release()
 			}
 		}()
 	}()
@@ -320,6 +347,7 @@ func (p *proc) supervise(ctx context.Context, out *os.File, s *stream, h watcher
 // consume hands one stdout line (or read error) to the machine and passes
 // what it yields on to the Runtime.
 func (p *proc) consume(s *stream, m lineMsg, h watchers) action {
+	defer m.release()
 	now := time.Now()
 	if m.err != nil {
 		return s.readError(m.err, now)

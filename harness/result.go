@@ -8,12 +8,17 @@ import "time"
 // Times are Unix seconds, as in the seed; Context is the last main-thread
 // context level in tokens.
 type StepResult struct {
-	Step      string   `json:"step"`
-	SessionID string   `json:"session_id,omitempty"`
-	OK        bool     `json:"ok"`
-	CostUSD   float64  `json:"cost_usd"`
-	NumTurns  int      `json:"num_turns"`
-	Text      string   `json:"text"`
+	Step      string  `json:"step"`
+	SessionID string  `json:"session_id,omitempty"`
+	OK        bool    `json:"ok"`
+	CostUSD   float64 `json:"cost_usd"`
+	NumTurns  int     `json:"num_turns"`
+	Text      string  `json:"text"`
+	// TextFile (relative to the run dir) holds the whole Text when it is
+	// over 64 KiB: the manifest row then keeps its start and TextBytes its
+	// length (ResultText reads it back); the Runtime's results keep it all.
+	TextFile  string   `json:"text_file,omitempty"`
+	TextBytes int      `json:"text_bytes,omitempty"`
 	Error     string   `json:"error,omitempty"`
 	StartedAt float64  `json:"started_at"`
 	EndedAt   float64  `json:"ended_at"`

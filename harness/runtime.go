@@ -163,9 +163,10 @@ type Runtime struct {
 	started   float64
 	red       *redact.Redactor // the credentials of env, kept out of every file
 
-	manifestMu  sync.Mutex    // orders manifest writes of this Runtime
-	manifestSeq int           // manifest writes so far (under manifestMu)
-	running     []RunningStep // steps under way, for the manifest row
+	manifestMu  sync.Mutex         // orders manifest writes of this Runtime
+	manifestSeq int                // manifest writes so far (under manifestMu)
+	texts       map[textKey]string // big result texts written so far → their file (under manifestMu)
+	running     []RunningStep      // steps under way, for the manifest row
 
 	mu       sync.Mutex
 	results  []StepResult

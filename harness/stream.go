@@ -1,10 +1,12 @@
 package harness
 
+import "bytes"
 import "encoding/json"
 import "errors"
 import "fmt"
 import "strings"
 import "time"
+import "unsafe"
 
 import "github.com/tidwall/gjson"
 
@@ -96,7 +98,7 @@ func (s *stream) begin(now time.Time) { s.startBy = now.Add(s.timing.start) }
 // line consumes one raw stdout line: stream-json becomes an Event; anything
 // else before system/init is a start failure, after it a "garbage" Event.
 func (s *stream) line(b []byte, now time.Time) (ev Event, emit bool, act action) {
-	if len(strings.TrimSpace(string(b))) == 0 {
+	if len(bytes.TrimSpace(b)) == 0 {
 		return ev, false, actNone
 	}
 	if b[0] != '{' || !json.Valid(b) {
@@ -279,8 +281,8 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 	}
 	sub := gjson.GetBytes(line, "subtype").String()
 	ev = Event{Kind: typ, Time: now, Data: map[string]any{}}
-	if len(line) <= maxRawEvent {
-		ev.Raw = json.RawMessage(append([]byte(nil), line...))
+	if raw := rawCut(line, bigTexts(typ, unsafeString(line))); len(raw) <= maxRawEvent {
+		ev.Raw = raw
 	} else {
 		ev.Data["raw_bytes"] = len(line) // a huge tool result: kept out of events.jsonl
 	}
@@ -315,37 +317,12 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 			emit = false
 		}
 	case "assistant":
-		ev.Kind = EventAssistant
-		msg := gjson.GetBytes(line, "message")
-		for _, b := range msg.Get("content").Array() {
-			switch b.Get("type").String() {
-			case "text":
-				ev.Data["text"] = eventText(b.Get("text").Str, ev.Data)
-			case "tool_use":
-				ev.Kind = EventToolUse
-				ev.Data["tool"] = b.Get("name").String()
-				ev.Data["tool_use_id"] = b.Get("id").String()
-				s.toolCalled(b.Get("id").String())
-			}
-		}
-		tokens, main, ok := mainContext(line)
-		if !main {
-			ev.Data["agent_id"] = gjson.GetBytes(line, "agent_id").String()
-			break
-		}
-		if ok {
-			s.context = tokens
-			ev.Data["context"] = s.context
-		}
-		if s.handoff.Enabled && s.context > 0 {
-			if s.context >= s.handoff.At() && !s.due {
-				s.due = true
-				return ev, emit, actInterrupt
-			}
+		if s.assistant(line, &ev) {
+			return ev, emit, actInterrupt
 		}
 	case "user":
 		ev.Kind = EventToolResult
-		for _, b := range gjson.GetBytes(line, "message.content").Array() {
+		for _, b := range gjson.Get(unsafeString(line), "message.content").Array() {
 			if b.Get("type").String() == "tool_result" {
 				delete(s.tools, b.Get("tool_use_id").String())
 			}
@@ -355,8 +332,11 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 		}
 	case "result":
 		s.results++
-		s.tools = nil                    // the turn is over: no call of it is still running
-		s.final = gjson.ParseBytes(line) // the line is the machine's own (readLines copies it)
+		s.tools = nil // the turn is over: no call of it is still running
+		// Parsed in place: the line is the machine's own (readLines hands
+		// over a fresh slice and never touches it again), and the result
+		// text is a piece of it, not a copy.
+		s.final = gjson.Parse(unsafeString(line))
 		ev.Data["subtype"] = sub
 		ev.Data["is_error"] = s.final.Get("is_error").Bool()
 		ev.Data["num_turns"] = s.final.Get("num_turns").Int()
@@ -367,6 +347,83 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 		emit = false
 	}
 	return ev, emit, actNone
+}
+
+// bigTexts are the model texts of a stream line of kind typ that are over
+// maxEventText: an assistant line's text blocks, a result line's result.
+func bigTexts(typ, line string) []gjson.Result {
+	var big []gjson.Result
+	switch typ {
+	case "assistant":
+		for _, b := range gjson.Get(line, "message.content").Array() {
+			if t := b.Get("text"); b.Get("type").String() == "text" && len(t.Raw) > maxEventText {
+				big = append(big, t)
+			}
+		}
+	case "result":
+		if t := gjson.Get(line, "result"); len(t.Raw) > maxEventText {
+			big = append(big, t)
+		}
+	}
+	return big
+}
+
+// rawCut is a copy of line (an event's Raw) with each of big, results read
+// in place from it in order, cut to maxEventText: the text is kept once,
+// as the step's result, not again in events.jsonl.
+func rawCut(line []byte, big []gjson.Result) json.RawMessage {
+	if len(big) == 0 {
+		return json.RawMessage(bytes.Clone(line))
+	}
+	var out []byte
+	at := 0
+	for _, t := range big {
+		start := int(uintptr(unsafe.Pointer(unsafe.StringData(t.Raw))) - uintptr(unsafe.Pointer(unsafe.SliceData(line))))
+		cut, _ := json.Marshal(t.Str[:textclip.Boundary(t.Str, maxEventText)] + textclip.Ellipsis)
+		out = append(append(out, line[at:start]...), cut...)
+		at = start + len(t.Raw)
+	}
+	return append(out, line[at:]...)
+}
+
+// unsafeString is b as a string without a copy. b must never change
+// afterwards, and what is kept of a gjson result read from it must be
+// cloned unless it is meant to hold all of b.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// assistant fills ev from an assistant line and follows the main thread's
+// context; it reports whether a handoff is due now (send an interrupt).
+func (s *stream) assistant(line []byte, ev *Event) bool {
+	ev.Kind = EventAssistant
+	// The message is read in place (a huge text is not copied); what
+	// the event keeps is cloned, so that it does not hold the line.
+	for _, b := range gjson.Get(unsafeString(line), "message.content").Array() {
+		switch b.Get("type").String() {
+		case "text":
+			ev.Data["text"] = strings.Clone(eventText(b.Get("text").Str, ev.Data))
+		case "tool_use":
+			ev.Kind = EventToolUse
+			ev.Data["tool"] = strings.Clone(b.Get("name").String())
+			ev.Data["tool_use_id"] = strings.Clone(b.Get("id").String())
+			s.toolCalled(strings.Clone(b.Get("id").String()))
+		}
+	}
+	tokens, main, ok := mainContext(line)
+	if !main {
+		ev.Data["agent_id"] = gjson.GetBytes(line, "agent_id").String()
+		return false
+	}
+	if ok {
+		s.context = tokens
+		ev.Data["context"] = s.context
+	}
+	if s.handoff.Enabled && s.context > 0 {
+		if s.context >= s.handoff.At() && !s.due {
+			s.due = true
+			return true
+		}
+	}
+	return false
 }
 
 // toolCalled notes a tool call in flight (its result has not come yet).

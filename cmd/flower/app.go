@@ -223,6 +223,10 @@ func exitFor(e *cmdEnv, err error) int {
 	if err == nil {
 		return exitOK
 	}
+	if stdoutClosed.Load() {
+		fmt.Fprintln(e.Stderr, "flower: stopped: stdout was closed (the reader of the pipe went away)")
+		return exitPipe
+	}
 	var ue *usageError
 	var ec exitCoder
 	var ce cli.ExitCoder
@@ -277,6 +281,10 @@ func (r *resumeHint) Unwrap() error { return r.err }
 // the same command line again.
 func interruptedMessage(err error, args []string) string {
 	var rh *resumeHint
+	var sc *selfTestCancel
+	if errors.As(err, &sc) {
+		return sc.Error() + "; nothing was started — run again: " + shellJoin(append([]string{"flower"}, args[min(1, len(args)):]...))
+	}
 	if errors.As(err, &rh) && rh.cmd != "" {
 		return "interrupted — resume with: " + rh.cmd
 	}

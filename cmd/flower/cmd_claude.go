@@ -125,6 +125,7 @@ func runPassThrough(cmd *exec.Cmd, in io.Reader, out, errOut io.Writer) error {
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
+	defer claimInterrupt()()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	for {

@@ -90,7 +90,8 @@ func runDemo(ctx context.Context, e *cmdEnv, o *demoOptions) error {
 	}
 	ro := runtimeOptions(ws)
 	ro.RunDir, ro.Claude, ro.HookPath = runDir, o.Claude, o.Hook
-	ro.Env = scripted.OfflineEnv(os.Environ(), home, model.URL())
+	// claude's own temp folders (claude-<uid>, cc-socks) go with ours.
+	ro.Env = append(scripted.OfflineEnv(os.Environ(), home, model.URL()), "TMPDIR="+root)
 	if !jsonOut {
 		v.print(e.Stdout, fmt.Sprintf("flower demo — workspace %s\nask: %s\n", ws, demoAsk))
 	}

@@ -98,7 +98,11 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 	if err == nil && herr == nil {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
-		check("self-test", "main-thread Bash denied, subagent Bash ran", guardSelfTest(ctx, claude, hook))
+		err := guardSelfTest(ctx, claude, hook)
+		if errors.Is(err, context.Canceled) {
+			return err // interrupted: exit 130, no verdict on the guards
+		}
+		check("self-test", "main-thread Bash denied, subagent Bash ran", err)
 	}
 	if o.JSON {
 		rep.OK = !failed

@@ -4,16 +4,12 @@
 // and the packages it calls.
 package main
 
-import "context"
 import "os"
-import "os/signal"
 import "runtime/debug"
-import "syscall"
 
-// SIGTERM and SIGHUP (the terminal closed, the ssh connection dropped)
-// cancel the root context: Ctrl-C means "interrupt the step"
-// to a flow at a terminal (see interruptible), and commands that want it
-// otherwise install their own handling.
+// Signals and a closed stdout cancel the root context (rootContext,
+// signals.go): Ctrl-C means "interrupt the step" to a flow at a terminal
+// (see interruptible), which claims it.
 //
 // flower shares the machine with claude, whose boot wants every core: the
 // garbage collector runs at a fifth of the default pace (a trivial step
@@ -23,7 +19,7 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := rootContext()
 	defer stop()
 	os.Exit(Main(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr))
 }

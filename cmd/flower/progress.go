@@ -240,6 +240,7 @@ func interruptible(parent context.Context, rt *harness.Runtime, lines *flow.Line
 	ctx, cancelCause := context.WithCancelCause(parent)
 	cancel := func() { cancelCause(nil) }
 	sig := make(chan os.Signal, 2)
+	release := claimInterrupt()
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
@@ -271,7 +272,7 @@ func interruptible(parent context.Context, rt *harness.Runtime, lines *flow.Line
 			}
 		}
 	}()
-	return ctx, func() { signal.Stop(sig); close(done); cancel() }
+	return ctx, func() { signal.Stop(sig); release(); close(done); cancel() }
 }
 
 // selfTestKey identifies this claude and flower-hook (paths, sizes, times).

@@ -6,6 +6,7 @@ import "fmt"
 import "os"
 import "path/filepath"
 import "strings"
+import "time"
 
 import "github.com/flowerhq/flower/batteries"
 import "github.com/flowerhq/flower/harness"
@@ -37,6 +38,9 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 	if err != nil {
 		return err
 	}
+	if err := holdCanary(script, os.Getenv("FLOWER_SELFTEST_DELAY")); err != nil {
+		return err
+	}
 	model, err := scripted.Start(script, "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -57,11 +61,15 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 	batteries.Defaults(&o)
 	o.RunDir = filepath.Join(tmp, "runs")
 	o.Claude, o.HookPath = claude, hook
-	o.Env = scripted.OfflineEnv(os.Environ(), home, model.URL())
+	// claude's own temp folders (claude-<uid>, cc-socks) go with ours.
+	o.Env = append(scripted.OfflineEnv(os.Environ(), home, model.URL()), "TMPDIR="+tmp)
 	o.Resilience = harness.Resilience{}
 	// The delegate guard comes with a workbench (seed workbench_hooks).
 	o.Workbench = harness.RunDirWorkbench(ws, o.RunDir)
 	rt, err := harness.New(ctx, o)
+	if ctx.Err() != nil {
+		return selfTestInterrupted(ctx)
+	}
 	if err != nil {
 		return err
 	}
@@ -77,12 +85,12 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 			denied = true
 		}
 	}})
-	if err != nil {
-		return err
-	}
 	if ctx.Err() != nil {
 		// Interrupted: the canary says nothing about the guards.
-		return fmt.Errorf("wire: self-test interrupted: %w", context.Cause(ctx))
+		return selfTestInterrupted(ctx)
+	}
+	if err != nil {
+		return err
 	}
 	var problems []string
 	if !res.OK {
@@ -105,6 +113,53 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("flower: %w: %s", ErrSelfTest, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// selfTestCancel is the error of a self-test whose context was cancelled
+// (a signal, a closed stdout): it wraps context.Canceled (exit 130, with a
+// message of its own: interruptedMessage), never a failure of the guards.
+type selfTestCancel struct{ cause error }
+
+func (e *selfTestCancel) Error() string {
+	why := strings.TrimSpace(strings.TrimPrefix(e.cause.Error(), context.Canceled.Error()))
+	if why == "" {
+		return "the guard self-test was interrupted"
+	}
+	return "the guard self-test was interrupted " + strings.Trim(why, ": ")
+}
+
+func (e *selfTestCancel) Unwrap() error { return e.cause }
+
+// selfTestInterrupted is the error of a self-test whose context ended: a
+// cancel is a selfTestCancel naming its cause; a deadline stays a deadline.
+func selfTestInterrupted(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, context.DeadlineExceeded) {
+		return fmt.Errorf("self-test: %w", cause)
+	}
+	if !errors.Is(cause, context.Canceled) {
+		cause = fmt.Errorf("%w (%v)", context.Canceled, cause)
+	}
+	return &selfTestCancel{cause: cause}
+}
+
+// holdCanary delays the canary's first answer by delay (a Go duration,
+// FLOWER_SELFTEST_DELAY; empty: none), so that a test can signal flower
+// while the canary step runs.
+func holdCanary(script *scripted.Script, delay string) error {
+	if delay == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(delay)
+	if err != nil || d < 0 {
+		return fmt.Errorf("FLOWER_SELFTEST_DELAY=%q is not a duration like 20s", delay)
+	}
+	for i := range script.Conversations {
+		if c := &script.Conversations[i]; c.Name == "canary-main" {
+			c.Replies[0].DelayMS = int(d.Milliseconds())
+		}
 	}
 	return nil
 }
