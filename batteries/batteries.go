@@ -13,12 +13,14 @@
 // lives until Runtime.Close. Nothing is kept at package level.
 package batteries
 
-import "context"
-import "fmt"
-import "log"
+import (
+	"context"
+	"fmt"
+	"log"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 // NewOptions is harness.NewOptions(workspace) with Defaults applied: the
 // seed's Runtime options, session store included.

@@ -1,17 +1,19 @@
 package batteries_test
 
-import "context"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
-import "time"
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/batteries"
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/batteries"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // notPortable is a Runtime from batteries.New on the bed, not portable:
 // claude keeps the bed's own HOME/.claude, as `claude` run by hand does.

@@ -1,15 +1,17 @@
 package batteries
 
-import "context"
-import "errors"
-import "fmt"
-import "os"
-import "path/filepath"
-import "sync"
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 // sqliteStore is the store OpenSQLiteStore gives a Runtime: a
 // *sessionstore.Store that also recovers from a damaged file. When SQLite

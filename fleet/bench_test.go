@@ -1,11 +1,13 @@
 package fleet
 
-import "context"
-import "fmt"
-import "slices"
-import "sync"
-import "testing"
-import "time"
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
 
 // BenchmarkQueueLatency: enqueue → start latency of 100 trivial flow jobs
 // taken by 4 workers (each its own River client and lease, one flow at a

@@ -1,22 +1,24 @@
 package fleet
 
-import "bytes"
-import "context"
-import "encoding/json"
-import "fmt"
-import "io/fs"
-import "os"
-import "path"
-import "path/filepath"
-import "slices"
-import "strings"
-import "sync"
-import "time"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/atomicfile"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 // LineageDoc is the name under which a flow's lineage (step → session ids,
 // oldest first) is kept among its documents.

@@ -1,13 +1,15 @@
 package fleet
 
-import "context"
-import "os"
-import "path/filepath"
-import "testing"
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 // TestDocumentsKeepTheFrozenGoal: the store keeps the goal Freeze was
 // given, never the goal file (an agent's Bash can rewrite it); the control,

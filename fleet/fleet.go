@@ -1,18 +1,20 @@
 package fleet
 
-import "context"
-import "errors"
-import "fmt"
-import "path/filepath"
-import "strings"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
 
-import "github.com/jackc/pgx/v5"
-import "github.com/jackc/pgx/v5/pgxpool"
-import "github.com/riverqueue/river"
-import "github.com/riverqueue/river/riverdriver/riverpgxv5"
-import "github.com/riverqueue/river/rivermigrate"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
 
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 // Kind is the River job kind of a queued flow.
 const Kind = "flower_flow"

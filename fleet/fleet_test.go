@@ -1,14 +1,16 @@
 package fleet
 
-import "context"
-import "errors"
-import "os"
-import "slices"
-import "sync/atomic"
-import "testing"
-import "time"
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/testkit/pgtest"
+	"github.com/flowerhq/flower/testkit/pgtest"
+)
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 

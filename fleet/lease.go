@@ -1,10 +1,12 @@
 package fleet
 
-import "context"
-import "fmt"
-import "time"
+import (
+	"context"
+	"fmt"
+	"time"
 
-import "github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
 
 // LeaseEvery is how often a worker with rescue-after d renews its lease and
 // looks for flows to take over: a third of d (so two renewals may fail

@@ -1,17 +1,19 @@
 package fleet
 
-import "context"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "log/slog"
-import "io"
-import "strings"
-import "time"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
 
-import "github.com/jackc/pgx/v5"
-import "github.com/riverqueue/river"
-import "github.com/riverqueue/river/rivertype"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
 
 // connectTimeout bounds the first connection when the URL sets none.
 const connectTimeout = 10 * time.Second

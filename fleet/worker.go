@@ -1,17 +1,19 @@
 package fleet
 
-import "context"
-import "errors"
-import "fmt"
-import "log/slog"
-import "os"
-import "strings"
-import "sync/atomic"
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
 
-import "github.com/jackc/pgx/v5"
-import "github.com/riverqueue/river"
-import "github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
 
 // rescueNever is River's RescueStuckJobsAfter for flow jobs: a century, so
 // River's rescuer, which sees only attempted_at, never takes a flow from a

@@ -1,8 +1,10 @@
 package flow
 
-import "strings"
+import (
+	"strings"
 
-import "github.com/flowerhq/flower/mdsections"
+	"github.com/flowerhq/flower/mdsections"
+)
 
 // Brief section names, byte-exact.
 const (

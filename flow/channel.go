@@ -1,22 +1,24 @@
 package flow
 
-import "context"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "io"
-import "math"
-import "os"
-import "path/filepath"
-import "strings"
-import "sync"
-import "syscall"
-import "time"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 
-import "github.com/flowerhq/flower/internal/atomicfile"
-import "github.com/flowerhq/flower/mdsections"
-import "github.com/flowerhq/flower/internal/linesock"
-import "github.com/flowerhq/flower/internal/redact"
+	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/linesock"
+	"github.com/flowerhq/flower/internal/redact"
+	"github.com/flowerhq/flower/mdsections"
+)
 
 // Answer states.
 const (

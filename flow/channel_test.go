@@ -1,19 +1,21 @@
 package flow
 
-import "context"
-import "errors"
-import "fmt"
-import "io"
-import "io/fs"
-import "os"
-import "path/filepath"
-import "regexp"
-import "slices"
-import "strings"
-import "testing"
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
 
-import "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
 
 // blockingAnswerer never answers until ctx ends.
 type blockingAnswerer struct{}

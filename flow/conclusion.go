@@ -1,10 +1,12 @@
 package flow
 
-import "strconv"
-import "strings"
-import "unicode"
+import (
+	"strconv"
+	"strings"
+	"unicode"
 
-import "github.com/flowerhq/flower/internal/lazyre"
+	"github.com/flowerhq/flower/internal/lazyre"
+)
 
 // How a judge's conclusion is read (see ParseVerdict and the package doc).
 // Achieved is an allowlist: the conclusion must open with one of the

@@ -1,10 +1,12 @@
 package flow
 
-import "context"
-import "strings"
-import "time"
+import (
+	"context"
+	"strings"
+	"time"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 // ClarifyResume is the clarify step's resume prompt: what a clarifier that
 // continues its own earlier session is told instead of the whole ask.

@@ -1,14 +1,16 @@
 package flow
 
-import "context"
-import "os"
-import "path/filepath"
-import "reflect"
-import "slices"
-import "strings"
-import "testing"
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 const fullBrief = "## 目标\n做计算器\n## 验收标准\n能加减\n## 边界\n不做乘除\n## 未知与假设\n假设用 Go"
 

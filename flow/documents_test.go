@@ -1,11 +1,13 @@
 package flow
 
-import "errors"
-import "io/fs"
-import "path/filepath"
-import "reflect"
-import "strings"
-import "testing"
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
 
 // Every rule sentence of the seed's "Brief" section has a row here.
 func TestParseBrief(t *testing.T) {

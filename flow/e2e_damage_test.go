@@ -1,12 +1,14 @@
 package flow_test
 
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // TestE2EWakeAfterStoreDamage: garbage in sessions.db between a starter
 // flow and its wake does not stop the wake: the store is moved aside, the

@@ -1,9 +1,11 @@
 package flow_test
 
-import "slices"
-import "testing"
+import (
+	"slices"
+	"testing"
 
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+)
 
 // starterRoles are the conversations of starterScript: every role the
 // starter flow runs, the round judge and the coder subagent included.

@@ -1,18 +1,20 @@
 package flow_test
 
-import "encoding/json"
-import "os"
-import "path/filepath"
-import "strings"
-import "sync"
-import "testing"
-import "time"
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/batteries"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/batteries"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 const (
 	e2eBrief   = "## 目标\n写一个 hello.txt\n## 验收标准\nhello.txt 内容是 hi\n## 边界\n只写这一个文件\n## 未知与假设\n假设用 UTF-8"

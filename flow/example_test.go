@@ -1,12 +1,14 @@
 package flow_test
 
-import "context"
-import "fmt"
-import "log"
+import (
+	"context"
+	"fmt"
+	"log"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/batteries"
+	"github.com/flowerhq/flower/batteries"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+)
 
 // The README's "Go library in five lines": the starter flow on a Runtime.
 // (Compiled, not run: it needs credentials and a real model.)
@@ -14,7 +16,7 @@ func Example() {
 	ctx := context.Background()
 	wf, _ := flow.StarterFlow("add a --verbose flag", flow.DefaultStarterOptions())
 	o := harness.NewOptions(".")
-	batteries.Defaults(&o)          // the SQLite store and the credentials copy
+	batteries.Defaults(&o)     // the SQLite store and the credentials copy
 	o.Workbench = wf.Workbench // the guards that come with a workbench
 	rt, _ := harness.New(ctx, o)
 	c, err := wf.Run(ctx, rt, func(e harness.Event) { log.Println(e.Kind, e.Step) }, nil)

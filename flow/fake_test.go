@@ -1,11 +1,13 @@
 package flow
 
-import "context"
-import "fmt"
-import "strings"
-import "sync"
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 // call is one Run the fake runner saw.
 type call struct {

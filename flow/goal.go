@@ -1,16 +1,17 @@
 package flow
 
-import "crypto/sha256"
-import "encoding/hex"
-import "slices"
-import "strconv"
-import "strings"
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
-import "github.com/flowerhq/flower/harness"
-
-import "github.com/flowerhq/flower/mdsections"
-import "github.com/flowerhq/flower/internal/lazyre"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/lazyre"
+	"github.com/flowerhq/flower/mdsections"
+)
 
 // Goal section names, byte-exact.
 const (

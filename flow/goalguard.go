@@ -1,12 +1,14 @@
 package flow
 
-import "context"
-import "fmt"
-import "strings"
+import (
+	"context"
+	"fmt"
+	"strings"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/mdsections"
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/mdsections"
+)
 
 // The three options the person gets when the judge says the goal is
 // unreachable. Anything else typed counts as "the judge was wrong".

@@ -1,13 +1,15 @@
 package flow
 
-import "context"
-import "os"
-import "path/filepath"
-import "reflect"
-import "strings"
-import "testing"
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 const (
 	vAchieved    = "## 结论\n已达成\n## 理由\n都对\n## 未通过\n无"

@@ -1,6 +1,8 @@
 package flow
 
-import "github.com/flowerhq/flower/harness"
+import (
+	"github.com/flowerhq/flower/harness"
+)
 
 // Handoff section names, byte-exact (the same constants as harness).
 const (

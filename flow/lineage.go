@@ -1,16 +1,18 @@
 package flow
 
-import "encoding/json"
-import "errors"
-import "fmt"
-import "io/fs"
-import "os"
-import "path/filepath"
-import "time"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
 
-import "github.com/gofrs/flock"
+	"github.com/gofrs/flock"
 
-import "github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/atomicfile"
+)
 
 // LineageFile is the lineage's file name inside the run directory.
 const LineageFile = "lineage.json"

@@ -1,8 +1,10 @@
 package flow
 
-import "os"
-import "path/filepath"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // TestLineage_DamagedFileMovedAside: a garbled lineage.json does not stop
 // the lineage: the next Remember moves it aside (lineage.json.corrupt-…)

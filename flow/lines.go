@@ -1,9 +1,11 @@
 package flow
 
-import "bufio"
-import "context"
-import "io"
-import "sync"
+import (
+	"bufio"
+	"context"
+	"io"
+	"sync"
+)
 
 // Lines is the one reader of a terminal: a single goroutine reads lines
 // from In and hands each to whoever asked for it — the channel's questions

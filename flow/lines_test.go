@@ -1,12 +1,14 @@
 package flow
 
-import "context"
-import "fmt"
-import "io"
-import "testing"
-import "time"
+import (
+	"context"
+	"fmt"
+	"io"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // One reader hands each line to whoever asked; the newest asker first; a
 // cancelled asker takes nothing; EOF ends everyone.

@@ -1,14 +1,16 @@
 package flow
 
-import "errors"
-import "fmt"
-import "io/fs"
-import "os"
-import "path/filepath"
-import "strconv"
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
-import "github.com/gofrs/flock"
+	"github.com/gofrs/flock"
+)
 
 // LockFile is the name of a workspace's flow lock, in <workspace>/.flower.
 const LockFile = "flow.lock"

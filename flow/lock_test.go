@@ -1,14 +1,16 @@
 package flow
 
-import "errors"
-import "os"
-import "path/filepath"
-import "slices"
-import "strconv"
-import "strings"
-import "testing"
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/hooks"
+)
 
 // TestLockWorkspace: one holder at a time; the one turned away learns the
 // holder's run and pid; the probe creates nothing; Unlock frees it.

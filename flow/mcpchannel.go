@@ -1,15 +1,17 @@
 package flow
 
-import "bufio"
-import "context"
-import "encoding/json"
-import "fmt"
-import "io"
-import "net"
-import "strings"
-import "time"
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
 
-import "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
 
 // askArgs is the ask tool's input.
 type askArgs struct {

@@ -1,10 +1,12 @@
 package flow
 
-import "os"
-import "path/filepath"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 // flower's own notes (the Q&A log, the brief and goal through docs.Write,
 // a handoff note) are never written through a symlink out of the

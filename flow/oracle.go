@@ -1,11 +1,13 @@
 package flow
 
-import "fmt"
-import "path/filepath"
-import "strings"
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/textclip"
+)
 
 // askDigestEvents is how many notable events AskPrompt quotes.
 const askDigestEvents = 40

@@ -1,9 +1,11 @@
 package flow
 
-import "slices"
-import "strings"
+import (
+	"slices"
+	"strings"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 // Tool groups (the seed keeps them unexported; they decide the defaults).
 var (

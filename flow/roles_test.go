@@ -1,11 +1,13 @@
 package flow
 
-import "reflect"
-import "slices"
-import "strings"
-import "testing"
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 func TestCoordinator(t *testing.T) {
 	ch := &fakeChannel{}

@@ -1,14 +1,16 @@
 package flow
 
-import "errors"
-import "fmt"
-import "io"
-import "os"
-import "path/filepath"
-import "strings"
-import "time"
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 // Starter names, byte-exact.
 const (

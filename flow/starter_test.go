@@ -1,17 +1,19 @@
 package flow
 
-import "context"
-import "crypto/sha256"
-import "encoding/hex"
-import "errors"
-import "io/fs"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
-import "time"
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 const goalText = "## 目标\n做计算器\n## 检查清单\n- 能加\n- 能减"
 

@@ -1,10 +1,12 @@
 package flow
 
-import "context"
-import "errors"
-import "fmt"
+import (
+	"context"
+	"errors"
+	"fmt"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 // Ctx is the state a Workflow hands from step to step (seed Ctx =
 // dict[str, Any]). Step names are keys for step outputs; every key the

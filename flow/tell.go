@@ -1,15 +1,17 @@
 package flow
 
-import "context"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "os"
-import "path/filepath"
-import "sort"
-import "strings"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 
-import "github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/atomicfile"
+)
 
 // PointerFile is the file a running flow leaves in its run's directory
 // (<run_dir>/<run>/channel.json) so that `flower tell` can find its channel.

@@ -1,9 +1,11 @@
 package flow
 
-import "strings"
+import (
+	"strings"
 
-import "github.com/flowerhq/flower/mdsections"
-import "github.com/flowerhq/flower/internal/lazyre"
+	"github.com/flowerhq/flower/internal/lazyre"
+	"github.com/flowerhq/flower/mdsections"
+)
 
 // Verdict section names, byte-exact.
 const (

@@ -1,7 +1,9 @@
 package flow
 
-import "strings"
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // verdictOf is a judge reply with a 结论 section holding concl, a reason and
 // an empty 未通过 list: only the conclusion decides.

@@ -1,10 +1,12 @@
 package flow
 
-import "context"
-import "fmt"
-import "time"
+import (
+	"context"
+	"fmt"
+	"time"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 // Workflow runs Steps in order and hands state between them through a Ctx.
 // Build it with NewWorkflow to get the seed's defaults (Name "workflow",

@@ -1,13 +1,15 @@
 package flow
 
-import "context"
-import "errors"
-import "os"
-import "path/filepath"
-import "reflect"
-import "testing"
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 func spec(name string) harness.AgentSpec { return harness.NewAgentSpec(name, "") }
 

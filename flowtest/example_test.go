@@ -1,10 +1,12 @@
 package flowtest_test
 
-import "testing"
+import (
+	"testing"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/flowtest"
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/flowtest"
+	"github.com/flowerhq/flower/harness"
+)
 
 // docs/testing.md's "Testing your workflow": a workflow test on a cassette.
 // (Compiled, not run: as a test of its own it needs the cassette.)

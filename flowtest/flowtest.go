@@ -14,14 +14,16 @@
 // Without either, the test fails with the command that records it.
 package flowtest
 
-import "fmt"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/internal/envlist"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/internal/envlist"
+	"github.com/flowerhq/flower/scripted"
+)
 
 // RecordEnv is the variable that switches Cassette to recording.
 const RecordEnv = "FLOWER_RECORD"

@@ -1,17 +1,19 @@
 package flowtest_test
 
-import "fmt"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/flowtest"
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/batteries"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/batteries"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/flowtest"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // markerScript is the "real model" of the recording: one Bash call that
 // touches a marker in the workspace, then a final text.

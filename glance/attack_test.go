@@ -1,6 +1,8 @@
 package glance
 
-import "testing"
+import (
+	"testing"
+)
 
 // attacks are the bypass classes of issue 10, written as an attacker
 // would: each string must not be ephemeral. They are tested as strings

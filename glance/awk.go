@@ -1,6 +1,8 @@
 package glance
 
-import "strings"
+import (
+	"strings"
+)
 
 // awkRule accepts awk with an inline program that awkProgramSafe accepts,
 // and only -F and -v (with values) as options: no -f (program from a

@@ -1,6 +1,8 @@
 package glance
 
-import "testing"
+import (
+	"testing"
+)
 
 // BenchmarkIsEphemeral measures the classifier on the test corpus: all of
 // it, the everyday reads alone (every one is fully parsed and checked) and

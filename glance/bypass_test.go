@@ -1,6 +1,8 @@
 package glance
 
-import "testing"
+import (
+	"testing"
+)
 
 // bypassCommands must never be ephemeral: they write, delete, run other
 // programs, change state, or hide any of that behind shell syntax.

@@ -1,6 +1,8 @@
 package glance
 
-import "strings"
+import (
+	"strings"
+)
 
 // Container CLIs (docker, podman): global options, then a subcommand from
 // containerSubs (or a management command and its read sub-subcommand),

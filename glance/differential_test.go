@@ -1,16 +1,18 @@
 package glance
 
-import "bytes"
-import "fmt"
-import "math/rand"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "sort"
-import "strings"
-import "testing"
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
 
-import "mvdan.cc/sh/v3/syntax"
+	"mvdan.cc/sh/v3/syntax"
+)
 
 // The differential test: for every command the classifier accepts, the argv
 // it believes each simple command gets is compared with the argv bash

@@ -1,9 +1,11 @@
 package glance
 
-import "strings"
+import (
+	"strings"
 
-import "mvdan.cc/sh/v3/expand"
-import "mvdan.cc/sh/v3/syntax"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
 
 // Words are judged by what bash makes of them. expandWord turns one word of
 // a simple command into the fields bash passes to the program, in bash's

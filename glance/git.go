@@ -1,7 +1,9 @@
 package glance
 
-import "path"
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // gitGlobal are the options git itself may take before the subcommand.
 // -c, --config-env, --exec-path=, --git-dir, --work-tree, -p/--paginate and

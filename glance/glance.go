@@ -1,10 +1,12 @@
 package glance
 
-import "strings"
-import "sync"
+import (
+	"strings"
+	"sync"
 
-import "mvdan.cc/sh/v3/expand"
-import "mvdan.cc/sh/v3/syntax"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
 
 // MaxLen bounds the commands IsEphemeral looks at. A glance is a
 // short command; anything longer is not worth the parse and is not a glance.

@@ -1,9 +1,11 @@
 package glance
 
-import "strings"
-import "testing"
+import (
+	"strings"
+	"testing"
 
-import "mvdan.cc/sh/v3/syntax"
+	"mvdan.cc/sh/v3/syntax"
+)
 
 // readOnlyCommands are everyday glances a coordinator runs: all ephemeral.
 var readOnlyCommands = []string{

@@ -1,7 +1,9 @@
 package glance
 
-import "strings"
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // kind says whether an option takes a value.
 type kind uint8

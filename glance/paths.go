@@ -1,7 +1,9 @@
 package glance
 
-import "path"
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // shellVarOK reports whether a command may assign (or loop over) the
 // variable name: only lowercase names, and none a program or bash itself

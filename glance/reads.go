@@ -1,6 +1,8 @@
 package glance
 
-import "strings"
+import (
+	"strings"
+)
 
 // Everyday reads with a fixed shape: toolchain version queries, archive
 // listings, service status, network listings, certificate and key

@@ -1,6 +1,8 @@
 package glance
 
-import "testing"
+import (
+	"testing"
+)
 
 // round3Bypasses are issue 22's classes: commands that write, run programs
 // or change state once bash has expanded their words or the tool's own

@@ -1,6 +1,8 @@
 package glance
 
-import "strings"
+import (
+	"strings"
+)
 
 // sedOpts are GNU sed's options that neither edit in place (-i), read a
 // script file (-f) nor follow symlinks for -i. -e takes the script.

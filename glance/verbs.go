@@ -1,7 +1,9 @@
 package glance
 
-import "strings"
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // Parser families, per verb, and where each was checked:
 //

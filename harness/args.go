@@ -1,13 +1,15 @@
 package harness
 
-import "encoding/json"
-import "fmt"
-import "slices"
-import "sort"
-import "strconv"
-import "strings"
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
 
-import "github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/hooks"
+)
 
 // Tool groups of the seed's guard layer; they pick the default matchers.
 // flower-hook defines them (its flags default to them), so the settings.json

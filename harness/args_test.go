@@ -1,12 +1,14 @@
 package harness
 
-import "encoding/json"
-import "path/filepath"
-import "slices"
-import "strings"
-import "testing"
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/hooks"
+)
 
 func TestBuildArgs_Roles(t *testing.T) {
 	wb := &Workbench{Workspace: "/ws", Home: "/runs/workbench"}

@@ -1,16 +1,18 @@
 package harness_test
 
-import "fmt"
-import "io/fs"
-import "os"
-import "path/filepath"
-import "strconv"
-import "strings"
-import "testing"
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/batteries"
+	"github.com/flowerhq/flower/batteries"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // bigText is the model text of BenchmarkBigText: 50 MB.
 const bigText = 50 << 20

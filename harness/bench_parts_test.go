@@ -1,14 +1,16 @@
 package harness_test
 
-import "bufio"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "strings"
-import "testing"
-import "time"
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // BenchmarkStepParts splits StepVsBare's gap into its parts, each measured
 // beside the others in the same loop: bare claude -p; claude with exactly

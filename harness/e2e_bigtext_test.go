@@ -1,16 +1,18 @@
 package harness_test
 
-import "bytes"
-import "io/fs"
-import "os"
-import "path/filepath"
-import "slices"
-import "strings"
-import "testing"
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // TestRun_BigTextStoredOnce: a 200 KiB result text from the real CLI is
 // returned whole, written once to the run dir (its own file under texts/,

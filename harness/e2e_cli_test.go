@@ -1,21 +1,23 @@
 package harness_test
 
-import "encoding/json"
-import "errors"
-import "fmt"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "slices"
-import "strconv"
-import "strings"
-import "sync"
-import "testing"
-import "time"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // flowerStep runs the built flower binary's step command in the bed, as a
 // contained child of t (testbed.Command).

@@ -1,19 +1,21 @@
 package harness_test
 
-import "bytes"
-import "context"
-import "encoding/json"
-import "os"
-import "path/filepath"
-import "strconv"
-import "strings"
-import "syscall"
-import "testing"
-import "time"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // alive reports whether pid exists and is not a zombie.
 func alive(pid int) bool {

@@ -1,19 +1,21 @@
 package harness_test
 
-import "encoding/json"
-import "math"
-import "os"
-import "path/filepath"
-import "strings"
-import "sync"
-import "testing"
-import "time"
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // lastUserText is the text of the last user message of a request.
 func lastUserText(r scripted.Request) string {

@@ -1,20 +1,22 @@
 package harness_test
 
-import "context"
-import "encoding/json"
-import "errors"
-import "os"
-import "path/filepath"
-import "strconv"
-import "strings"
-import "syscall"
-import "testing"
-import "time"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/batteries"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/batteries"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // fakeClaude writes a shell script that stands in for claude.
 func fakeClaude(t *testing.T, body string) string {

@@ -1,13 +1,15 @@
 package harness_test
 
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // TestRun_DamagedStoreStartsFresh: 64 garbage bytes in the middle of
 // sessions.db do not fail the next step that resumes a session from it: the

@@ -1,21 +1,23 @@
 package harness_test
 
-import "bytes"
-import "encoding/json"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "slices"
-import "strconv"
-import "strings"
-import "syscall"
-import "testing"
-import "time"
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/child"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // lateTool is the Bash call of the tree tests: it marks that it runs, then
 // marks again 3 s later, unless it was killed in between.

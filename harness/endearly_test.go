@@ -1,14 +1,16 @@
 package harness
 
-import "fmt"
-import "os"
-import "path/filepath"
-import "reflect"
-import "sync"
-import "testing"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // TestEndEarlyReconciles: the end row written while claude exits stands
 // when the step ends as predicted (two manifest writes: running, end), and

@@ -1,8 +1,10 @@
 package harness
 
-import "encoding/json"
+import (
+	"encoding/json"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
+)
 
 // Event kinds. An Event's Kind is one of these (a system line of another
 // subtype keeps its subtype as kind); its Data is the payload that the

@@ -1,11 +1,13 @@
 package harness
 
-import "bufio"
-import "encoding/json"
-import "fmt"
-import "os"
-import "path/filepath"
-import "sort"
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
 
 // ReadEvents reads <run_dir>/<run>/events.jsonl. A line that does not parse
 // (a torn write of a killed process) is skipped and counted in skipped.

@@ -1,13 +1,15 @@
 package harness
 
-import "os"
-import "path/filepath"
-import "sort"
-import "strconv"
-import "strings"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
+)
 
 // recordedFaults are the faults scripts/record-faults.sh recorded from the
 // real claude (testdata/faults/<name>.jsonl + .exit), with the class each

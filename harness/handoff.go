@@ -1,16 +1,18 @@
 package harness
 
-import "fmt"
-import "os"
-import "path/filepath"
-import "sort"
-import "strings"
-import "time"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
 
-import "github.com/flowerhq/flower/internal/atomicfile"
-import "github.com/flowerhq/flower/mdsections"
-import "github.com/flowerhq/flower/internal/redact"
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/redact"
+	"github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/mdsections"
+)
 
 // Handoff is the document a session writes when its context is full (seed
 // Handoff): five sections, of which only 在做什么 and 下一步 are required

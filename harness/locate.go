@@ -1,14 +1,16 @@
 package harness
 
-import "errors"
-import "fmt"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 
-import "github.com/flowerhq/flower/internal/login"
-import "github.com/flowerhq/flower/internal/pinned"
+	"github.com/flowerhq/flower/internal/login"
+	"github.com/flowerhq/flower/internal/pinned"
+)
 
 // ErrClaudeNotFound is returned when no claude binary can be located.
 var ErrClaudeNotFound = errors.New("claude not found")

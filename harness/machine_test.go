@@ -1,17 +1,19 @@
 package harness
 
-import "bufio"
-import "context"
-import "errors"
-import "fmt"
-import "io/fs"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
-import "time"
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
+)
 
 // recordedStreams are every stream-json recording under harness/testdata
 // and the module's testdata: files whose lines are all JSON objects with a

@@ -1,21 +1,23 @@
 package harness
 
-import "bytes"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "io/fs"
-import "os"
-import "path/filepath"
-import "sync"
-import "syscall"
-import "time"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
 
-import "github.com/gofrs/flock"
-import "github.com/tidwall/gjson"
+	"github.com/gofrs/flock"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/atomicfile"
-import "github.com/flowerhq/flower/internal/redact"
+	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/redact"
+)
 
 // ManifestRow is one run's row of <run_dir>/manifest.json. Running lists
 // the steps under way (with the pid of the flower running them); a row

@@ -1,10 +1,12 @@
 package harness
 
-import "bytes"
-import "encoding/json"
-import "os"
-import "path/filepath"
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // TestManifestLayout: rows are updated without decoding the others, and
 // the file stays exactly what json.MarshalIndent(rows, "", "  ") writes

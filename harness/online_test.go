@@ -1,12 +1,14 @@
 package harness
 
-import "context"
-import "errors"
-import "net"
-import "strings"
-import "sync"
-import "testing"
-import "time"
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
 
 // freePort returns a loopback address nobody listens on (yet).
 func freePort(t *testing.T) string {

@@ -1,13 +1,15 @@
 package harness
 
-import "errors"
-import "fmt"
-import "time"
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/internal/textclip"
+)
 
 // The outcomes of one attempt that are not a success, matched with
 // errors.Is and errors.As. StepResult.Error and StepResult.Errors keep their

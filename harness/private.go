@@ -1,19 +1,21 @@
 package harness
 
-import "context"
-import "errors"
-import "io/fs"
-import "net"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "strings"
-import "sync"
-import "syscall"
-import "time"
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 
-import "github.com/flowerhq/flower/internal/atomicfile"
-import "github.com/flowerhq/flower/internal/redact"
+	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/redact"
+)
 
 // Private by default: the run dir and everything flower writes in it are
 // 0700/0600, and secrets never reach the disk. flower narrows the modes it

@@ -1,21 +1,23 @@
 package harness
 
-import "bufio"
-import "bytes"
-import "context"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "io"
-import "os"
-import "runtime"
-import "os/exec"
-import "strings"
-import "sync"
-import "syscall"
-import "time"
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 
-import "github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/internal/child"
+)
 
 // maxLine is the stream-json line cap: large tool results arrive as one line.
 const maxLine = 64 << 20

@@ -1,17 +1,19 @@
 package harness
 
-import "encoding/json"
-import "errors"
-import "fmt"
-import "net"
-import "os"
-import "path/filepath"
-import "strings"
-import "sync"
-import "testing"
-import "time"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
+)
 
 func TestClassify(t *testing.T) {
 	tests := []struct {

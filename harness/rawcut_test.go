@@ -1,10 +1,12 @@
 package harness
 
-import "encoding/json"
-import "strings"
-import "testing"
+import (
+	"encoding/json"
+	"strings"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
+)
 
 // TestRawCut: an event's Raw keeps the line's structure (ids, usage, the
 // other blocks) with each text over maxEventText cut in place, escapes

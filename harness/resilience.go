@@ -1,16 +1,18 @@
 package harness
 
-import "context"
-import "errors"
-import "fmt"
-import "net"
-import "net/url"
-import "strconv"
-import "strings"
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
 
-import "github.com/flowerhq/flower/internal/envlist"
-import "github.com/flowerhq/flower/internal/lazyre"
+	"github.com/flowerhq/flower/internal/envlist"
+	"github.com/flowerhq/flower/internal/lazyre"
+)
 
 // Resilience is the retry policy of the Runtime (seed Resilience; its table
 // was lost). The zero value is disabled; NewResilience gives the defaults.

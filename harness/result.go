@@ -1,8 +1,10 @@
 package harness
 
-import "encoding/json"
-import "strings"
-import "time"
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
 
 // StepResult is the complete account of one run step (seed StepResult).
 // Times are Unix seconds, as in the seed; Context is the last main-thread

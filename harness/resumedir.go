@@ -1,14 +1,16 @@
 package harness
 
-import "context"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "io/fs"
-import "os"
-import "path/filepath"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
-import "github.com/flowerhq/flower/internal/envlist"
+	"github.com/flowerhq/flower/internal/envlist"
+)
 
 // loadResume loads the session a resume continues from the store into the
 // config dir the resumed claude reads, as the seed's store does whether the

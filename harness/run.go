@@ -1,17 +1,19 @@
 package harness
 
-import "context"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "os"
-import "path/filepath"
-import "strconv"
-import "strings"
-import "time"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
-import "github.com/flowerhq/flower/internal/envlist"
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/internal/envlist"
+	"github.com/flowerhq/flower/internal/textclip"
+)
 
 // attemptArgs are the per-attempt inputs of one claude process.
 type attemptArgs struct {

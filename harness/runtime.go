@@ -1,22 +1,24 @@
 package harness
 
-import "context"
-import "errors"
-import "crypto/rand"
-import "encoding/hex"
-import "fmt"
-import "os"
-import "path/filepath"
-import "sync"
-import "sync/atomic"
-import "time"
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
 
-import "github.com/joho/godotenv"
+	"github.com/joho/godotenv"
 
-import "github.com/flowerhq/flower/internal/envlist"
-import "github.com/flowerhq/flower/internal/lazyre"
-import "github.com/flowerhq/flower/internal/linesock"
-import "github.com/flowerhq/flower/internal/redact"
+	"github.com/flowerhq/flower/internal/envlist"
+	"github.com/flowerhq/flower/internal/lazyre"
+	"github.com/flowerhq/flower/internal/linesock"
+	"github.com/flowerhq/flower/internal/redact"
+)
 
 // Class constants of the seed's Runtime.
 const (

@@ -1,11 +1,13 @@
 package harness
 
-import "context"
-import "encoding/json"
-import "fmt"
-import "time"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
 
-import "github.com/flowerhq/flower/internal/linesock"
+	"github.com/flowerhq/flower/internal/linesock"
+)
 
 // startReportServer opens the private Unix socket that flower-hook reports
 // to (design.md §3; a linesock.Server): one JSON line per connection (more

@@ -1,8 +1,10 @@
 package harness
 
-import "os"
-import "strconv"
-import "strings"
+import (
+	"os"
+	"strconv"
+	"strings"
+)
 
 // AgentSpec is the complete declaration of one specialised agent (seed
 // "AgentSpec"). BuildArgs compiles it into a claude command line.

@@ -1,6 +1,8 @@
 package harness
 
-import "time"
+import (
+	"time"
+)
 
 // RunTally counts what a run's events say about the guards and the
 // resilience machinery.

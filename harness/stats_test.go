@@ -1,13 +1,15 @@
 package harness
 
-import "bytes"
-import "encoding/json"
-import "math"
-import "os"
-import "path/filepath"
-import "reflect"
-import "testing"
-import "time"
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+)
 
 // eventsOf turns a recorded stream into the events the Runtime would
 // record for one step: step_start, what the stream machine emits, step_end.

@@ -1,11 +1,13 @@
 package harness
 
-import "context"
-import "errors"
-import "fmt"
-import "reflect"
-import "sync"
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+)
 
 // stepRun is the state of one Run across its attempts.
 type stepRun struct {

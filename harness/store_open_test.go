@@ -1,15 +1,17 @@
 package harness_test
 
-import "context"
-import "errors"
-import "slices"
-import "strings"
-import "sync"
-import "testing"
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // fakeStore records what the Runtime does with its session store, in
 // order (and, from the test, when the result arrived).

@@ -1,16 +1,18 @@
 package harness
 
-import "bytes"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "strings"
-import "time"
-import "unsafe"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unsafe"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/internal/textclip"
+)
 
 // stream is the pure state machine of one attempt, and it owns every
 // decision about it: it consumes what the supervisor observes (stdout

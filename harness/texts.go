@@ -1,12 +1,14 @@
 package harness
 
-import "fmt"
-import "os"
-import "path/filepath"
-import "strings"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
-import "github.com/flowerhq/flower/internal/atomicfile"
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/textclip"
+)
 
 // maxRowText caps the result text a manifest row holds: a longer one is
 // written once to its own file under <run_dir>/texts and the row points at

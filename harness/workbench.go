@@ -1,11 +1,13 @@
 package harness
 
-import "fmt"
-import "os"
-import "path/filepath"
-import "strings"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
-import "github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/hooks"
+)
 
 // Workbench is the spill-over working directory of a run (seed Workbench):
 // scripts/, artifacts/, notes/ (plus spill/ for the spill guard) and an

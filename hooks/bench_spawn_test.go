@@ -1,17 +1,19 @@
 package hooks_test
 
-import "bytes"
-import "fmt"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "slices"
-import "strings"
-import "testing"
-import "time"
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/hooks"
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // pyHook is the Python equivalent of `flower-hook delegate`: parse the same
 // JSON, decide the same way, print the same answer, report the same line.

@@ -1,6 +1,8 @@
 package hooks
 
-import "testing"
+import (
+	"testing"
+)
 
 // BenchmarkDelegateDecide is the pure decision (no process, no I/O).
 func BenchmarkDelegateDecide(b *testing.B) {

@@ -1,10 +1,12 @@
 package hooks
 
-import "encoding/json"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 // Spill never writes through a symlinked spill folder or a planted
 // symlink file: the original output stands and the decision says why. The

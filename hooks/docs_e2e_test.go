@@ -1,15 +1,17 @@
 package hooks_test
 
-import "encoding/json"
-import "os"
-import "path/filepath"
-import "regexp"
-import "strconv"
-import "strings"
-import "testing"
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // docSnippet is one settings.json snippet of the docs.
 type docSnippet struct {

@@ -1,15 +1,17 @@
 package hooks_test
 
-import "bytes"
-import "os"
-import "path/filepath"
-import "strings"
-import "sync"
-import "testing"
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
 
-import "github.com/flowerhq/flower/hooks"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 func TestE2E_SpillKeepsPointerReadBackWholeReadInOwnShape(t *testing.T) {
 	t.Parallel()

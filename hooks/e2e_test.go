@@ -1,24 +1,26 @@
 package hooks_test
 
-import "context"
-import "crypto/sha256"
-import "encoding/hex"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "regexp"
-import "strings"
-import "sync"
-import "testing"
-import "time"
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/hooks"
-import "github.com/flowerhq/flower/internal/linesock"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/internal/linesock"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // hookEntry is one matcher group of a settings.json "hooks" section.
 type hookEntry struct {

@@ -1,6 +1,8 @@
 package hooks
 
-import "github.com/flowerhq/flower/glance"
+import (
+	"github.com/flowerhq/flower/glance"
+)
 
 // IsEphemeral is glance.IsEphemeral (the seed's is_ephemeral): whether a
 // Bash command is a read-only glance that the delegate guard lets a main

@@ -1,13 +1,15 @@
 package hooks
 
-import "errors"
-import "fmt"
-import "io/fs"
-import "os"
-import "path/filepath"
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 
-import "github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/atomicfile"
+)
 
 // PluginHookBin is where the plugin's hooks.json expects flower-hook, relative
 // to the plugin folder (scripts/setup.sh builds it there; it is git-ignored).

@@ -1,12 +1,14 @@
 package hooks
 
-import "encoding/json"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // The plugin's hook commands are exactly PluginDenyCommand (delegate, and
 // the fence on FenceTools) and PluginCommand: the committed hooks.json

@@ -1,13 +1,15 @@
 package hooks
 
-import "encoding/json"
-import "errors"
-import "fmt"
-import "io/fs"
-import "os"
-import "path/filepath"
-import "runtime"
-import "strings"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
 
 // FenceTools is the matcher for the fence guard: the tools that write files.
 const FenceTools = WriteOnlyTools

@@ -1,11 +1,13 @@
 package hooks_test
 
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // The plugin's fence on a hand-run claude (flower claude): under
 // bypassPermissions, where nothing else would stop it, a subagent's Write

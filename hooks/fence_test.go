@@ -1,10 +1,12 @@
 package hooks
 
-import "encoding/json"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 // fenceTree is a workspace with its workbench and run dir, a folder
 // outside, and the symlinks an attacker would plant.

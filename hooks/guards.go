@@ -1,9 +1,11 @@
 package hooks
 
-import "encoding/json"
-import "fmt"
-import "regexp"
-import "strings"
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
 
 // Matcher matches tool names the way a Claude Code hook matcher does: the
 // whole name against a regular expression, "" and "*" matching every tool.

@@ -1,9 +1,11 @@
 package hooks
 
-import "encoding/json"
-import "reflect"
-import "strings"
-import "testing"
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
 
 func mustMatcher(t *testing.T, expr string) interface{ MatchString(string) bool } {
 	t.Helper()

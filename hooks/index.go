@@ -1,15 +1,17 @@
 package hooks
 
-import "bufio"
-import "encoding/json"
-import "fmt"
-import "os"
-import "path/filepath"
-import "sort"
-import "strings"
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 
-import "github.com/flowerhq/flower/internal/atomicfile"
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/textclip"
+)
 
 // IndexFolders are the workbench folders INDEX.md lists, with what each is for.
 var IndexFolders = []struct{ Name, Purpose string }{

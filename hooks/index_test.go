@@ -1,11 +1,13 @@
 package hooks
 
-import "encoding/json"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
-import "time"
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
 
 func write(t *testing.T, path, text string, age time.Duration) {
 	t.Helper()

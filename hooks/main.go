@@ -1,16 +1,18 @@
 package hooks
 
-import "encoding/json"
-import "errors"
-import "flag"
-import "fmt"
-import "io"
-import "os"
-import "path/filepath"
-import "slices"
-import "strings"
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
-import "github.com/flowerhq/flower/glance"
+	"github.com/flowerhq/flower/glance"
+)
 
 // maxInput caps the hook input read from stdin. Tool outputs reach the hook
 // already truncated by the CLI; more than this is garbage.

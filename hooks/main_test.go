@@ -1,14 +1,16 @@
 package hooks
 
-import "bufio"
-import "bytes"
-import "encoding/json"
-import "net"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
-import "time"
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 

@@ -1,8 +1,10 @@
 package hooks
 
-import "encoding/json"
-import "fmt"
-import "time"
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
 
 // ReportTimeout bounds the whole report (connect and write) where the
 // platform needs a timeout. The socket is local; when the listener is

@@ -2,8 +2,10 @@
 
 package hooks
 
-import "net"
-import "time"
+import (
+	"net"
+	"time"
+)
 
 // sendLine sends line to the Unix socket at path within timeout.
 func sendLine(path string, line []byte, timeout time.Duration) error {

@@ -2,9 +2,11 @@
 
 package hooks
 
-import "errors"
-import "syscall"
-import "time"
+import (
+	"errors"
+	"syscall"
+	"time"
+)
 
 // sendLine sends line over a non-blocking Unix stream socket: connect and
 // write either complete at once or fail (EAGAIN when the listener's backlog

@@ -1,19 +1,21 @@
 package hooks
 
-import "bytes"
-import "crypto/sha256"
-import "encoding/hex"
-import "encoding/json"
-import "fmt"
-import "os"
-import "path/filepath"
-import "strings"
-import "unicode/utf8"
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
 
-import "github.com/flowerhq/flower/internal/atomicfile"
-import "github.com/flowerhq/flower/internal/lazyre"
-import "github.com/flowerhq/flower/internal/redact"
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/lazyre"
+	"github.com/flowerhq/flower/internal/redact"
+	"github.com/flowerhq/flower/internal/textclip"
+)
 
 // SpillConfig configures the spill guard.
 type SpillConfig struct {

@@ -1,13 +1,15 @@
 package hooks
 
-import "crypto/sha256"
-import "encoding/hex"
-import "encoding/json"
-import "os"
-import "path/filepath"
-import "reflect"
-import "strings"
-import "testing"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
 
 // loadShape reads a PostToolUse input recorded from the real CLI by
 // TestRecordToolShapes (testdata/shapes).

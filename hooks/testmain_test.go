@@ -1,9 +1,11 @@
 package hooks_test
 
-import "os"
-import "testing"
+import (
+	"os"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // TestMain removes the binaries testbed.BuildBinary built after the tests.
 func TestMain(m *testing.M) { os.Exit(testbed.Main(m.Run)) }

@@ -1,9 +1,11 @@
 package hooks
 
-import "bytes"
-import "encoding/json"
-import "errors"
-import "fmt"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
 
 // Guard names: the first argument of flower-hook (design §3).
 const (

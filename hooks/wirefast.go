@@ -1,13 +1,15 @@
 package hooks
 
-import "bytes"
-import "encoding/json"
-import "slices"
-import "strconv"
-import "strings"
-import "unicode/utf8"
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
+)
 
 // This file is flower-hook's hot path without reflection: encoding/json's
 // first use in a fresh process (type caches built by reflection) costs

@@ -1,9 +1,11 @@
 package hooks
 
-import "encoding/json"
-import "reflect"
-import "strings"
-import "testing"
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
 
 // jsonStrings are strings whose encoding/json form the fast escaper must
 // reproduce byte for byte.

@@ -11,15 +11,17 @@
 // cached between calls and every function is safe for concurrent use.
 package mdsections
 
-import "fmt"
-import "os"
-import "path/filepath"
-import "sort"
-import "strings"
-import "unicode"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode"
 
-import "github.com/flowerhq/flower/internal/atomicfile"
-import "github.com/flowerhq/flower/internal/redact"
+	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/redact"
+)
 
 // Section names one fixed section of a document: its Key in the parsed map,
 // the canonical (byte-exact) Chinese heading Name, and the Aliases the parser

@@ -1,10 +1,12 @@
 package mdsections
 
-import "errors"
-import "io/fs"
-import "path/filepath"
-import "reflect"
-import "testing"
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
 
 // testDefs mirrors the brief's table: a long alias (未知与假设) that shares
 // its head with a short one (未知), a later section whose name starts with an

@@ -8,7 +8,9 @@
 // Lifecycle: read-only data, fixed at build time.
 package plugin
 
-import "embed"
+import (
+	"embed"
+)
 
 // Files holds .claude-plugin/plugin.json and hooks/hooks.json.
 //

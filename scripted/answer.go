@@ -1,13 +1,15 @@
 package scripted
 
-import "context"
-import "encoding/json"
-import "fmt"
-import "net"
-import "net/http"
-import "time"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
 
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/internal/textclip"
+)
 
 // defaultFaultMessages are the texts the real API sends for each fault.
 var defaultFaultMessages = map[int]string{

@@ -1,15 +1,17 @@
 package scripted
 
-import "bufio"
-import "bytes"
-import "encoding/json"
-import "fmt"
-import "net/http"
-import "os"
-import "strings"
-import "sync"
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
 
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/internal/textclip"
+)
 
 // Exchange is one line of a cassette: a Messages request, its normalized
 // key, and the response the upstream gave.

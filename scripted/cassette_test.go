@@ -1,18 +1,20 @@
 package scripted_test
 
-import "bufio"
-import "encoding/json"
-import "fmt"
-import "io"
-import "net/http"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+)
 
 // body builds a claude-like request body in working directory cwd with the
 // given first user text; extra is spliced in as more top-level fields.

@@ -1,13 +1,15 @@
 package scripted_test
 
-import "encoding/json"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 func mustParse(t *testing.T, js string) *scripted.Script {
 	t.Helper()

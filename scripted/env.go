@@ -1,8 +1,10 @@
 package scripted
 
-import "strings"
+import (
+	"strings"
 
-import "github.com/flowerhq/flower/internal/envlist"
+	"github.com/flowerhq/flower/internal/envlist"
+)
 
 // scrubbed reports whether an inherited variable must not reach claude: it
 // would point it at a real account, a real server, or a parent Claude Code.

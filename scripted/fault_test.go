@@ -1,12 +1,14 @@
 package scripted_test
 
-import "io"
-import "net/http"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+)
 
 // Every recipe scripts/record-faults.sh records must parse.
 func TestFaultRecipesParse(t *testing.T) {

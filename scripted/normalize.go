@@ -1,21 +1,23 @@
 package scripted
 
-import "crypto/sha256"
-import "encoding/hex"
-import "encoding/json"
-import "fmt"
-import "os"
-import "path/filepath"
-import "regexp"
-import "sort"
-import "strconv"
-import "strings"
-import "unicode/utf8"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/lazyre"
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/internal/lazyre"
+	"github.com/flowerhq/flower/internal/textclip"
+)
 
 // The normalized key of a Messages request is what a cassette matches on:
 //

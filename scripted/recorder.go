@@ -1,17 +1,19 @@
 package scripted
 
-import "bufio"
-import "bytes"
-import "encoding/json"
-import "fmt"
-import "io"
-import "net"
-import "net/http"
-import "net/url"
-import "os"
-import "slices"
-import "strings"
-import "sync"
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+)
 
 // Recorder is a recording proxy for the Messages API: claude's
 // ANTHROPIC_BASE_URL points at it, it forwards every request to the

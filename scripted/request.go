@@ -1,10 +1,12 @@
 package scripted
 
-import "encoding/json"
-import "strings"
-import "time"
+import (
+	"encoding/json"
+	"strings"
+	"time"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
+)
 
 // Request is one recorded HTTP request and how it was answered.
 type Request struct {

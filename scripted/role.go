@@ -1,11 +1,13 @@
 package scripted
 
-import "fmt"
-import "regexp"
-import "sort"
-import "strings"
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
+)
 
 // Roles a script can match a conversation by (Match.Role): the starter
 // flow's steps and its subagent type, told apart by the seed's Chinese

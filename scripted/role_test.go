@@ -1,12 +1,14 @@
 package scripted_test
 
-import "encoding/json"
-import "strings"
-import "testing"
+import (
+	"encoding/json"
+	"strings"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+)
 
 // roleBody is a claude-like request with the given system prompt rules and
 // messages (a JSON array).

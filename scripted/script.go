@@ -22,14 +22,16 @@
 // and messages; see normalize.go), and is Closed like any Server.
 package scripted
 
-import "bytes"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "os"
-import "strings"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
 
-import "sigs.k8s.io/yaml"
+	"sigs.k8s.io/yaml"
+)
 
 // Script says, per conversation, which replies to give in order.
 type Script struct {

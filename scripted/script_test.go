@@ -1,14 +1,16 @@
 package scripted_test
 
-import "io"
-import "net"
-import "net/http"
-import "strings"
-import "testing"
+import (
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+)
 
 func httpPost(url, body string) (int, error) {
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))

@@ -1,17 +1,19 @@
 package scripted
 
-import "encoding/json"
-import "errors"
-import "fmt"
-import "io"
-import "net"
-import "net/http"
-import "os"
-import "strings"
-import "sync"
-import "time"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
 
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/internal/textclip"
+)
 
 // Server serves a Script over HTTP on loopback and records every request.
 type Server struct {

@@ -1,9 +1,11 @@
 package scripted
 
-import "encoding/json"
-import "net/http"
+import (
+	"encoding/json"
+	"net/http"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
+)
 
 // sessionOf names the claude session a request belongs to: the
 // X-Claude-Code-Session-Id header claude sends on every Messages call, else

@@ -1,13 +1,15 @@
 package scripted_test
 
-import "bytes"
-import "strings"
-import "testing"
-import "unicode/utf8"
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+)
 
 // post sends body to the server's Messages endpoint with the given headers.
 func post(t *testing.T, srv *scripted.Server, body string, header ...string) (int, string) {

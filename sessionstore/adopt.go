@@ -1,7 +1,9 @@
 package sessionstore
 
-import "context"
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // Adopt copies the session of from (its main transcript and every subagent
 // transcript, with their summary) under projectKey, in one transaction:

@@ -1,17 +1,19 @@
 package sessionstore_test
 
-import "bufio"
-import "context"
-import "encoding/json"
-import "fmt"
-import "math"
-import "os"
-import "path/filepath"
-import "testing"
-import "time"
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/testkit/pgtest"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/testkit/pgtest"
+)
 
 // backendFigures are one backend's timings in one run.
 type backendFigures struct {

@@ -1,22 +1,24 @@
 package sessionstore_test
 
-import "bufio"
-import "context"
-import "encoding/json"
-import "fmt"
-import "math"
-import "math/rand/v2"
-import "os"
-import "path/filepath"
-import "runtime/pprof"
-import "strconv"
-import "strings"
-import "syscall"
-import "testing"
-import "time"
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // genTranscript writes a synthetic CLI-shaped transcript of n lines (seeded,
 // so every run gets the same file): a fifth tool_use lines, each followed by

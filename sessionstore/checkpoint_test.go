@@ -1,15 +1,17 @@
 package sessionstore_test
 
-import "context"
-import "database/sql"
-import "encoding/json"
-import "fmt"
-import "os"
-import "strings"
-import "testing"
-import "time"
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 // walSize is the size of the store's write-ahead log (0 when there is none).
 func walSize(t *testing.T, s *sessionstore.Store) int64 {

@@ -1,11 +1,13 @@
 package sessionstore_test
 
-import "path/filepath"
-import "testing"
+import (
+	"path/filepath"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/pgtest"
-import "github.com/flowerhq/flower/sessionstore"
-import "github.com/flowerhq/flower/sessionstore/storetest"
+	"github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/sessionstore/storetest"
+	"github.com/flowerhq/flower/testkit/pgtest"
+)
 
 func openTemp(t *testing.T, opts ...sessionstore.Option) *sessionstore.Store {
 	t.Helper()

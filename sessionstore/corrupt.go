@@ -1,11 +1,13 @@
 package sessionstore
 
-import "context"
-import "errors"
-import "fmt"
-import "os"
-import "strings"
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
 
 // ErrCorrupt: the SQLite file is damaged (SQLite said SQLITE_CORRUPT or
 // SQLITE_NOTADB, or quick_check found a fault).

@@ -1,10 +1,12 @@
 package sessionstore
 
-import "context"
-import "database/sql"
-import "fmt"
-import "path"
-import "strings"
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path"
+	"strings"
+)
 
 // Document is one of a flow's documents as the store keeps it: Name is its
 // path relative to the flow's workbench ("notes/需求.md"), Body the file's

@@ -1,12 +1,14 @@
 package sessionstore_test
 
-import "context"
-import "encoding/json"
-import "fmt"
-import "strings"
-import "testing"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 // backends runs f on SQLite and on PostgreSQL.
 func backends(t *testing.T, f func(t *testing.T, s *sessionstore.Store)) {

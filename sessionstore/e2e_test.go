@@ -6,23 +6,25 @@ package sessionstore_test
 // claude --resume replays it; the assertions read the request the resumed
 // call sent to the model.
 
-import "bufio"
-import "encoding/json"
-import "fmt"
-import "maps"
-import "os"
-import "path/filepath"
-import "slices"
-import "strings"
-import "syscall"
-import "testing"
-import "time"
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 const projectKey = "flowerproj"
 

@@ -1,6 +1,8 @@
 package sessionstore
 
-import "errors"
+import (
+	"errors"
+)
 
 // Errors callers can test with errors.Is.
 var (

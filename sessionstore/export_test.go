@@ -1,6 +1,8 @@
 package sessionstore
 
-import "time"
+import (
+	"time"
+)
 
 // WithClock replaces the store's local clock (tests: a machine whose clock
 // is off).

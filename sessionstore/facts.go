@@ -1,10 +1,12 @@
 package sessionstore
 
-import "context"
-import "database/sql"
-import "encoding/json"
-import "strconv"
-import "strings"
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strconv"
+	"strings"
+)
 
 // Facts: what the load pipeline needs to know about a line (lineMeta, see
 // parseLine), derived when the line is appended and stored in the entries

@@ -1,10 +1,12 @@
 package sessionstore
 
-import "bytes"
-import "encoding/json"
-import "path/filepath"
-import "reflect"
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
 
 func TestFactsRoundTrip(t *testing.T) {
 	for _, tc := range []struct {

@@ -1,8 +1,10 @@
 package sessionstore
 
-import "strings"
+import (
+	"strings"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
+)
 
 // A minimal walker over JSON text that is already known to be valid (every
 // stored entry was validated on append). Unlike gjson it never decodes a

@@ -1,11 +1,13 @@
 package sessionstore
 
-import "bufio"
-import "bytes"
-import "encoding/json"
-import "strings"
-import "testing"
-import "unicode/utf8"
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 // The raw walker and decoder agree with encoding/json on awkward text.
 func TestJSONScanAgreesWithEncodingJSON(t *testing.T) {

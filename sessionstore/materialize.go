@@ -1,23 +1,25 @@
 package sessionstore
 
-import "bufio"
-import "bytes"
-import "context"
-import "database/sql"
-import "database/sql/driver"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "io"
-import "io/fs"
-import "os"
-import "path/filepath"
-import "strings"
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/atomicfile"
-import "github.com/flowerhq/flower/internal/login"
+	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/login"
+)
 
 // MaterializeKey writes key's session for a resume:
 // <configDir>/projects/<ProjectKey>/<SessionID>.jsonl from the load pipeline

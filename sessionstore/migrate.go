@@ -1,12 +1,14 @@
 package sessionstore
 
-import "database/sql"
-import "embed"
-import "fmt"
-import "io/fs"
-import "math/rand/v2"
-import "sort"
-import "time"
+import (
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"sort"
+	"time"
+)
 
 //go:embed migrations/*.sql migrations/postgres/*.sql
 var migrations embed.FS

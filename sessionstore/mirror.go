@@ -1,18 +1,20 @@
 package sessionstore
 
-import "bufio"
-import "bytes"
-import "context"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "io"
-import "os"
-import "path/filepath"
-import "sort"
-import "strings"
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
+)
 
 // maxLine caps one JSONL line or stream-json frame, as the Runtime does.
 const maxLine = 64 << 20

@@ -1,17 +1,19 @@
 package sessionstore_test
 
-import "bytes"
-import "encoding/json"
-import "errors"
-import "os"
-import "path/filepath"
-import "strings"
-import "syscall"
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 func TestKeyFromPath(t *testing.T) {
 	for _, tc := range []struct {

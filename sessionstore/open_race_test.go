@@ -1,8 +1,10 @@
 package sessionstore
 
-import "path/filepath"
-import "sync"
-import "testing"
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+)
 
 // TestOpenConcurrentlyOnANewFile: eight openers racing to create and switch
 // one new database to WAL all succeed (regression: eight `flower step`

@@ -1,17 +1,19 @@
 package sessionstore
 
-import "bytes"
-import "context"
-import "encoding/json"
-import "fmt"
-import "path/filepath"
-import "strconv"
-import "strings"
-import "unicode/utf8"
-import "unsafe"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
 
-import "github.com/flowerhq/flower/glance"
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/glance"
+	"github.com/flowerhq/flower/internal/textclip"
+)
 
 // LoadForResume loads key and runs the load pipeline on it: expire →
 // trim → prune → repair. The stored rows are not changed; trimmed text is

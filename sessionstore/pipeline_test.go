@@ -1,16 +1,18 @@
 package sessionstore_test
 
-import "encoding/json"
-import "fmt"
-import "os"
-import "path/filepath"
-import "slices"
-import "strings"
-import "testing"
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 // Transcript builders in the CLI's layout: one line per content block, a
 // tool result on its own user line, lines chained by parentUuid.

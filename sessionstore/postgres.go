@@ -1,18 +1,20 @@
 package sessionstore
 
-import "context"
-import "database/sql"
-import "errors"
-import "fmt"
-import "io/fs"
-import "net/url"
-import "sort"
-import "strconv"
-import "strings"
-import "time"
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
 
-import "github.com/jackc/pgx/v5"
-import "github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
 
 // OpenURL opens the store a URL names: a path or sqlite://PATH is an SQLite
 // file (as Open), postgres://… or postgresql://… a PostgreSQL database

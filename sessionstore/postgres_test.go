@@ -1,19 +1,21 @@
 package sessionstore_test
 
-import "bytes"
-import "context"
-import "encoding/json"
-import "fmt"
-import "os"
-import "path/filepath"
-import "strconv"
-import "strings"
-import "sync"
-import "testing"
-import "time"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/testkit/pgtest"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/testkit/pgtest"
+)
 
 func init() {
 	// observe URL TAG N: N batches under helperKey, each followed by a read

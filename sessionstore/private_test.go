@@ -1,9 +1,11 @@
 package sessionstore
 
-import "os"
-import "path/filepath"
-import "syscall"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
 
 // The database and its WAL and SHM files are 0600 even under a umask that
 // allows group and other reads (the control: a plain file made next to them

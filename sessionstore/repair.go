@@ -1,11 +1,13 @@
 package sessionstore
 
-import "crypto/sha256"
-import "encoding/hex"
-import "encoding/json"
-import "strconv"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
+)
 
 // planPrune removes every permission denial but the last keep: the denied
 // tool_result block and its tool_use block, and any line left empty.

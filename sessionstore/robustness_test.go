@@ -1,25 +1,27 @@
 package sessionstore_test
 
-import "bytes"
-import "context"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "os"
-import "os/exec"
-import "os/signal"
-import "path/filepath"
-import "slices"
-import "strconv"
-import "strings"
-import "syscall"
-import "testing"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/testkit/pgtest"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/testkit/pgtest"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // The test binary doubles as a second process that writes to a store
 // (stdlib exec_test style): SESSIONSTORE_HELPER names the scenario.

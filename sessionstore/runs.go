@@ -1,9 +1,11 @@
 package sessionstore
 
-import "context"
-import "database/sql"
-import "encoding/json"
-import "fmt"
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+)
 
 // RunRecord is one run as the command records it in a shared store: its id,
 // when it started (Unix seconds) and its manifest row, kept verbatim.

@@ -1,18 +1,20 @@
 package sessionstore
 
-import "bufio"
-import "crypto/sha256"
-import "encoding/hex"
-import "errors"
-import "fmt"
-import "os"
-import "path/filepath"
-import "strconv"
-import "strings"
-import "unicode/utf16"
-import "unicode/utf8"
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
-import "github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/atomicfile"
+)
 
 // spillPack is the spill file of one load: every trimmed result of the
 // transcript, one after another, each under a header line. One file per

@@ -2,9 +2,11 @@
 
 package sessionstore
 
-import "errors"
+import (
+	"errors"
 
-import "github.com/mattn/go-sqlite3"
+	"github.com/mattn/go-sqlite3"
+)
 
 // busy reports whether err is SQLite's "database is busy" or "locked".
 func busy(err error) bool {

@@ -1,23 +1,25 @@
 package sessionstore
 
-import "context"
-import "database/sql"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "log"
-import "net/url"
-import "os"
-import "path"
-import "path/filepath"
-import "strconv"
-import "strings"
-import "sync"
-import "syscall"
-import "time"
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 
-import _ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
-import "github.com/tidwall/gjson"
+	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
+	"github.com/tidwall/gjson"
+)
 
 // Key names one transcript: the CLI's project folder name, the session id,
 // and for a subagent transcript its path under the session

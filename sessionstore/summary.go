@@ -1,11 +1,13 @@
 package sessionstore
 
-import "encoding/json"
-import "strings"
+import (
+	"encoding/json"
+	"strings"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/textclip"
+	"github.com/flowerhq/flower/internal/textclip"
+)
 
 // FoldSummary is the default summary fold, the Go counterpart of the SDK's
 // fold_session_summary: what a session list shows without loading the

@@ -1,8 +1,10 @@
 package sessionstore
 
-import "strings"
-import "unicode/utf8"
-import "unsafe"
+import (
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+)
 
 // The load pipeline works in two passes over a transcript, so that a
 // session of any size is never held in memory more than once (Materialize

@@ -9,10 +9,12 @@
 // subreaper, elsewhere the portable mode).
 package main
 
-import "os"
+import (
+	"os"
 
-import "github.com/flowerhq/flower/hooks"
-import "github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/internal/child"
+)
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == child.SuperviseArg {

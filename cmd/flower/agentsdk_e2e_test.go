@@ -1,18 +1,20 @@
 package main
 
-import "context"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "strings"
-import "sync"
-import "testing"
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
 
-import "github.com/flowerhq/flower/internal/envlist"
-import "github.com/flowerhq/flower/internal/pinned"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/internal/envlist"
+	"github.com/flowerhq/flower/internal/pinned"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // agentSDKVersion is the @anthropic-ai/claude-agent-sdk release built for
 // the pinned claude (its claudeCodeVersion is pinned.ClaudeVersion: the SDK

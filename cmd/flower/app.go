@@ -1,16 +1,18 @@
 package main
 
-import "context"
-import "errors"
-import "fmt"
-import "io"
-import "os"
-import "strings"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
 
-import "github.com/urfave/cli/v2"
-import "golang.org/x/term"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
 
-import "github.com/flowerhq/flower/internal/redact"
+	"github.com/flowerhq/flower/internal/redact"
+)
 
 // Exit codes of design.md §3.
 const (

@@ -1,19 +1,21 @@
 package main
 
-import "bytes"
-import "context"
-import "fmt"
-import "os"
-import "path/filepath"
-import "reflect"
-import "regexp"
-import "runtime"
-import "strings"
-import "testing"
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/internal/pinned"
+	"github.com/flowerhq/flower/internal/pinned"
+)
 
 // testEnv is a cmdEnv on buffers with an empty environment and no terminal.
 func testEnv(stdin string) (*cmdEnv, *bytes.Buffer, *bytes.Buffer) {

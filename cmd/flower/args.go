@@ -1,13 +1,15 @@
 package main
 
-import "fmt"
-import "slices"
-import "sort"
-import "strings"
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/internal/lazyre"
+	"github.com/flowerhq/flower/internal/lazyre"
+)
 
 // normalizeArgs lets flags stand anywhere, as in gh and kubectl: urfave/cli
 // stops at the first positional, so the command path (flower sessions show)

@@ -1,17 +1,19 @@
 package main
 
-import "crypto/sha256"
-import "encoding/hex"
-import "io/fs"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // treeHash hashes every file (path and bytes) under dir.
 func treeHash(t *testing.T, dir string) string {

@@ -1,13 +1,15 @@
 package main
 
-import "context"
-import "fmt"
-import "sync"
+import (
+	"context"
+	"fmt"
+	"sync"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+)
 
 // VerdictBudget is the verdict of a flow stopped by --max-budget-usd.
 const VerdictBudget = "budget"

@@ -1,13 +1,15 @@
 package main
 
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // TestE2E_FlowBudget: `flower --max-budget-usd 0.3 "…"` whose goal step
 // alone costs more (its reply reports 100000 input tokens) stops there:

@@ -1,20 +1,22 @@
 package main
 
-import "bytes"
-import "io/fs"
-import "net/http"
-import "net/http/httptest"
-import "os"
-import "path/filepath"
-import "sort"
-import "strings"
-import "sync"
-import "testing"
+import (
+	"bytes"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // cassetteKey is the credential the recorded run uses; it must never reach
 // the cassette.

@@ -1,16 +1,18 @@
 package main
 
-import "context"
-import "os"
-import "path/filepath"
-import "strings"
-import "syscall"
-import "testing"
-import "time"
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // guardedPlugin copies plugin/ into a temp dir with a freshly built
 // flower-hook in its bin/, as scripts/setup.sh lays it out.

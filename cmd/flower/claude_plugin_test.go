@@ -1,12 +1,14 @@
 package main
 
-import "bytes"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // `flower claude` refuses to start claude when the guards plugin has no
 // flower-hook (it is built by scripts/setup.sh, not committed): without it

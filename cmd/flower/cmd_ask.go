@@ -1,17 +1,19 @@
 package main
 
-import "context"
-import "fmt"
-import "os"
-import "os/signal"
-import "path/filepath"
-import "strings"
-import "time"
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+)
 
 // askOptions are the options of `flower ask`.
 type askOptions struct {

@@ -1,25 +1,27 @@
 package main
 
-import "context"
-import "errors"
-import "fmt"
-import "io"
-import "os"
-import "os/exec"
-import "os/signal"
-import "path/filepath"
-import "syscall"
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
 
-import "github.com/creack/pty"
-import "github.com/urfave/cli/v2"
-import "golang.org/x/term"
+	"github.com/creack/pty"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/redact"
-import "github.com/flowerhq/flower/internal/child"
-import "github.com/flowerhq/flower/internal/envlist"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/internal/envlist"
+	"github.com/flowerhq/flower/internal/redact"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 const claudeHelp = `flower claude [claude args…]
 

@@ -1,11 +1,13 @@
 package main
 
-import "fmt"
-import "io"
-import "sort"
-import "strings"
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
+)
 
 // newCompletionCmd is `flower completion bash|zsh|fish`: a completion
 // script for the shell, built from the command tree itself, so it offers

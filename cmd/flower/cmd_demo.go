@@ -1,16 +1,18 @@
 package main
 
-import "context"
-import "fmt"
-import "io"
-import "os"
-import "path/filepath"
-import "time"
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/scripted"
+)
 
 // demoAsk is what the person "asks" in the demo.
 const demoAsk = "在工作区写一个 hello.txt,再生成一份 1 到 2000 的编号清单"

@@ -1,17 +1,19 @@
 package main
 
-import "context"
-import "errors"
-import "fmt"
-import "io"
-import "strings"
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/child"
-import "github.com/flowerhq/flower/internal/pinned"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/internal/pinned"
+)
 
 // doctorOptions are the options of `flower doctor`.
 type doctorOptions struct {

@@ -1,21 +1,23 @@
 package main
 
-import "context"
-import "errors"
-import "fmt"
-import "io"
-import "os"
-import "path/filepath"
-import "slices"
-import "strings"
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/fleet"
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/fleet"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 // starterOptions are the options of `flower "ask"`: starter_flow's
 // parameters (design.md §3) and where it runs.

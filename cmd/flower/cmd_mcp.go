@@ -1,11 +1,13 @@
 package main
 
-import "io"
-import "os"
+import (
+	"io"
+	"os"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/flow"
+)
 
 // newMCPChannelCmd is the hidden `flower mcp-channel`: the HumanChannel's MCP
 // stdio server that claude starts from --mcp-config. It relays the ask and

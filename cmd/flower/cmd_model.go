@@ -1,11 +1,13 @@
 package main
 
-import "context"
-import "fmt"
+import (
+	"context"
+	"fmt"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+)
 
 // modelServeOptions are the options of `flower model serve`.
 type modelServeOptions struct {

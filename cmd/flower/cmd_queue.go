@@ -1,14 +1,16 @@
 package main
 
-import "context"
-import "errors"
-import "fmt"
-import "strconv"
-import "strings"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/fleet"
+	"github.com/flowerhq/flower/fleet"
+)
 
 // queueOptions are the options of every `flower queue` command; the flow's
 // own (Args) only matter to add.

@@ -1,19 +1,21 @@
 package main
 
-import "context"
-import "errors"
-import "fmt"
-import "io"
-import "io/fs"
-import "path/filepath"
-import "sort"
-import "strings"
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+)
 
 // runsOptions are the options of `flower runs` and `flower runs show`.
 type runsOptions struct {

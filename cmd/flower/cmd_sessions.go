@@ -1,19 +1,21 @@
 package main
 
-import "bytes"
-import "context"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "io"
-import "os"
-import "path/filepath"
-import "time"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 // sessionsOptions are the options of every `flower sessions` command; the
 // resume policies (Trim, NoEphemeral, KeepDenials) only matter to show and

@@ -1,17 +1,19 @@
 package main
 
-import "context"
-import "encoding/json"
-import "fmt"
-import "io"
-import "strings"
-import "sync"
-import "time"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+)
 
 // stepOptions are the options of `flower step` (design.md §3).
 type stepOptions struct {

@@ -1,14 +1,16 @@
 package main
 
-import "context"
-import "errors"
-import "fmt"
-import "strings"
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/flow"
+)
 
 // tellOptions are the options of `flower tell`.
 type tellOptions struct {

@@ -1,13 +1,15 @@
 package main
 
-import "fmt"
-import "io"
-import "runtime"
-import "runtime/debug"
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/internal/pinned"
+	"github.com/flowerhq/flower/internal/pinned"
+)
 
 // versionInfo is what `flower version` reports: the module version, the
 // commit it was built from (from the Go build's VCS stamp), the Go version

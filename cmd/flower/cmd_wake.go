@@ -1,10 +1,12 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/flow"
+)
 
 // wakeOptions are the options of `flower wake-state`.
 type wakeOptions struct {

@@ -1,21 +1,23 @@
 package main
 
-import "context"
-import "errors"
-import "fmt"
-import "os"
-import "os/signal"
-import "path/filepath"
-import "strings"
-import "sync"
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/fleet"
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/fleet"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/child"
+)
 
 // workerOptions are the options of `flower worker`.
 type workerOptions struct {

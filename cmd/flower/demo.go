@@ -1,14 +1,16 @@
 package main
 
-import "context"
-import _ "embed"
-import "encoding/json"
-import "fmt"
-import "io"
-import "strings"
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/scripted"
+)
 
 // demoScriptYAML is the scripted model behind `flower demo`: a clarifier
 // that asks one question, a judge that sets the goal and rejects the first

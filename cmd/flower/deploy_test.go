@@ -1,17 +1,19 @@
 package main
 
-import "io"
-import "os"
-import "path/filepath"
-import "regexp"
-import "slices"
-import "strings"
-import "testing"
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
 
-import "github.com/urfave/cli/v2"
-import "sigs.k8s.io/yaml"
+	"github.com/urfave/cli/v2"
+	"sigs.k8s.io/yaml"
 
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // jobTemplate is the part of a batch/v1 Job the check reads.
 type jobTemplate struct {

@@ -1,16 +1,18 @@
 package main
 
-import "io"
-import "os"
-import "path/filepath"
-import "slices"
-import "strings"
-import "testing"
-import "time"
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
 
-import "sigs.k8s.io/yaml"
+	"sigs.k8s.io/yaml"
 
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // workerDeployment is the part of an apps/v1 Deployment the check reads.
 type workerDeployment struct {

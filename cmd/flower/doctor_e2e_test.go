@@ -1,13 +1,15 @@
 package main
 
-import "bytes"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/internal/pinned"
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/internal/pinned"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // versionLine is doctor's version line for claude: a check mark for the
 // pinned version, the "untested" warning for any other (scripts/compat.sh

@@ -1,9 +1,11 @@
 package main
 
-import "slices"
-import "testing"
+import (
+	"slices"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // flowerEnv is base with what flower needs to run steps (claude at claude
 // and a freshly built flower-hook), then extra.

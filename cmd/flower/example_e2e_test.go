@@ -1,15 +1,17 @@
 package main
 
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // TestRoleMarkersAreFlowsTexts: each role the scripted model tells apart is
 // told by a text flow really sends that role (its rules, and for the judge's

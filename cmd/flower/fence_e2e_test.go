@@ -1,12 +1,14 @@
 package main
 
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // writtenGoal is what a coder would like the judge to check against.
 const writtenGoal = "## 目标\n随便\n## 检查清单\n- [x] 无"

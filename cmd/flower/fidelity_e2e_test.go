@@ -1,13 +1,15 @@
 package main
 
-import "bytes"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // unverifiableCheck is a check the goal-setting judge cannot verify here.
 const unverifiableCheck = "- 在 macOS 上也能打开 hello.txt [此环境无法验证:这里没有 macOS]"

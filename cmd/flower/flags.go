@@ -1,11 +1,13 @@
 package main
 
-import "fmt"
-import "os"
-import "path/filepath"
-import "strings"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
+)
 
 // The flags several commands share are built by these constructors, one
 // fresh flag per command, each writing into that command's options. Every

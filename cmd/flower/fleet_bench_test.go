@@ -1,16 +1,18 @@
 package main
 
-import "context"
-import "fmt"
-import "os/exec"
-import "path/filepath"
-import "slices"
-import "testing"
-import "time"
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/fleet"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/fleet"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // BenchmarkWorkerOverhead: the same scripted starter flow (clarify, goal,
 // work with one delegation, judge) run as `flower "…"` in a fresh clone and

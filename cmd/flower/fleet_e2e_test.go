@@ -1,22 +1,24 @@
 package main
 
-import "database/sql"
-import "encoding/json"
-import "fmt"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "regexp"
-import "strings"
-import "sync"
-import "syscall"
-import "testing"
-import "time"
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/testkit/pgtest"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/pgtest"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // flowBriefName and flowGoalName are the starter's documents.
 const flowBriefName, flowGoalName = flow.DefaultBriefName, flow.DefaultGoalName

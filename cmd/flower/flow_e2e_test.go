@@ -1,16 +1,18 @@
 package main
 
-import "bytes"
-import "encoding/json"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // jsonLines parses every stdout line; a line that is not JSON fails the test.
 func jsonLines(t *testing.T, out []byte) []gjson.Result {

@@ -1,15 +1,17 @@
 package main
 
-import "context"
-import "fmt"
-import "regexp"
-import "strings"
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/fleet"
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/fleet"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 // flowFlag names the flow whose documents travel through --store.
 func flowFlag(dst *string) cli.Flag {

@@ -1,15 +1,17 @@
 package main
 
-import "fmt"
-import "os"
-import "path/filepath"
-import "slices"
-import "strings"
-import "sync/atomic"
-import "testing"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/scripted"
+)
 
 // TestE2E_FlowDocumentsTravel: machine A (its own HOME, run dir and
 // workspace path) runs a plain flow with --store and --flow X to achieved;

@@ -1,14 +1,16 @@
 package main
 
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/hooks"
-import "github.com/flowerhq/flower/internal/envlist"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/internal/envlist"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // delegationScript: asked "please make the file", main runs `touch
 // main-wrote-this`, then sends the worker subagent, which runs `touch

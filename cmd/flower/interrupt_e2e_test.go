@@ -1,12 +1,14 @@
 package main
 
-import "path/filepath"
-import "strings"
-import "testing"
-import "time"
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // TestE2E_HumanInterrupt types Ctrl-C into a running `flower` at a terminal:
 // flower asks for the words, and the step resumes its session with them.

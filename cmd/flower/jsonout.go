@@ -1,13 +1,15 @@
 package main
 
-import "encoding/json"
-import "io"
-import "math"
-import "time"
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"time"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 // flower's --json output is one schema: every line (or array element) is an
 // object with "kind"; fields are snake_case and always present ("" , 0, [],

@@ -1,9 +1,11 @@
 package main
 
-import "strings"
+import (
+	"strings"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/internal/lazyre"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/internal/lazyre"
+)
 
 // Step names are the seed's model-facing names (确认需求, 执行-评审#1); they
 // stay so in events, documents and file names. A person at the terminal

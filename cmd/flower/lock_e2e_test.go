@@ -1,17 +1,19 @@
 package main
 
-import "bytes"
-import "os"
-import "path/filepath"
-import "strconv"
-import "strings"
-import "testing"
-import "time"
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // heldScript: the coordinator polls its inbox until the file release
 // exists (pollingScript), which holds the flow as long as the test wants.

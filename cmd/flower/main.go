@@ -4,8 +4,10 @@
 // and the packages it calls.
 package main
 
-import "os"
-import "runtime/debug"
+import (
+	"os"
+	"runtime/debug"
+)
 
 // Signals and a closed stdout cancel the root context (rootContext,
 // signals.go): Ctrl-C means "interrupt the step" to a flow at a terminal

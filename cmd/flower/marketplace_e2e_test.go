@@ -1,12 +1,14 @@
 package main
 
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/hooks"
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // marketplaceClone copies what a clone of the repository holds for the
 // marketplace (.claude-plugin/ and plugin/, without the built plugin/bin)

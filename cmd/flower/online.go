@@ -1,12 +1,14 @@
 package main
 
-import "fmt"
-import "io"
-import "time"
+import (
+	"fmt"
+	"io"
+	"time"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 // onlineTimeoutFlag bounds the wait for the API between attempts
 // (Resilience.OnlineTimeout); 0, the default, waits until it answers.

@@ -1,11 +1,13 @@
 package main
 
-import "bytes"
-import "strings"
-import "testing"
-import "time"
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 // The status line says the API is unreachable and when the next probe
 // comes, and stops saying it once an online event arrives.

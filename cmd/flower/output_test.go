@@ -1,21 +1,23 @@
 package main
 
-import "bytes"
-import "context"
-import "encoding/json"
-import "os"
-import "path/filepath"
-import "slices"
-import "sort"
-import "strconv"
-import "strings"
-import "testing"
-import "time"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+)
 
 // checkSchema holds one JSON object to jsonSchema: a kind, every field of
 // that kind present, nothing else, times in RFC 3339; nested results too.

@@ -1,16 +1,18 @@
 package main
 
-import "crypto/sha256"
-import "encoding/hex"
-import "errors"
-import "fmt"
-import "io/fs"
-import "os"
-import "path/filepath"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/hooks"
-import "github.com/flowerhq/flower/plugin"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/plugin"
+)
 
 // pluginDir finds the guards plugin: $FLOWER_PLUGIN_DIR (whose flower-hook
 // must be there, hooks.CheckPlugin), else the plugin embedded in flower,

@@ -1,11 +1,13 @@
 package main
 
-import "os"
-import "path/filepath"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
 
-import "github.com/flowerhq/flower/hooks"
-import "github.com/flowerhq/flower/plugin"
+	"github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/plugin"
+)
 
 // materializePlugin writes the embedded plugin once per (plugin, hook):
 // the same call reuses the folder, another hook gets another folder, and a

@@ -1,21 +1,23 @@
 package main
 
-import "context"
-import "crypto/sha256"
-import "encoding/hex"
-import "errors"
-import "fmt"
-import "io"
-import "os"
-import "os/signal"
-import "path/filepath"
-import "strings"
-import "sync"
-import "syscall"
-import "time"
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+)
 
 // progress shows a run to a person (one live status line per step, a
 // summary at the end) or to a pipeline (one JSON object per event, the

@@ -1,11 +1,13 @@
 package main
 
-import "bytes"
-import "context"
-import "strings"
-import "testing"
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/pgtest"
+	"github.com/flowerhq/flower/testkit/pgtest"
+)
 
 // TestQueueBadInput: each bad invocation of queue and worker ends with one
 // line naming the fix — a usage error (exit 2) before anything is opened,

@@ -1,13 +1,15 @@
 package main
 
-import "context"
-import "encoding/json"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 // TestRunOutcome: how a recorded run ended, from its manifest row alone.
 func TestRunOutcome(t *testing.T) {

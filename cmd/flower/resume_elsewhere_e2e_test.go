@@ -1,13 +1,15 @@
 package main
 
-import "strings"
-import "testing"
+import (
+	"strings"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/testkit/pgtest"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/pgtest"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // TestE2E_ResumeByIDOnAnotherPath: a step run on machine A in workspace
 // /…/a resumes with --resume ID on machine B in workspace /…/b (other HOME,

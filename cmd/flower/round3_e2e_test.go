@@ -1,19 +1,21 @@
 package main
 
-import "bytes"
-import "encoding/json"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "strconv"
-import "strings"
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
 
-import "github.com/mattn/go-runewidth"
-import "github.com/tidwall/gjson"
+	"github.com/mattn/go-runewidth"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/pinned"
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/internal/pinned"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // writeBrief puts the demo's complete brief and goal into ws's notes, as a
 // finished clarify and goal step leave them.

@@ -1,18 +1,20 @@
 package main
 
-import "bytes"
-import "context"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
-import "time"
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // deadPID is a pid no process has (the kernel's pid_max is far below).
 const deadPID = 1 << 30

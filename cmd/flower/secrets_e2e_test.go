@@ -1,15 +1,17 @@
 package main
 
-import "bytes"
-import "encoding/json"
-import "io/fs"
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // Secrets of the secrets test: the API key and a GITHUB_TOKEN-shaped value
 // (a variable flower does not name, caught by its suffix and its shape).

@@ -1,16 +1,18 @@
 package main
 
-import "context"
-import "errors"
-import "fmt"
-import "os"
-import "path/filepath"
-import "strings"
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
-import "github.com/flowerhq/flower/batteries"
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/batteries"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/scripted"
+)
 
 // canaryScript drives the guard self-test: the main thread tries a writing
 // Bash command (the delegate guard must deny it), then sends a worker whose

@@ -1,15 +1,17 @@
 package main
 
-import "context"
-import "errors"
-import "fmt"
-import "os"
-import "os/signal"
-import "sync"
-import "sync/atomic"
-import "syscall"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
 
-import "golang.org/x/sys/unix"
+	"golang.org/x/sys/unix"
+)
 
 // exitPipe is the exit code after stdout was closed: what a shell shows for
 // a process that a closed pipe ended (128 + SIGPIPE).

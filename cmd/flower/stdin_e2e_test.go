@@ -1,14 +1,16 @@
 package main
 
-import "os"
-import "path/filepath"
-import "strings"
-import "sync/atomic"
-import "testing"
-import "time"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // TestE2E_InterruptAfterQuestion types into a real terminal: the clarifier
 // asks a question, the person answers it, then presses Ctrl-C while the next

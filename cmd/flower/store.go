@@ -1,17 +1,19 @@
 package main
 
-import "context"
-import "encoding/json"
-import "errors"
-import "fmt"
-import "io"
-import "path/filepath"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
 
-import "github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2"
 
-import "github.com/flowerhq/flower/harness"
-import "github.com/flowerhq/flower/batteries"
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/batteries"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 // storeFlag names the session store every store-using command reads and
 // writes: one SQLite file per run dir by default, or a database shared by

@@ -1,15 +1,17 @@
 package main
 
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/testkit/pgtest"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/pgtest"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // TestMain stops the PostgreSQL test cluster (if a test started one) and
 // removes the binaries testbed.BuildBinary built.

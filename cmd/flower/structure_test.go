@@ -1,11 +1,13 @@
 package main
 
-import "go/ast"
-import "go/parser"
-import "go/token"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 // TestCommandsBuildTheirOwnFlags holds cmd/flower to its structure: no
 // init() registers anything and no package-level variable holds a flag or

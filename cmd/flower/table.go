@@ -1,10 +1,12 @@
 package main
 
-import "fmt"
-import "io"
-import "strings"
+import (
+	"fmt"
+	"io"
+	"strings"
 
-import "github.com/mattn/go-runewidth"
+	"github.com/mattn/go-runewidth"
+)
 
 // table lines up columns by display width, so a Chinese step name (two
 // columns a character) does not push its row out of line as it does in

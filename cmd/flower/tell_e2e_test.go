@@ -1,18 +1,20 @@
 package main
 
-import "bytes"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "regexp"
-import "strings"
-import "testing"
-import "time"
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 const tellMsg = "TELL-MSG 也要支持乘法"
 

@@ -1,8 +1,10 @@
 package main
 
-import "bytes"
-import "strings"
-import "testing"
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
 
 // The status line shows a told message until the coordinator reads it; a
 // pipeline's JSON output stays untouched.

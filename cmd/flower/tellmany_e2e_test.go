@@ -1,15 +1,17 @@
 package main
 
-import "fmt"
-import "path/filepath"
-import "strings"
-import "sync"
-import "sync/atomic"
-import "testing"
-import "time"
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // manyTold is how many messages TestE2E_TellManyAllArrive tells: more than
 // two inbox pages.

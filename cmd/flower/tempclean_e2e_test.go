@@ -1,17 +1,19 @@
 package main
 
-import "bufio"
-import "bytes"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "strings"
-import "syscall"
-import "testing"
-import "time"
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // tempCase is one way a command ends early: the signal (0: stdout's pipe is
 // closed), the exit code and the stderr words it must give, and whether

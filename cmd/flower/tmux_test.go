@@ -1,17 +1,19 @@
 package main
 
-import "context"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "strconv"
-import "strings"
-import "sync/atomic"
-import "testing"
-import "time"
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/internal/child"
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // terminal is a tmux session running one command, for tests that type into
 // flower the way a person does and read the screen.

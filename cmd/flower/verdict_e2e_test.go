@@ -1,16 +1,18 @@
 package main
 
-import "os"
-import "os/exec"
-import "path/filepath"
-import "strings"
-import "sync"
-import "testing"
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // The judge replies of the verdict e2e tests (issue 21).
 const (

@@ -1,11 +1,13 @@
 package main
 
-import "bytes"
-import "strings"
-import "testing"
+import (
+	"bytes"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/flow"
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+)
 
 // TestTerminalShowsAForgedGoal: a goal file changed on disk is one warning
 // line at the terminal, naming the file and the frozen goal the judge keeps;

@@ -1,11 +1,13 @@
 package main
 
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // A flower built without VCS stamping (-buildvcs=false, as a copied tree or
 // a missing git gives) still names its commit when scripts/setup.sh's

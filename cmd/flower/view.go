@@ -1,15 +1,17 @@
 package main
 
-import "fmt"
-import "io"
-import "os"
-import "strconv"
-import "strings"
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
 
-import "github.com/mattn/go-runewidth"
-import "golang.org/x/term"
+	"github.com/mattn/go-runewidth"
+	"golang.org/x/term"
 
-import "github.com/flowerhq/flower/internal/redact"
+	"github.com/flowerhq/flower/internal/redact"
+)
 
 // view is how a run is shown. JSON lines only when asked (--json or
 // FLOWER_JSON=1); otherwise the human view, which is the same whether

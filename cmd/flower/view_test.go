@@ -1,13 +1,15 @@
 package main
 
-import "bytes"
-import "fmt"
-import "strings"
-import "testing"
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
 
-import "github.com/mattn/go-runewidth"
+	"github.com/mattn/go-runewidth"
 
-import "github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/harness"
+)
 
 // viewEnv is a cmdEnv whose stdout is (or is not) a terminal, with env.
 func viewEnv(tty bool, env map[string]string) *cmdEnv {

@@ -1,12 +1,14 @@
 package main
 
-import "bytes"
-import "context"
-import "os"
-import "path/filepath"
-import "testing"
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
+)
 
 // TestWakeStateCommand: the probe reports the brief it finds and leaves the
 // workspace byte-identical.

@@ -1,7 +1,9 @@
 package main
 
-import "github.com/flowerhq/flower/batteries"
-import "github.com/flowerhq/flower/harness"
+import (
+	"github.com/flowerhq/flower/batteries"
+	"github.com/flowerhq/flower/harness"
+)
 
 // runtimeOptions are the seed's Runtime defaults for workspace with what the
 // libraries leave to the command wired in: the SQLite session store and the

@@ -1,12 +1,14 @@
 package main
 
-import "os"
-import "path/filepath"
-import "strings"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // TestE2E_WorkerCanRunCommands: in the starter flow the coordinator may not
 // touch anything, but the coder it delegates to must be able to run a

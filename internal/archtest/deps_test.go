@@ -1,9 +1,11 @@
 package archtest
 
-import "os/exec"
-import "slices"
-import "strings"
-import "testing"
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
 
 const mod = "github.com/flowerhq/flower/"
 

@@ -1,10 +1,12 @@
 package archtest
 
-import "os"
-import "path/filepath"
-import "regexp"
-import "strings"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
 
 // maxREADME is the front door's size: what flower is, set-up, the ways to
 // use it, exit codes and links; reference material lives in docs/.

@@ -1,16 +1,18 @@
 package archtest
 
-import "go/ast"
-import "go/parser"
-import "go/token"
-import "io/fs"
-import "os"
-import "path/filepath"
-import "strconv"
-import "strings"
-import "testing"
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // maxFuncLines is the longest a non-test function may be, braces included.
 const maxFuncLines = 100

@@ -1,8 +1,10 @@
 package archtest
 
-import "os/exec"
-import "strings"
-import "testing"
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
 
 // pkgImports is `go list` of every package of the module (tests included):
 // its import path and what it and its tests import.

@@ -9,10 +9,12 @@
 // private stays so (flower never widens modes it finds).
 package atomicfile
 
-import "errors"
-import "io/fs"
-import "os"
-import "path/filepath"
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
 
 // Write replaces path with data atomically and durably (see the package doc).
 func Write(path string, data []byte, perm fs.FileMode) error {

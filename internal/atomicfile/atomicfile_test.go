@@ -1,8 +1,10 @@
 package atomicfile
 
-import "os"
-import "path/filepath"
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestWrite(t *testing.T) {
 	dir := t.TempDir()

@@ -57,12 +57,14 @@
 // only it knows the groups, and SIGKILLs it should it still run later.
 package child
 
-import "context"
-import "os"
-import "os/exec"
-import "strings"
-import "syscall"
-import "time"
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
 
 // WaitDelay is how long Wait waits for the output pipes after the child
 // exited or was cancelled.

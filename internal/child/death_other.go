@@ -2,7 +2,9 @@
 
 package child
 
-import "syscall"
+import (
+	"syscall"
+)
 
 // setDeathSignal is Linux-only; elsewhere the group signals are all there is.
 func setDeathSignal(*syscall.SysProcAttr) {}

@@ -1,12 +1,14 @@
 package child
 
-import "errors"
-import "os"
-import "os/exec"
-import "strconv"
-import "strings"
-import "syscall"
-import "time"
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
 
 // psPaths are where the portable tracker looks for ps, in order (fixed
 // paths, not PATH: the supervisor's environment is claude's).

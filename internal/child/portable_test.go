@@ -1,10 +1,12 @@
 package child
 
-import "os"
-import "os/exec"
-import "reflect"
-import "slices"
-import "testing"
+import (
+	"os"
+	"os/exec"
+	"reflect"
+	"slices"
+	"testing"
+)
 
 func TestParsePS(t *testing.T) {
 	out := "    1     0     1 Ss\n" +

@@ -1,12 +1,14 @@
 package child
 
-import "fmt"
-import "io"
-import "os"
-import "os/exec"
-import "os/signal"
-import "syscall"
-import "time"
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+)
 
 // ModeEnv, in the supervisor's environment (claude's, so harness.Options.Env
 // or flower's own environment sets it), chooses how it finds the tree:

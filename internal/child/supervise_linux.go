@@ -1,7 +1,9 @@
 package child
 
-import "fmt"
-import "syscall"
+import (
+	"fmt"
+	"syscall"
+)
 
 // prSetChildSubreaper is prctl's PR_SET_CHILD_SUBREAPER.
 const prSetChildSubreaper = 36

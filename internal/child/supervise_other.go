@@ -2,7 +2,9 @@
 
 package child
 
-import "errors"
+import (
+	"errors"
+)
 
 // hasSubreaper: no child subreaper here, so the supervisor is portable.
 const hasSubreaper = false

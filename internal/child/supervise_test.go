@@ -2,15 +2,17 @@
 
 package child
 
-import "os"
-import "os/exec"
-import "path/filepath"
-import "slices"
-import "strconv"
-import "strings"
-import "syscall"
-import "testing"
-import "time"
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
 
 // TestMain makes the test binary the supervisor when asked (CHILD_SUPERVISE).
 func TestMain(m *testing.M) {

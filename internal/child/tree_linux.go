@@ -1,10 +1,12 @@
 package child
 
-import "os"
-import "strconv"
-import "strings"
-import "syscall"
-import "time"
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
 
 // KillTree SIGKILLs every live descendant of root (not root itself), round
 // after round, until a scan of /proc finds none alive or killTreeFor has

@@ -6,8 +6,10 @@
 // argument untouched. A leaf: it imports nothing of this module.
 package envlist
 
-import "slices"
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Name is the NAME of one "NAME=value" entry (all of kv when it has no "=").
 func Name(kv string) string {

@@ -1,8 +1,10 @@
 package envlist
 
-import "slices"
-import "strings"
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 func TestEdits(t *testing.T) {
 	env := []string{"A=1", "B=2", "A=3", "C=x=y", "BARE"}

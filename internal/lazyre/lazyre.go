@@ -7,8 +7,10 @@
 // (once, safe for concurrent use) and returns the same *regexp.Regexp after.
 package lazyre
 
-import "regexp"
-import "sync"
+import (
+	"regexp"
+	"sync"
+)
 
 // New returns the compiled expr on first call; it panics then, as
 // regexp.MustCompile does, if expr does not parse.

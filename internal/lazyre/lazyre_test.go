@@ -1,6 +1,8 @@
 package lazyre
 
-import "testing"
+import (
+	"testing"
+)
 
 // The pattern compiles once, on the first call, and a bad one panics
 // there rather than at start (the control: the good one matches).

@@ -11,14 +11,16 @@
 // nothing of this module.
 package linesock
 
-import "bufio"
-import "context"
-import "fmt"
-import "net"
-import "os"
-import "path/filepath"
-import "sync"
-import "time"
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
 
 // maxLine is the longest request line a server reads.
 const maxLine = 8 << 20

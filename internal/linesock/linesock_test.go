@@ -1,14 +1,16 @@
 package linesock
 
-import "bufio"
-import "context"
-import "errors"
-import "io/fs"
-import "net"
-import "os"
-import "path/filepath"
-import "testing"
-import "time"
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
 
 func dial(t *testing.T, s *Server) (net.Conn, *bufio.Reader) {
 	t.Helper()

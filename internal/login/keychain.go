@@ -1,15 +1,17 @@
 package login
 
-import "context"
-import "crypto/sha256"
-import "encoding/hex"
-import "errors"
-import "fmt"
-import "os/exec"
-import "os/user"
-import "regexp"
-import "strings"
-import "time"
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os/exec"
+	"os/user"
+	"regexp"
+	"strings"
+	"time"
+)
 
 // Keychain is the macOS Keychain entry Claude Code keeps a login in, read
 // with `security find-generic-password -a ACCOUNT -w -s SERVICE` (the

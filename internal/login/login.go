@@ -9,12 +9,14 @@
 // call and caches nothing. A leaf: it imports nothing of ours.
 package login
 
-import "bytes"
-import "encoding/json"
-import "errors"
-import "io/fs"
-import "os"
-import "path/filepath"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
 
 // CredentialsFile is the login file's name inside a config dir.
 const CredentialsFile = ".credentials.json"

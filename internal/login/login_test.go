@@ -1,12 +1,14 @@
 package login
 
-import "crypto/sha256"
-import "encoding/hex"
-import "os"
-import "path/filepath"
-import "runtime"
-import "strconv"
-import "testing"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+)
 
 // fakeSecurity puts a `security` on PATH that answers like macOS's: the
 // login JSON for exactly the arguments claude passes for service and

@@ -1,9 +1,11 @@
 package pinned
 
-import "os"
-import "regexp"
-import "strings"
-import "testing"
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
 
 // TestSetupScriptInStep: scripts/setup.sh installs exactly ClaudeVersion at
 // ClaudeRelPath, and the record scripts run that claude (the shell cannot

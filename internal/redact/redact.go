@@ -14,13 +14,15 @@
 // the damage of replacing them in ordinary text, and are left alone.
 package redact
 
-import "bytes"
-import "io"
-import "os"
-import "regexp"
-import "sort"
-import "strings"
-import "sync"
+import (
+	"bytes"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
 
 // Mark replaces a secret.
 const Mark = "[redacted]"

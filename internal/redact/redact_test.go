@@ -1,8 +1,10 @@
 package redact
 
-import "bytes"
-import "strings"
-import "testing"
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
 
 func TestRedact(t *testing.T) {
 	env := map[string]string{

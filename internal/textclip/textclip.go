@@ -6,8 +6,10 @@
 // imports nothing of this module, so the static flower-hook can use it.
 package textclip
 
-import "strings"
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Ellipsis is what Mark and Bytes append to a cut text.
 const Ellipsis = "…"

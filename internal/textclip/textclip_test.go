@@ -1,8 +1,10 @@
 package textclip
 
-import "strings"
-import "testing"
-import "unicode/utf8"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 func TestRunesAndMark(t *testing.T) {
 	for _, tc := range []struct {

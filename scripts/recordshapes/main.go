@@ -10,23 +10,25 @@
 // .failure].json, then stop both servers and remove the temporary folders.
 package main
 
-import "context"
-import "encoding/json"
-import "encoding/pem"
-import "fmt"
-import "net/http"
-import "net/http/httptest"
-import "os"
-import "path/filepath"
-import "strings"
-import "time"
+import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/child"
-import "github.com/flowerhq/flower/internal/pinned"
-import "github.com/flowerhq/flower/testkit/testbed"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/internal/pinned"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // outDir is where the shapes land, relative to the repository root.
 const outDir = "hooks/testdata/shapes"

@@ -1,9 +1,11 @@
 package storetest
 
-import "encoding/json"
-import "slices"
+import (
+	"encoding/json"
+	"slices"
 
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 var contracts = []struct {
 	name string

@@ -8,14 +8,16 @@
 // contract runs as its own subtest named after it.
 package storetest
 
-import "context"
-import "encoding/json"
-import "fmt"
-import "reflect"
-import "slices"
-import "testing"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
 
-import "github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/sessionstore"
+)
 
 // Store is the method set the contracts exercise.
 type Store interface {

@@ -1,6 +1,8 @@
 package pgtest
 
-import "syscall"
+import (
+	"syscall"
+)
 
 // serverAttr runs the server as cred in its own process group; SIGQUIT
 // (immediate shutdown of the server and its backends) comes if the test

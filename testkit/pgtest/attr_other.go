@@ -2,7 +2,9 @@
 
 package pgtest
 
-import "syscall"
+import (
+	"syscall"
+)
 
 // serverAttr runs the server as cred in its own process group. There is no
 // Pdeathsig outside Linux: a test binary that crashes leaves the server

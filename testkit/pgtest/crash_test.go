@@ -1,15 +1,17 @@
 package pgtest
 
-import "bufio"
-import "os"
-import "path/filepath"
-import "strconv"
-import "strings"
-import "syscall"
-import "testing"
-import "time"
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/testkit/testbed"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
 
 // TestServerDiesWithACrashedTestBinary: a test binary that starts the
 // cluster and is then killed (no TestMain cleanup runs) takes its postgres

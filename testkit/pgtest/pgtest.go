@@ -20,25 +20,27 @@
 // FLOWER_REQUIRE_POSTGRES=1 (set by .ci/run).
 package pgtest
 
-import "bytes"
-import "database/sql"
-import "errors"
-import "fmt"
-import "net/url"
-import "os"
-import "os/exec"
-import "os/user"
-import "path/filepath"
-import "sort"
-import "strconv"
-import "strings"
-import "sync"
-import "sync/atomic"
-import "syscall"
-import "testing"
-import "time"
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
 
-import _ "github.com/jackc/pgx/v5/stdlib" // the database/sql driver "pgx"
+	_ "github.com/jackc/pgx/v5/stdlib" // the database/sql driver "pgx"
+)
 
 // RequireEnv turns a missing PostgreSQL from a skip into a failure.
 const RequireEnv = "FLOWER_REQUIRE_POSTGRES"

@@ -1,10 +1,12 @@
 package pgtest_test
 
-import "database/sql"
-import "os"
-import "testing"
+import (
+	"database/sql"
+	"os"
+	"testing"
 
-import "github.com/flowerhq/flower/testkit/pgtest"
+	"github.com/flowerhq/flower/testkit/pgtest"
+)
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 

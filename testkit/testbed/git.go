@@ -1,6 +1,8 @@
 package testbed
 
-import "testing"
+import (
+	"testing"
+)
 
 // GitInit makes dir a git repository with one empty commit (isolation
 // needs a git workspace).

@@ -1,19 +1,21 @@
 package testbed
 
-import "bytes"
-import "context"
-import "errors"
-import "io"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "strconv"
-import "strings"
-import "syscall"
-import "testing"
-import "time"
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
 
-import "github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/internal/child"
+)
 
 // Cap bounds every child a test starts when the test binary's own deadline
 // (go test -timeout) is further away or absent: a hang fails the test after

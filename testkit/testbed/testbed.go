@@ -16,21 +16,23 @@
 // turns the skip into a failure.
 package testbed
 
-import "bufio"
-import "bytes"
-import "context"
-import "errors"
-import "os"
-import "os/exec"
-import "path/filepath"
-import "sync"
-import "testing"
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
 
-import "github.com/tidwall/gjson"
+	"github.com/tidwall/gjson"
 
-import "github.com/flowerhq/flower/internal/child"
-import "github.com/flowerhq/flower/internal/pinned"
-import "github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/internal/pinned"
+	"github.com/flowerhq/flower/scripted"
+)
 
 // Bed is one test's scripted model, HOME, workspace and claude.
 type Bed struct {
