@@ -22,7 +22,7 @@ import (
 // lateTool is the Bash call of the tree tests: it marks that it runs, then
 // marks again 3 s later, unless it was killed in between.
 func lateTool(ws string) *scripted.Block {
-	cmd := "touch " + filepath.Join(ws, "STARTED") + "; sleep 3; touch " + filepath.Join(ws, "MARKER")
+	cmd := "touch " + filepath.Join(ws, "STARTED") + "; sleep 8; touch " + filepath.Join(ws, "MARKER")
 	in, _ := json.Marshal(map[string]string{"command": cmd, "description": "late marker"})
 	return &scripted.Block{Name: "Bash", Input: in}
 }
@@ -49,7 +49,7 @@ func treeScript(where string) func(ws string) *scripted.Script {
 }
 
 // TestFlowerStep_ToolTreeDiesWithFlower: kill -9 or SIGHUP of `flower step`
-// while a Bash call runs (`touch STARTED; sleep 3; touch MARKER`, made by
+// while a Bash call runs (`touch STARTED; sleep 8; touch MARKER`, made by
 // the main thread or by a subagent) leaves no process of the step alive and
 // the late marker never appears; SIGHUP also records the step as ended in
 // the manifest (no "running" row left). The control, not signalled, makes
@@ -108,6 +108,12 @@ func TestFlowerStep_ToolTreeDiesWithFlower(t *testing.T) {
 				t.Logf("step %v\n%s", step, ps)
 			}
 			sig := map[string]syscall.Signal{"kill -9": syscall.SIGKILL, "SIGHUP": syscall.SIGHUP}[how]
+			// The tool marks 8 s after STARTED: a kill later than that proves
+			// nothing (a loaded machine), so it must come well before.
+			st, _ := os.Stat(started)
+			if late := time.Since(st.ModTime()); late > 6*time.Second {
+				t.Fatalf("the signal would come %v after STARTED, too late to prove anything", late)
+			}
 			syscall.Kill(cmd.Process.Pid, sig)
 			cmd.Wait()
 			if os.Getenv("TREE_DEBUG") != "" {
@@ -122,9 +128,8 @@ func TestFlowerStep_ToolTreeDiesWithFlower(t *testing.T) {
 			if !testbed.Eventually(10*time.Second, func() bool { return len(livePIDs(step)) == 0 }) {
 				t.Errorf("processes of the step outlived flower: %v (of %v)", livePIDs(step), step)
 			}
-			// The tool would mark 3 s after STARTED: wait well past it.
-			st, _ := os.Stat(started)
-			for time.Since(st.ModTime()) < 8*time.Second {
+			// The tool would mark 8 s after STARTED: wait well past it.
+			for time.Since(st.ModTime()) < 13*time.Second {
 				time.Sleep(200 * time.Millisecond)
 			}
 			if _, err := os.Stat(marker); err == nil {
