@@ -198,7 +198,10 @@ func showArgv(argv []arg) string {
 func differential(t *testing.T, cmds []string) int {
 	t.Helper()
 	if _, err := os.Stat("/bin/bash"); err != nil {
-		t.Skip("no /bin/bash")
+		if os.Getenv("FLOWER_REQUIRE_CLAUDE") == "1" {
+			t.Fatal("no /bin/bash for the differential test [FLOWER_REQUIRE_CLAUDE=1: not skipping]")
+		}
+		t.Skip("SKIPPING: no /bin/bash for the differential test")
 	}
 	dir, home := oracleDir(t)
 	var calls []oracleCall

@@ -101,9 +101,7 @@ for await (const m of q) console.log(JSON.stringify(m));
 // executable: the main thread's Bash runs.
 func TestE2E_AgentSDKDrivesFlowerClaude(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("SKIPPING E2E: node is not on PATH (the Agent SDK needs it)")
-	}
+	testbed.RequireTool(t, "node", "the Agent SDK needs it")
 	module := installAgentSDK(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	testbed.BuildBinary(t, "./cmd/flower-hook") // beside flower: the embedded plugin uses it

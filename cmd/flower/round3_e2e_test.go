@@ -218,10 +218,7 @@ func TestE2E_TerminalFitsTheWidth(t *testing.T) {
 // when fish is there. Control: a cut script does not parse.
 func TestE2E_CompletionLoadsInBash(t *testing.T) {
 	t.Parallel()
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("SKIPPING: no bash")
-	}
+	bash := testbed.RequireTool(t, "bash", "the completion script is loaded in a real bash")
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	dir := t.TempDir()
 	script := func(shell string) string {

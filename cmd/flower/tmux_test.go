@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -35,12 +34,7 @@ func newTerminal(t *testing.T, env []string, dir, command string) *terminal {
 // newTerminalSized is newTerminal in a pane of cols×rows.
 func newTerminalSized(t *testing.T, env []string, dir, command string, cols, rows int) *terminal {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("FLOWER_REQUIRE_CLAUDE") == "1" {
-			t.Fatal("tmux is missing: run scripts/setup.sh")
-		}
-		t.Skip("SKIPPING: tmux is missing (scripts/test.sh installs it)")
-	}
+	testbed.RequireTool(t, "tmux", "scripts/test.sh installs it")
 	envFile := filepath.Join(t.TempDir(), "env")
 	var sb strings.Builder
 	for _, kv := range env {

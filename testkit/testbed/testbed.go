@@ -92,6 +92,24 @@ func ClaudePath(t testing.TB) string {
 	return ""
 }
 
+// RequireTool returns the path of the program name that a test needs
+// besides claude (node, tmux, bash): it skips the test loudly without it,
+// and fails it when FLOWER_REQUIRE_CLAUDE=1 (CI), so that nothing CI is
+// meant to run is skipped there.
+func RequireTool(t testing.TB, name, why string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	msg := name + " is not on PATH (" + why + ")"
+	if os.Getenv("FLOWER_REQUIRE_CLAUDE") == "1" {
+		t.Fatal(msg + " [FLOWER_REQUIRE_CLAUDE=1: not skipping]")
+	}
+	t.Skip("SKIPPING: " + msg)
+	return ""
+}
+
 // New starts the scripted model for s and prepares HOME and workspace.
 func New(t testing.TB, s *scripted.Script) *Bed {
 	t.Helper()
