@@ -1,6 +1,7 @@
 package hooks_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,5 +92,38 @@ func TestE2E_DenyGuardsFailClosedWithoutTheBinary(t *testing.T) {
 				t.Errorf("control: the Bash did not run: marker created %v, result %+v", ran, r)
 			}
 		})
+	}
+}
+
+// Fail closed: input the guard cannot understand → delegate and whitelist
+// deny with exit 2 and a reason on stderr; spill leaves the output alone.
+func TestE2E_FailClosedOnBadInput(t *testing.T) {
+	t.Parallel()
+	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
+	garbage := bytes.Repeat([]byte("\x00garbage{\"tool_name\":"), 10<<20/21)
+	inputs := map[string][]byte{
+		"empty": nil, "truncated": []byte(`{"tool_name":"Bash","tool_input":{"command":"ls"`),
+		"array": []byte(`["tool_name","Bash"]`), "string": []byte(`"Bash"`), "null": []byte(`null`),
+		"10MB garbage": garbage,
+	}
+	dir := t.TempDir()
+	for name, in := range inputs {
+		for _, g := range [][]string{{"delegate"}, {"whitelist", "--allow", "Read"}, {"spill", "--dir", dir}} {
+			cmd := testbed.Command(t, hook, g...)
+			cmd.Stdin = bytes.NewReader(in)
+			out, errb, code := testbed.Exec(t, cmd)
+			if strings.Contains(errb, "panic") {
+				t.Errorf("%s %s panicked: %s", g[0], name, errb)
+			}
+			if g[0] == "spill" {
+				if code != 0 || strings.TrimSpace(out) != "{}" {
+					t.Errorf("spill on %s: exit %d out %q, want 0 {}", name, code, out)
+				}
+				continue
+			}
+			if code != hooks.ExitDeny || !strings.Contains(errb, "denied") {
+				t.Errorf("%s on %s: exit %d stderr %q, want exit 2 with a reason", g[0], name, code, errb)
+			}
+		}
 	}
 }

@@ -285,3 +285,36 @@ func sha16(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])[:16]
 }
+
+func TestE2E_IsolatePutsMarkedRoleIntoWorktree(t *testing.T) {
+	t.Parallel()
+	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
+	agent := func(role, prompt string) scripted.Reply {
+		return tool("Agent", map[string]any{"description": "where am I", "prompt": prompt, "subagent_type": role, "run_in_background": false})
+	}
+	pwd := tool("Bash", map[string]any{"command": "pwd", "description": "where"})
+	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "iso", Match: scripted.Match{FirstUser: "ISOLATED TASK"}, Replies: []scripted.Reply{pwd, {Text: "iso done"}}},
+		{Name: "plain", Match: scripted.Match{FirstUser: "PLAIN TASK"}, Replies: []scripted.Reply{pwd, {Text: "plain done"}}},
+		{Name: "main", Match: scripted.Match{FirstUser: "isolate test"}, Replies: []scripted.Reply{
+			agent("builder", "ISOLATED TASK"), agent("helper", "PLAIN TASK"), {Text: "isolate done"}}},
+	}})
+	testbed.GitInit(t, bed.Workspace)
+	settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.IsolateTools, hook + " isolate --roles builder"})
+	agents := `{"builder":{"description":"builds","prompt":"You are BUILDER","tools":["Bash"]},
+	  "helper":{"description":"helps","prompt":"You are HELPER","tools":["Bash"]}}`
+	run := runClaude(t, bed, nil, "isolate test", "--settings", settings, "--agents", agents)
+	if run.Result.Get("result").String() != "isolate done" {
+		t.Fatalf("exit %d result %s stderr %s", run.ExitCode, run.Result.Raw, run.Stderr)
+	}
+	iso, plain := bed.Model.RequestsFor("iso"), bed.Model.RequestsFor("plain")
+	if len(iso) != 2 || len(plain) != 2 {
+		t.Fatalf("iso %d plain %d requests", len(iso), len(plain))
+	}
+	if r := lastResult(t, iso[1]); !strings.Contains(r.Content, "/.claude/worktrees/") {
+		t.Errorf("marked role did not run in a worktree: pwd = %q", r.Content)
+	}
+	if r := lastResult(t, plain[1]); strings.Contains(r.Content, "worktrees") || !strings.HasSuffix(strings.TrimSpace(r.Content), "/ws") {
+		t.Errorf("unmarked role was isolated: pwd = %q", r.Content)
+	}
+}
