@@ -24,8 +24,13 @@ const ChannelSocketEnv = "FLOWER_CHANNEL_SOCKET"
 
 // HumanChannel asks the person through an MCP stdio server that claude
 // starts from --mcp-config (`flower mcp-channel`), which relays each tool
-// call over a private Unix socket back to this process. Build it with
-// NewHumanChannel; Close removes the socket.
+// call over a private Unix socket back to this process.
+//
+// Lifecycle: NewHumanChannel builds it and names its socket (SocketPath)
+// without creating anything, so roles can put the socket into their specs
+// before anything listens. Open starts the relay there and publishes it for
+// `flower tell`; Close undoes both and may be called any number of times; a
+// closed channel can be opened again at the same socket.
 type HumanChannel struct {
 	// LogPath receives every question and answer (问答记录.md); "" = no log.
 	LogPath string
@@ -49,13 +54,13 @@ type HumanChannel struct {
 	// status line shows it.
 	OnInbox func(waiting int)
 
-	mu      sync.Mutex
-	asks    int
-	inbox   []string
-	step    string // the workflow step running now (SetStep)
-	pointer string // the published run pointer file (Publish)
-	sock    *linesock.Server
-	err     error
+	mu       sync.Mutex
+	asks     int
+	inbox    []string
+	step     string // the workflow step running now (SetStep)
+	pointer  string // the published run pointer file (Open)
+	sockPath string // named at first use (SocketPath), never changed
+	sock     *linesock.Server
 }
 
 // Ask timeouts (HumanChannel.Timeout, StarterOptions.Timeout).
@@ -88,9 +93,9 @@ func (h *HumanChannel) ToolName() string { return "mcp__" + h.server() + "__ask"
 // InboxToolName implements Channel.
 func (h *HumanChannel) InboxToolName() string { return "mcp__" + h.server() + "__inbox" }
 
-// MCPServers implements Channel; it starts the relay socket on first use.
+// MCPServers implements Channel: the server reaches the relay at
+// SocketPath, which listens while the channel is open.
 func (h *HumanChannel) MCPServers() map[string]any {
-	_ = h.Start()
 	cmd := h.Command
 	if len(cmd) == 0 {
 		exe, _ := os.Executable()
@@ -102,33 +107,61 @@ func (h *HumanChannel) MCPServers() map[string]any {
 	}}
 }
 
-// SocketPath is the relay socket ("" before Start).
+// SocketPath is where the relay listens while the channel is open. It is
+// named on first use (a fresh private folder in the temp dir, not created
+// until Open) and never changes.
 func (h *HumanChannel) SocketPath() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.sock == nil {
-		return ""
+	if h.sockPath == "" {
+		h.sockPath = linesock.FreshPath("flower-ch-")
 	}
-	return h.sock.Path()
+	return h.sockPath
 }
 
-// Start opens the relay socket (idempotent).
-func (h *HumanChannel) Start() error {
+// Open starts the relay at SocketPath and, when runDir is set, publishes it
+// in <runDir>/<run>/channel.json (0600) so that `flower tell` in workspace
+// finds this run; runDir "" publishes nothing. Opening an open channel
+// starts nothing new. When Open fails, nothing is left open.
+func (h *HumanChannel) Open(runDir, run, workspace string) error {
+	if err := h.listen(); err != nil {
+		return err
+	}
+	if runDir == "" {
+		return nil
+	}
+	if err := h.publish(runDir, run, workspace); err != nil {
+		h.Close()
+		return err
+	}
+	return nil
+}
+
+// listen starts the relay (idempotent).
+func (h *HumanChannel) listen() error {
+	path := h.SocketPath()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.sock != nil || h.err != nil {
-		return h.err
+	if h.sock != nil {
+		return nil
 	}
-	sock, err := linesock.Listen("flower-ch-", 0, h.handle)
+	sock, err := linesock.ListenAt(path, 0, h.handle)
 	if err != nil {
-		h.err = fmt.Errorf("flow: channel: %w", err)
-		return h.err
+		return fmt.Errorf("flow: channel: %w", err)
 	}
 	h.sock = sock
 	return nil
 }
 
-// Close stops the relay and removes its socket (idempotent).
+// isOpen reports whether the relay listens.
+func (h *HumanChannel) isOpen() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sock != nil
+}
+
+// Close stops the relay, removes its socket and the published pointer; a
+// second Close does nothing.
 func (h *HumanChannel) Close() error {
 	h.mu.Lock()
 	sock := h.sock

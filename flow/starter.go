@@ -1,9 +1,9 @@
 package flow
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,9 +149,9 @@ func isGitRepo(dir string) bool {
 // file on disk is never believed, so a wake, a re-clarified brief (damaged
 // or New) and a forged file all get a goal derived from the brief, frozen
 // for the judge (FrozenGoal) — unless StarterOptions.FrozenGoal continues a
-// flow whose frozen goal the caller restored. Call Close on the workflow
-// when done.
-func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
+// flow whose frozen goal the caller restored. Building starts nothing: see
+// Starter for opening and closing the channel.
+func StarterFlow(ask string, o StarterOptions) (*Starter, error) {
 	o.fill()
 	ws, err := filepath.Abs(o.Workspace)
 	if err != nil {
@@ -178,14 +178,10 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 	}
 	ch := NewHumanChannel(filepath.Join(notes, o.LogName), briefPath, o.Answerer)
 	ch.MaxAsks, ch.Timeout, ch.Command = o.MaxAsks, o.Timeout, o.ChannelCommand
-	if err := ch.Start(); err != nil {
-		return nil, fmt.Errorf("flow: starter: %w", err)
-	}
 	said := ""
 	if wake && ask != "" {
 		said = ask
 		if _, err := ch.Amend(said, WakeLabel); err != nil {
-			ch.Close()
 			return nil, fmt.Errorf("flow: starter: %w", err)
 		}
 	}
@@ -220,7 +216,6 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 	}
 	runDir, err := filepath.Abs(o.RunDir)
 	if err != nil {
-		ch.Close()
 		return nil, fmt.Errorf("flow: starter: %w", err)
 	}
 	wf := &Workflow{
@@ -228,8 +223,34 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 		Lineage: NewLineage(runDir, ws, StarterName),
 		Context: Ctx{KeyWoke: boolInt(wake), "_ask": ask},
 	}
-	return wf, nil
+	return &Starter{Workflow: wf, Channel: ch}, nil
 }
+
+// Starter is the starter flow: the Workflow and its HumanChannel (the
+// Workflow's Channel, typed). Building it starts nothing. Channel.Open
+// starts the channel's relay and publishes it for `flower tell` (a command
+// passes the Runtime's run dir, run id and workspace); Close undoes both.
+type Starter struct {
+	*Workflow
+	Channel *HumanChannel
+}
+
+// Run runs the workflow. A channel nobody opened is opened for the run, the
+// relay only (nothing published), and closed when Run returns; an open one
+// is left as it is.
+func (s *Starter) Run(ctx context.Context, rt Runner, onEvent func(harness.Event), onStep func(Step, harness.StepResult)) (Ctx, error) {
+	if !s.Channel.isOpen() {
+		if err := s.Channel.Open("", "", ""); err != nil {
+			return nil, err
+		}
+		defer s.Channel.Close()
+	}
+	return s.Workflow.Run(ctx, rt, onEvent, onStep)
+}
+
+// Close closes the channel: its relay and the published pointer. A second
+// Close does nothing.
+func (s *Starter) Close() error { return s.Channel.Close() }
 
 // workPrompt is the coordinator's prompt: the brief, the goal, the workbench
 // and, on wake, the person's new sentence.
@@ -256,14 +277,6 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// Close releases what the workflow holds (the channel's socket).
-func (w *Workflow) Close() error {
-	if c, ok := w.Channel.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
 }
 
 // WakeStateOptions are wake_state's keyword arguments.

@@ -41,7 +41,7 @@ func TestStarterInstructionsPlacement(t *testing.T) {
 	defer wf.Close()
 	f := starterFake(vAchieved)
 	f.runDir = o.RunDir
-	if c, _ := run(t, wf, f); c.Outcome() != nil {
+	if c, _ := run(t, wf.Workflow, f); c.Outcome() != nil {
 		t.Fatal(c.Outcome())
 	}
 	tests := []struct {
@@ -85,7 +85,7 @@ func TestStarterFlowFullAndWake(t *testing.T) {
 	}
 	f := starterFake(vNotYet, vAchieved)
 	f.runDir = runDir
-	c, evs := run(t, wf, f)
+	c, evs := run(t, wf.Workflow, f)
 	if c.Outcome() != nil {
 		t.Fatalf("outcome = %v", c.Outcome())
 	}
@@ -129,7 +129,7 @@ func TestStarterFlowFullAndWake(t *testing.T) {
 	f2.runDir = runDir
 	f2.queue(GoalStepName, ok("## 目标\n做计算器,支持乘法\n## 检查清单\n- 能乘", "goal-2"))
 	f2.queue(WorkStepName+"-评审#1", ok(vAchieved, "j"))
-	c2, evs2 := run(t, wf2, f2)
+	c2, evs2 := run(t, wf2.Workflow, f2)
 	if c2.Outcome() != nil {
 		t.Fatal(c2.Outcome())
 	}
@@ -368,7 +368,7 @@ func TestStarterAlwaysDerivesTheGoal(t *testing.T) {
 			defer wf.Close()
 			f := starterFake(vAchieved)
 			f.runDir = o.RunDir
-			c, _ := run(t, wf, f)
+			c, _ := run(t, wf.Workflow, f)
 			if c.Outcome() != nil {
 				t.Fatal(c.Outcome())
 			}
