@@ -41,6 +41,10 @@ type Channel interface {
 	// Amend appends the person's words to the amend file under a label; it
 	// reports false when they were already there.
 	Amend(said, label string) (bool, error)
+	// SetStep is told the name of each workflow step before it runs
+	// (Workflow.Run calls it), so a message told meanwhile can say where it
+	// landed.
+	SetStep(name string)
 }
 
 // Answerer is where answers come from: a terminal, a file, stdin.

@@ -385,8 +385,7 @@ func (h *HumanChannel) Waiting() int {
 	return len(h.inbox)
 }
 
-// SetStep tells the channel which workflow step runs now (Workflow.Run
-// calls it), so a told message can say where it landed.
+// SetStep implements Channel: the step a told message lands in.
 func (h *HumanChannel) SetStep(name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -238,14 +238,14 @@ type Starter struct {
 // Run runs the workflow. A channel nobody opened is opened for the run, the
 // relay only (nothing published), and closed when Run returns; an open one
 // is left as it is.
-func (s *Starter) Run(ctx context.Context, rt Runner, onEvent func(harness.Event), onStep func(Step, harness.StepResult)) (Ctx, error) {
+func (s *Starter) Run(ctx context.Context, h Host, onEvent func(harness.Event), onStep func(Step, harness.StepResult)) (Ctx, error) {
 	if !s.Channel.isOpen() {
 		if err := s.Channel.Open("", "", ""); err != nil {
 			return nil, err
 		}
 		defer s.Channel.Close()
 	}
-	return s.Workflow.Run(ctx, rt, onEvent, onStep)
+	return s.Workflow.Run(ctx, h, onEvent, onStep)
 }
 
 // Close closes the channel: its relay and the published pointer. A second
