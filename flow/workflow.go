@@ -3,7 +3,6 @@ package flow
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/flowerhq/flower/harness"
 )
@@ -141,9 +140,7 @@ func (w *Workflow) runStep(ctx context.Context, h Host, lin *Lineage, c Ctx, s *
 			}
 		}
 	}
-	onEvent(harness.Event{Kind: harness.EventStep, Step: s.Name, Time: time.Now(), Data: map[string]any{
-		"index": index, "total": len(w.Steps), "resumed": resumed, "woke": woke,
-	}})
+	onEvent(eventOf(harness.EventStep, s.Name, harness.FlowStepEvent{Index: index, Total: len(w.Steps), Resumed: resumed, Woke: woke}))
 	promptCur, resumeCur, forkCur := prompt0, resume0, fork0
 	var res harness.StepResult
 	passed := false
@@ -162,7 +159,7 @@ func (w *Workflow) runStep(ctx context.Context, h Host, lin *Lineage, c Ctx, s *
 		if res.SessionID != "" {
 			c.sessions()[s.Name] = res.SessionID
 			if err := lin.Remember(s.Name, res.SessionID); err != nil {
-				onEvent(harness.Event{Kind: harness.EventError, Step: s.Name, Time: time.Now(), Data: map[string]any{"error": err.Error()}})
+				onEvent(eventOf(harness.EventError, s.Name, harness.ErrorEvent{Error: err.Error()}))
 			}
 		}
 		if err := ctx.Err(); err != nil && !res.OK {
