@@ -32,7 +32,7 @@ type ClarifyStepOptions struct {
 	AlwaysAsk bool
 	OnFail    string
 	Retries   int
-	// Role is the rest of clarify()'s options (the seed's **spec_kw).
+	// Role is the rest of the clarifier's options (model, effort, budget …).
 	Role RoleOptions
 }
 

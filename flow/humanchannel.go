@@ -36,11 +36,11 @@ type HumanChannel struct {
 	LogPath string
 	// AmendPath is the document Amend appends to (the brief).
 	AmendPath string
-	// MaxAsks caps the questions (0 = no cap, the seed's None).
+	// MaxAsks caps the questions (0 = no cap).
 	MaxAsks int
-	// Timeout is how long an ask waits. 0 means the seed's default
-	// (DefaultTimeout, 30 min); NoWait (the seed's timeout_s=0, unattended)
-	// answers "timeout" at once; WaitForever (the seed's None) never gives up.
+	// Timeout is how long an ask waits. 0 means DefaultTimeout (1800 s);
+	// NoWait (unattended) answers "timeout" at once; WaitForever never gives
+	// up.
 	Timeout time.Duration
 	// Answerer is asked; nil: nobody is there (every ask times out).
 	Answerer Answerer
@@ -65,17 +65,18 @@ type HumanChannel struct {
 
 // Ask timeouts (HumanChannel.Timeout, StarterOptions.Timeout).
 const (
-	// DefaultTimeout is the seed's timeout_s=1800.0; a zero Timeout means it.
+	// DefaultTimeout is 1800 s; a zero Timeout means it.
 	DefaultTimeout = 1800 * time.Second
-	// NoWait is the seed's timeout_s=0: unattended, an ask answers "timeout"
+	// NoWait is unattended: an ask answers "timeout"
 	// at once (recorded answers from a file are still read). Any negative
 	// Timeout other than WaitForever means the same.
 	NoWait time.Duration = -1
-	// WaitForever is the seed's timeout_s=None: an ask waits until answered.
+	// WaitForever: an ask waits until it is answered.
 	WaitForever time.Duration = math.MinInt64
 )
 
-// NewHumanChannel returns a channel with the seed's defaults (timeout 1800 s).
+// NewHumanChannel returns a channel that waits DefaultTimeout (1800 s) for
+// an answer and asks without a cap.
 func NewHumanChannel(logPath, amendPath string, answerer Answerer) *HumanChannel {
 	return &HumanChannel{LogPath: logPath, AmendPath: amendPath, Answerer: answerer, Timeout: DefaultTimeout}
 }

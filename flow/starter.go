@@ -32,23 +32,24 @@ var ErrNoAsk = errors.New("要给一句诉求,例如 flower '帮我做一个 X'"
 // before anything is spent.
 var ErrNotGit = errors.New("isolate 需要工作区是 git 仓库")
 
-// StarterOptions are starter_flow's keyword arguments. Every zero value
-// means the seed's default (Timeout 0 is 1800 s: unattended is NoWait).
+// StarterOptions are the starter flow's options. Every zero value means
+// the default DefaultStarterOptions holds (Timeout 0 is 1800 s; unattended
+// is NoWait).
 type StarterOptions struct {
 	Workspace   string // default "."
 	RunDir      string // default "runs"
 	New         bool   // ignore an existing brief/goal and earlier sessions
 	Isolate     bool   // the coder works in its own git worktree
 	ClarifyOnly bool
-	NoGoal      bool // the seed's goal=False
+	NoGoal      bool // no goal step and no goal guard: the coordinator's run is the work
 	Rounds      int  // default 3
 	JudgeCanRun bool
 	MaxAsks     int           // 0 = no cap
 	Timeout     time.Duration // 0 = DefaultTimeout; NoWait = unattended (timeout_s=0); WaitForever = None
-	// Instructions go where the seed's starter_flow wiring puts them: into
-	// clarify_step, goal_step and with_goal (the clarifier, the goal-setting
-	// judge and the round judge). The coordinator is built with "" as the
-	// seed wires it; it meets the instructions through the brief.
+	// Instructions go into ClarifyStep, GoalStep and WithGoal (the
+	// clarifier, the goal-setting judge and the round judge). The
+	// coordinator is built with "": it meets the instructions through the
+	// brief.
 	Instructions string
 	WorkerPrompt string // default DefaultWorkerText
 	BriefName    string
@@ -70,7 +71,9 @@ type StarterOptions struct {
 	FrozenGoal bool
 }
 
-// DefaultStarterOptions returns the seed's defaults.
+// DefaultStarterOptions returns the defaults: workspace ".", run dir
+// "runs", 3 rounds, a 1800 s ask timeout, DefaultWorkerText and the
+// default document names.
 func DefaultStarterOptions() StarterOptions {
 	return StarterOptions{Workspace: ".", RunDir: "runs", Rounds: 3, Timeout: DefaultTimeout,
 		WorkerPrompt: DefaultWorkerText, BriefName: DefaultBriefName, GoalName: DefaultGoalName, LogName: DefaultLogName}

@@ -8,8 +8,7 @@ import (
 	"github.com/flowerhq/flower/harness"
 )
 
-// Ctx is the state a Workflow hands from step to step (seed Ctx =
-// dict[str, Any]). Step names are keys for step outputs; every key the
+// Ctx is the state a Workflow hands from step to step. Step names are keys for step outputs; every key the
 // Workflow itself writes starts with "_" (see the package doc).
 type Ctx map[string]any
 
@@ -55,8 +54,7 @@ func Text(s string) Prompt { return func(Ctx) string { return s } }
 // Gate judges a finished attempt. true passes; false means "not this time,
 // one more round" (if retries are left); a *StepAbort error means "another
 // round will not help either": stop retrying at once. Gates get a
-// context.Context because they may run agents themselves (the Go form of the
-// seed's async gate).
+// context.Context because they may run agents themselves (the judge).
 type Gate func(ctx context.Context, r harness.StepResult, c Ctx) (bool, error)
 
 // Step declares one step; Runner.Run(step.Spec, prompt, …) is what actually
@@ -88,7 +86,7 @@ type Step struct {
 	Reduce func(harness.StepResult, Ctx) string
 }
 
-// NewStep is the positional form: NewStep("取词", terse, Text("读 seed.txt …")).
+// NewStep is the positional form: NewStep("取词", terse, Text("读 words.txt …")).
 func NewStep(name string, spec harness.AgentSpec, prompt Prompt) Step {
 	return Step{Name: name, Spec: spec, Prompt: prompt}
 }

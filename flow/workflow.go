@@ -8,12 +8,13 @@ import (
 )
 
 // Workflow runs Steps in order and hands state between them through a Ctx.
-// Build it with NewWorkflow to get the seed's defaults (Name "workflow",
+// Build it with NewWorkflow to get the defaults (Name "workflow",
 // Continuous true); the zero value has Continuous false.
 type Workflow struct {
 	Steps []Step
 	Name  string
-	// Context seeds every run's Ctx (copied, so a Workflow can run twice).
+	// Context is copied into every run's fresh Ctx (so a Workflow can run
+	// twice).
 	Context Ctx
 	// Channel and Workbench are handed to steps as ctx["_channel"] and
 	// ctx["_workbench"].
@@ -29,8 +30,8 @@ type Workflow struct {
 	Lineage *Lineage
 }
 
-// NewWorkflow is the positional form: NewWorkflow(steps) with the seed's
-// defaults.
+// NewWorkflow is the positional form: NewWorkflow(steps) with Name
+// "workflow" and Continuous true.
 func NewWorkflow(steps []Step) *Workflow {
 	return &Workflow{Steps: steps, Name: "workflow", Continuous: true}
 }
