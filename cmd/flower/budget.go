@@ -32,7 +32,7 @@ type budgetRunner struct {
 
 // withBudget wraps rt when max > 0; the guard's apply marks an outcome
 // whose flow the budget stopped.
-func withBudget(rt *harness.Runtime, max float64) (flow.Runner, *budgetRunner) {
+func withBudget(rt *harness.Runtime, max float64) (flow.Host, *budgetRunner) {
 	if max <= 0 {
 		return rt, nil
 	}

@@ -293,12 +293,10 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	}
 	defer rt.Close()
 	defer recordRun(ctx, e.Stderr, rs.st, rt)
-	prog.announceWake(wf, ask)
-	if hc, ok := wf.Channel.(*flow.HumanChannel); ok {
-		hc.OnInbox = prog.inboxWaiting
-		if err := hc.Publish(rt.RunDir(), rt.RunID(), rt.Workspace()); err != nil { // `flower tell` finds the run by it
-			return flowOutcome{}, err
-		}
+	prog.announceWake(wf.Workflow, ask)
+	wf.Channel.OnInbox = prog.inboxWaiting
+	if err := wf.Channel.Open(rt.RunDir(), rt.RunID(), rt.Workspace()); err != nil { // `flower tell` finds the run by it
+		return flowOutcome{}, err
 	}
 	// One reader of the terminal: the channel's questions and the interrupt
 	// prompt share it.
@@ -317,11 +315,9 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	}
 	runner, budget := withBudget(rt, budgetUSD)
 	fc, runErr := wf.Run(rctx, runner, onEvent, stepDone)
-	out := summarize(wf, rt, fc, runErr, rctx.Err())
+	out := summarize(wf.Workflow, rt, fc, runErr, rctx.Err())
 	budget.apply(&out)
-	if hc, ok := wf.Channel.(*flow.HumanChannel); ok {
-		out.Unread = hc.Waiting()
-	}
+	out.Unread = wf.Channel.Waiting()
 	prog.finish(out)
 	return out, nil
 }

@@ -183,7 +183,7 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	runner, budget := withBudget(rt, r.Args.MaxBudgetUSD)
 	fc, runErr := wf.Run(ctx, runner, onEvent, stepDone)
 	stopKeeping()
-	out := summarize(wf, rt, fc, runErr, ctx.Err())
+	out := summarize(wf.Workflow, rt, fc, runErr, ctx.Err())
 	budget.apply(&out)
 	res := fleet.Outcome{Verdict: out.Verdict, Run: out.Run, Workspace: pl.Workspace, CostUSD: out.CostUSD, Error: out.Error}
 	switch {
