@@ -22,7 +22,7 @@ func budgetFlag(dst *float64) cli.Flag {
 // is left as its own --max-budget-usd, and once the steps' summed cost
 // reaches the budget no further step starts.
 type budgetRunner struct {
-	*harness.Runtime
+	stepRunner
 	max float64
 
 	mu    sync.Mutex
@@ -32,11 +32,11 @@ type budgetRunner struct {
 
 // withBudget wraps rt when max > 0; the guard's apply marks an outcome
 // whose flow the budget stopped.
-func withBudget(rt *harness.Runtime, max float64) (flow.Runner, *budgetRunner) {
+func withBudget(rt stepRunner, max float64) (flow.Runner, *budgetRunner) {
 	if max <= 0 {
 		return rt, nil
 	}
-	b := &budgetRunner{Runtime: rt, max: max}
+	b := &budgetRunner{stepRunner: rt, max: max}
 	return b, b
 }
 
@@ -53,7 +53,7 @@ func (b *budgetRunner) Run(ctx context.Context, spec harness.AgentSpec, prompt s
 	if spec.MaxBudgetUSD <= 0 || spec.MaxBudgetUSD > left {
 		spec.MaxBudgetUSD = left
 	}
-	res, err := b.Runtime.Run(ctx, spec, prompt, o)
+	res, err := b.stepRunner.Run(ctx, spec, prompt, o)
 	b.mu.Lock()
 	b.spent += res.CostUSD
 	if b.spent >= b.max && !res.OK {

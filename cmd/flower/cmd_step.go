@@ -158,7 +158,7 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 		// delegate_only role skips the whitelist: no wall at all.
 		fmt.Fprintln(e.Stderr, "flower: warning: --role "+o.Role+" without --workbench runs with no delegate guard")
 	}
-	st, release, err := withStore(ctx, e.Stderr, o.Store, &ho)
+	st, release, err := withStore(ctx, e, o.Store, &ho)
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 	if err := pl.prepare(); err != nil {
 		return err
 	}
-	rt, err := harness.New(ctx, ho)
+	rt, err := e.NewRuntime(ctx, ho)
 	if err != nil {
 		return err
 	}

@@ -238,7 +238,7 @@ func (p *progress) finish(o flowOutcome) {
 // once. The words come from lines, the
 // terminal's one reader, which the channel's questions share: a question
 // answered earlier cannot take them.
-func interruptible(parent context.Context, rt *harness.Runtime, lines *flow.Lines, out io.Writer, tty bool) (context.Context, func()) {
+func interruptible(parent context.Context, rt interface{ Interrupt(words string) int }, lines *flow.Lines, out io.Writer, tty bool) (context.Context, func()) {
 	ctx, cancelCause := context.WithCancelCause(parent)
 	cancel := func() { cancelCause(nil) }
 	sig := make(chan os.Signal, 2)
@@ -299,15 +299,15 @@ func selfTestKey(o harness.Options, getenv func(string) string) (claude, hook, k
 // selfTestOnce runs the guard self-test unless this claude and flower-hook
 // already passed it in this run dir. It writes nothing: stampSelfTest
 // records the pass once the run dir is prepared.
-func selfTestOnce(ctx context.Context, o harness.Options, getenv func(string) string) error {
-	claude, hook, key, err := selfTestKey(o, getenv)
+func selfTestOnce(ctx context.Context, e *cmdEnv, o harness.Options) error {
+	claude, hook, key, err := selfTestKey(o, e.Getenv)
 	if err != nil {
 		return err
 	}
 	if b, err := os.ReadFile(filepath.Join(o.RunDir, "selftest.ok")); err == nil && strings.TrimSpace(string(b)) == key {
 		return nil
 	}
-	return guardSelfTest(ctx, claude, hook)
+	return e.SelfTest(ctx, claude, hook)
 }
 
 // stampSelfTest records a passed self-test in the (existing) run dir.

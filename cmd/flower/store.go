@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/flowerhq/flower/batteries"
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/sessionstore"
 )
@@ -22,18 +21,12 @@ func storeFlag(dst *string) cli.Flag {
 	return &cli.StringFlag{Name: "store", Usage: "session store `URL`: a file path, sqlite://PATH or postgres://… (default <run-dir>/sessions.db)", EnvVars: []string{"FLOWER_STORE"}, Destination: dst}
 }
 
-// openStore opens the store at u with the given resume policies; warnings
-// go to stderr.
-func openStore(ctx context.Context, stderr io.Writer, u string, so harness.StoreOptions) (*sessionstore.Store, error) {
-	return sessionstore.OpenURL(ctx, u, batteries.StoreOptions(so, func(f string, a ...any) { fmt.Fprintf(stderr, "flower: "+f+"\n", a...) })...)
-}
-
 // withStore hands the Runtime of ho the store --store names, opened now,
 // before anything is written, so a bad URL, an unreachable server or a
 // missing database fails with one line and leaves no run behind. Without
 // --store (u empty), ho keeps the default (<run-dir>/sessions.db) and st is
 // nil. release closes the store if the Runtime never took it over.
-func withStore(ctx context.Context, stderr io.Writer, u string, ho *harness.Options) (st *sessionstore.Store, release func(), err error) {
+func withStore(ctx context.Context, e *cmdEnv, u string, ho *harness.Options) (st *sessionstore.Store, release func(), err error) {
 	if u == "" || ho.NoStore {
 		return nil, func() {}, nil
 	}
@@ -41,7 +34,7 @@ func withStore(ctx context.Context, stderr io.Writer, u string, ho *harness.Opti
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err = openStore(ctx, stderr, u, harness.StoreOptions{Workspace: ws, Trim: ho.Trim, Ephemeral: ho.Ephemeral, KeepDenials: ho.KeepDenials})
+	st, err = e.OpenStore(ctx, u, harness.StoreOptions{Workspace: ws, Trim: ho.Trim, Ephemeral: ho.Ephemeral, KeepDenials: ho.KeepDenials})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -53,7 +46,7 @@ func withStore(ctx context.Context, stderr io.Writer, u string, ho *harness.Opti
 // --store, the run dir's manifest is the record), so `flower runs --store`
 // lists runs from every machine. Call it before the Runtime closes the
 // store; a failure is a warning, the run itself is done.
-func recordRun(ctx context.Context, stderr io.Writer, st *sessionstore.Store, rt *harness.Runtime) {
+func recordRun(ctx context.Context, stderr io.Writer, st *sessionstore.Store, rt stepRunner) {
 	if st == nil {
 		return
 	}

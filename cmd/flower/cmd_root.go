@@ -219,7 +219,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	if err := flow.CheckWorkspace(pl.Workspace); err != nil {
 		return err
 	}
-	st, release, err := withStore(ctx, e.Stderr, o.Store, &ro)
+	st, release, err := withStore(ctx, e, o.Store, &ro)
 	if err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	}
 	if !o.NoSelfTest {
 		// Before anything is written: a refused start leaves no trace.
-		if err := selfTestOnce(ctx, ro, e.Getenv); errors.Is(err, context.Canceled) {
+		if err := selfTestOnce(ctx, e, ro); errors.Is(err, context.Canceled) {
 			return err // interrupted: exit 130, no word about the guards
 		} else if err != nil {
 			return fmt.Errorf("%w\n(the guards would not hold; `flower doctor` shows details; --no-self-test starts anyway)", err)
@@ -287,7 +287,7 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	}
 	defer wf.Close()
 	ro.Workbench = wf.Workbench
-	rt, err := harness.New(ctx, ro)
+	rt, err := e.NewRuntime(ctx, ro)
 	if err != nil {
 		return flowOutcome{}, err
 	}
@@ -340,7 +340,7 @@ type flowOutcome struct {
 	Steps                           []harness.StepResult
 }
 
-func summarize(wf *flow.Workflow, rt *harness.Runtime, fc flow.Ctx, runErr, ctxErr error) flowOutcome {
+func summarize(wf *flow.Workflow, rt stepRunner, fc flow.Ctx, runErr, ctxErr error) flowOutcome {
 	o := flowOutcome{Run: rt.RunID(), RunDir: rt.RunDir(), Events: rt.EventsPath(), Steps: rt.Results()}
 	if o.Steps == nil {
 		o.Steps = []harness.StepResult{}
