@@ -5,18 +5,12 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 )
 
 // VerdictBudget is the verdict of a flow stopped by --max-budget-usd.
 const VerdictBudget = "budget"
-
-func budgetFlag(dst *float64) cli.Flag {
-	return &cli.Float64Flag{Name: "max-budget-usd", Usage: "stop the flow once its steps have cost `X` dollars (each step gets what is left)", EnvVars: []string{"FLOWER_MAX_BUDGET_USD"}, Destination: dst}
-}
 
 // budgetRunner is the Runtime with a flow-wide budget: every step gets what
 // is left as its own --max-budget-usd, and once the steps' summed cost

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -51,7 +54,7 @@ func TestAsk_TheOracleReadsTheNewestRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, runDir := askedRun(t)
-			before, _ := os.ReadFile(filepath.Join(runDir, "manifest.json"))
+			before := treeHash(t, runDir)
 			e, out, errb := testEnv("")
 			rts := fakeFactory(t, e, func(string, harness.AgentSpec, string) harness.StepResult { return tc.res })
 			code := run(context.Background(), e, []string{"flower", "ask", "-C", ws, "--model", "m1", "where", "are we?"})
@@ -75,8 +78,8 @@ func TestAsk_TheOracleReadsTheNewestRun(t *testing.T) {
 			if _, err := os.Stat(rt.opts.RunDir); !os.IsNotExist(err) {
 				t.Errorf("the temporary run dir %s outlived ask (%v)", rt.opts.RunDir, err)
 			}
-			if after, _ := os.ReadFile(filepath.Join(runDir, "manifest.json")); string(after) != string(before) {
-				t.Errorf("ask wrote into the run it read:\n%s", after)
+			if treeHash(t, runDir) != before {
+				t.Errorf("ask wrote into the run dir it read")
 			}
 		})
 	}
@@ -100,4 +103,23 @@ func TestAsk_NothingToAskAbout(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q, %d runtimes", tc.args, code, errb, len(*rts))
 		}
 	}
+}
+
+// treeHash hashes every file (path and bytes) under dir.
+func treeHash(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		h.Write([]byte(p + "\x00"))
+		h.Write(b)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -165,15 +163,6 @@ func askTimeout(d time.Duration) time.Duration {
 	return d
 }
 
-// flowExit is the outcome of a flow run as an exit code.
-type flowExit struct {
-	code int
-	msg  string
-}
-
-func (e *flowExit) Error() string { return e.msg }
-func (e *flowExit) ExitCode() int { return e.code }
-
 // runStarterCmd runs the starter flow for o.
 func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	ask, err := readAsk(e, o.Ask)
@@ -294,11 +283,8 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	defer rt.Close()
 	defer recordRun(ctx, e.Stderr, rs.st, rt)
 	prog.announceWake(wf, ask)
-	if hc, ok := wf.Channel.(*flow.HumanChannel); ok {
-		hc.OnInbox = prog.inboxWaiting
-		if err := hc.Publish(rt.RunDir(), rt.RunID(), rt.Workspace()); err != nil { // `flower tell` finds the run by it
-			return flowOutcome{}, err
-		}
+	if err := openChannel(wf, rt, prog); err != nil {
+		return flowOutcome{}, err
 	}
 	// One reader of the terminal: the channel's questions and the interrupt
 	// prompt share it.
@@ -319,107 +305,26 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	fc, runErr := wf.Run(rctx, runner, onEvent, stepDone)
 	out := summarize(wf, rt, fc, runErr, rctx.Err())
 	budget.apply(&out)
-	if hc, ok := wf.Channel.(*flow.HumanChannel); ok {
-		out.Unread = hc.Waiting()
-	}
+	out.Unread = unreadTold(wf)
 	prog.finish(out)
 	return out, nil
 }
 
-// flowOutcome is how a run ended and where everything is; its JSON form
-// (the flow_result line) is flowResultJSON.
-type flowOutcome struct {
-	OK                              bool
-	ExitCode                        int
-	Error, Run, RunDir, Events      string
-	Workbench, Brief, Goal, Verdict string
-	VerdictReason                   string // why the goal was not achieved (the summary's line; in Error too)
-	FailedStep                      string // the step that failed, if one did
-	Unread                          int    // told messages no inbox call took
-	CostUSD, Seconds                float64
-	Steps                           []harness.StepResult
+// openChannel opens the run's human channel to the person: the status line
+// counts the told messages waiting for the coordinator, and the run is
+// published in the run dir, where `flower tell` finds it.
+func openChannel(wf *flow.Workflow, rt stepRunner, prog *progress) error {
+	if hc, ok := wf.Channel.(*flow.HumanChannel); ok {
+		hc.OnInbox = prog.inboxWaiting
+		return hc.Publish(rt.RunDir(), rt.RunID(), rt.Workspace())
+	}
+	return nil
 }
 
-func summarize(wf *flow.Workflow, rt stepRunner, fc flow.Ctx, runErr, ctxErr error) flowOutcome {
-	o := flowOutcome{Run: rt.RunID(), RunDir: rt.RunDir(), Events: rt.EventsPath(), Steps: rt.Results()}
-	if o.Steps == nil {
-		o.Steps = []harness.StepResult{}
+// unreadTold counts the told messages no inbox call took.
+func unreadTold(wf *flow.Workflow) int {
+	if hc, ok := wf.Channel.(*flow.HumanChannel); ok {
+		return hc.Waiting()
 	}
-	if wb := wf.Workbench; wb != nil {
-		o.Workbench = wb.Root()
-		for _, p := range []struct {
-			dst  *string
-			name string
-		}{{&o.Brief, flow.DefaultBriefName}, {&o.Goal, flow.DefaultGoalName}} {
-			if f := filepath.Join(wb.Notes(), p.name); fileExists(f) {
-				*p.dst = f
-			}
-		}
-	}
-	var first, last float64
-	for _, s := range o.Steps {
-		o.CostUSD += s.CostUSD
-		if first == 0 || s.StartedAt < first {
-			first = s.StartedAt
-		}
-		if s.EndedAt > last {
-			last = s.EndedAt
-		}
-	}
-	o.Seconds = last - first
-	if v, ok := fc[flow.VerdictKey].(flow.Verdict); ok {
-		o.Verdict = v.State
-	}
-	var se *flow.StepError
-	switch {
-	case ctxErr != nil || errors.Is(runErr, context.Canceled):
-		o.ExitCode, o.Error = exitInterrupted, "interrupted; run the same command again to pick up where it stopped"
-	case fc != nil && fc.Aborted() != "":
-		o.ExitCode, o.Error = exitAborted, "aborted: "+fc.Aborted()
-	case errors.As(runErr, &se) && se.Aborted != "":
-		o.ExitCode, o.Error = exitAborted, "aborted: "+se.Aborted
-	case runErr != nil:
-		o.ExitCode, o.Error = exitFailed, runErr.Error()
-	case fc != nil && fc.String(flow.KeyFailed) != "":
-		o.failedAt(fc.String(flow.KeyFailed), fc)
-	default:
-		o.OK = true
-	}
-	return o
-}
-
-// failedAt is the outcome of a run that step name stopped: exit 1, the
-// step's own error, and when the goal guard's rounds ran out, the last
-// verdict's reason (a failed judge's error among them).
-func (o *flowOutcome) failedAt(name string, fc flow.Ctx) {
-	o.ExitCode, o.Error, o.FailedStep = exitFailed, "step "+name+" failed", name
-	for _, s := range o.Steps {
-		if s.Step == name && s.Error != "" {
-			o.Error += ": " + s.Error
-		}
-	}
-	if v, ok := fc[flow.VerdictKey].(flow.Verdict); ok && !v.Achieved() && name == flow.WorkStepName {
-		o.VerdictReason = clipWidth(strings.Join(strings.Fields(v.Reason), " "), 300)
-		o.Error += ": goal not achieved: " + o.VerdictReason
-	}
-}
-
-// exitError is the outcome as flower's exit: nil when it went well. At a
-// terminal the summary already said what went wrong, so nothing more is
-// printed; in a pipeline stdout is JSON and the error goes to stderr once.
-func (o flowOutcome) exitError(jsonOut bool) error {
-	switch {
-	case o.ExitCode == exitOK:
-		return nil
-	case o.ExitCode == exitInterrupted:
-		return &resumeHint{err: context.Canceled}
-	case !jsonOut:
-		return silentExit(o.ExitCode)
-	}
-	return &flowExit{code: o.ExitCode, msg: o.Error}
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
+	return 0
 }

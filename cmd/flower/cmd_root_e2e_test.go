@@ -162,6 +162,7 @@ func TestE2E_StarterPipeline(t *testing.T) {
 // TestE2E_StarterErrors: bad flags are usage errors (exit 2, usage line);
 // a missing claude names the set-up command; no ask is a usage error.
 func TestE2E_StarterErrors(t *testing.T) {
+	skipShort(t, "it builds flower and runs it")
 	t.Parallel()
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	ws := t.TempDir()

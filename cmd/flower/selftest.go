@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -164,4 +166,44 @@ func holdCanary(script *scripted.Script, delay string) error {
 		}
 	}
 	return nil
+}
+
+// selfTestKey identifies this claude and flower-hook (paths, sizes, times).
+func selfTestKey(o harness.Options, getenv func(string) string) (claude, hook, key string, err error) {
+	if claude, err = harness.FindClaude(o.Claude, getenv); err != nil {
+		return "", "", "", err
+	}
+	if hook, err = harness.FindHook(o.HookPath); err != nil {
+		return "", "", "", err
+	}
+	h := sha256.New()
+	for _, p := range []string{claude, hook} {
+		st, err := os.Stat(p)
+		if err != nil {
+			return "", "", "", err
+		}
+		fmt.Fprintf(h, "%s|%d|%d\n", p, st.Size(), st.ModTime().UnixNano())
+	}
+	return claude, hook, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// selfTestOnce runs the guard self-test unless this claude and flower-hook
+// already passed it in this run dir. It writes nothing: stampSelfTest
+// records the pass once the run dir is prepared.
+func selfTestOnce(ctx context.Context, e *cmdEnv, o harness.Options) error {
+	claude, hook, key, err := selfTestKey(o, e.Getenv)
+	if err != nil {
+		return err
+	}
+	if b, err := os.ReadFile(filepath.Join(o.RunDir, "selftest.ok")); err == nil && strings.TrimSpace(string(b)) == key {
+		return nil
+	}
+	return e.SelfTest(ctx, claude, hook)
+}
+
+// stampSelfTest records a passed self-test in the (existing) run dir.
+func stampSelfTest(o harness.Options, getenv func(string) string) {
+	if _, _, key, err := selfTestKey(o, getenv); err == nil {
+		os.WriteFile(filepath.Join(o.RunDir, "selftest.ok"), []byte(key+"\n"), 0o600)
+	}
 }
