@@ -14,7 +14,8 @@ import (
 	"github.com/flowerhq/flower/internal/redact"
 )
 
-// Exit codes of design.md §3.
+// Exit codes: 0 done, 1 failed, 2 usage, 3 aborted (the goal is unreachable),
+// 130 interrupted (resumable).
 const (
 	exitOK          = 0
 	exitFailed      = 1

@@ -38,8 +38,8 @@ func parse(t *testing.T, args ...string) (any, int, string) {
 	return got, code, errb.String()
 }
 
-// TestEveryFlagHasAnEnvVar: design.md §3 promises a FLOWER_* variable for
-// every flag of every command.
+// TestEveryFlagHasAnEnvVar: every flag of every command has a FLOWER_*
+// variable.
 func TestEveryFlagHasAnEnvVar(t *testing.T) {
 	e, _, _ := testEnv("")
 	app := NewApp(e)

@@ -17,8 +17,8 @@ import (
 	"github.com/flowerhq/flower/sessionstore"
 )
 
-// starterOptions are the options of `flower "ask"`: starter_flow's
-// parameters (design.md §3) and where it runs.
+// starterOptions are the options of `flower "ask"`: the starter flow's
+// parameters (flow.StarterOptions) and where it runs.
 type starterOptions struct {
 	Workspace, RunDir, Claude, Hook     string
 	Store, Flow                         string // Flow: the name the flow's documents travel under in Store
@@ -154,8 +154,9 @@ func readAsk(e *cmdEnv, words []string) (string, error) {
 	return strings.TrimSpace(strings.Join(words, " ")), nil
 }
 
-// askTimeout maps --timeout to flow's: 0 is the seed's timeout_s=0
-// (unattended, flow.NoWait); flow reads a zero Duration as the 1800 s default.
+// askTimeout maps --timeout to flow's: 0 means unattended, a question does
+// not wait at all (flow.NoWait); flow reads a zero Duration as the 1800 s
+// default.
 func askTimeout(d time.Duration) time.Duration {
 	if d <= 0 {
 		return flow.NoWait

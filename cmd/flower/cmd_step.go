@@ -15,7 +15,7 @@ import (
 	"github.com/flowerhq/flower/harness"
 )
 
-// stepOptions are the options of `flower step` (design.md §3).
+// stepOptions are the options of `flower step`.
 type stepOptions struct {
 	Workspace, RunDir, Claude, Hook, Model, Instructions string
 	Role, Name, Resume, ResumeAt, Store                  string
@@ -154,7 +154,7 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 		ho.Workbench = harness.RunDirWorkbench(ho.Workspace, ho.RunDir)
 	}
 	if spec.DelegateOnly && ho.Workbench == nil {
-		// Seed: the delegate guard comes with the workbench hooks, and a
+		// The delegate guard comes with the workbench hooks, and a
 		// delegate_only role skips the whitelist: no wall at all.
 		fmt.Fprintln(e.Stderr, "flower: warning: --role "+o.Role+" without --workbench runs with no delegate guard")
 	}

@@ -14,7 +14,7 @@ import (
 
 // The flags several commands share are built by these constructors, one
 // fresh flag per command, each writing into that command's options. Every
-// flag has a FLOWER_* variable (design.md §3).
+// flag has a FLOWER_* variable (TestEveryFlagHasAnEnvVar holds it).
 
 func workspaceFlag(dst *string, usage string) cli.Flag {
 	return &cli.StringFlag{Name: "workspace", Aliases: []string{"C"}, Value: ".", Usage: usage, EnvVars: []string{"FLOWER_WORKSPACE"}, Destination: dst}

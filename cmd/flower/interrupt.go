@@ -14,7 +14,7 @@ import (
 
 // interruptible handles Ctrl-C for a run. At a terminal the first Ctrl-C asks
 // for the words to resume with and interrupts the running step with them
-// (the seed's human interrupt); an empty line resumes without words (the
+// (the human interrupt); an empty line resumes without words (the
 // step goes on as it was); a second Ctrl-C, or any Ctrl-C off a terminal,
 // cancels the run, which stays resumable; SIGTERM and SIGHUP cancel it at
 // once. The words come from lines, the

@@ -180,7 +180,7 @@ func TestInProcessJSON(t *testing.T) {
 		}
 		checkSchema(t, strings.Join(args, " "), v.Raw)
 	}
-	// The human table: English label with the seed's name beside, plurals.
+	// The human table: English label with the step's own name beside, plurals.
 	e, out, _ := testEnv("")
 	run(context.Background(), e, []string{"flower", "runs", "show", "-C", ws})
 	for _, want := range []string{"clarify (确认需求)", "1 denial, 0 spills", "0 retries, 0 handoffs"} {

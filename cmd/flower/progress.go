@@ -23,7 +23,7 @@ type progress struct {
 	json      bool
 	v         view
 	handoffAt int
-	zh        bool // show the seed's step names, not English labels
+	zh        bool // show the steps' Chinese names, not English labels
 
 	mu        sync.Mutex
 	stats     harness.RunStats // the run so far; stats.Step is the run inside the workflow step

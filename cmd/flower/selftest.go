@@ -68,7 +68,7 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 	// claude's own temp folders (claude-<uid>, cc-socks) go with ours.
 	o.Env = append(scripted.OfflineEnv(os.Environ(), home, model.URL()), "TMPDIR="+tmp)
 	o.Resilience = harness.Resilience{}
-	// The delegate guard comes with a workbench (seed workbench_hooks).
+	// The delegate guard comes with a workbench's hooks.
 	o.Workbench = harness.RunDirWorkbench(ws, o.RunDir)
 	rt, err := harness.New(ctx, o)
 	if ctx.Err() != nil {
