@@ -183,20 +183,9 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	v := newView(e, o.JSON, o.Quiet)
 	jsonOut := v.json
 
-	so := flow.DefaultStarterOptions()
-	so.Workspace, so.RunDir = pl.Workspace, pl.RunDir
-	so.New, so.Isolate, so.ClarifyOnly, so.NoGoal = o.New, o.Isolate, o.ClarifyOnly, o.NoGoal
-	so.Rounds, so.JudgeCanRun, so.MaxAsks, so.Timeout = o.Rounds, o.JudgeCanRun, o.MaxAsks, askTimeout(o.Timeout)
-	so.Instructions, so.Model = o.Instructions, o.Model
-	switch {
-	case o.Answers != "":
-		fa, err := flow.LoadFileAnswers(o.Answers)
-		if err != nil {
-			return err
-		}
-		so.Answerer = fa
-	case e.IsTTY(e.Stdin) && !jsonOut:
-		so.Answerer = &flow.TerminalAnswers{Lines: flow.NewLines(e.Stdin), Out: e.Stderr}
+	so, err := starterFlowOptions(e, o, pl, jsonOut)
+	if err != nil {
+		return err
 	}
 	ro := runtimeOptions(pl.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, o.Claude, o.Hook
@@ -250,6 +239,28 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 		return err
 	}
 	return out.exitError(jsonOut)
+}
+
+// starterFlowOptions are the starter flow's options for o in pl; who
+// answers the agents' questions: the --answers file, else the person at a
+// terminal (not with --json), else nobody.
+func starterFlowOptions(e *cmdEnv, o *starterOptions, pl place, jsonOut bool) (flow.StarterOptions, error) {
+	so := flow.DefaultStarterOptions()
+	so.Workspace, so.RunDir = pl.Workspace, pl.RunDir
+	so.New, so.Isolate, so.ClarifyOnly, so.NoGoal = o.New, o.Isolate, o.ClarifyOnly, o.NoGoal
+	so.Rounds, so.JudgeCanRun, so.MaxAsks, so.Timeout = o.Rounds, o.JudgeCanRun, o.MaxAsks, askTimeout(o.Timeout)
+	so.Instructions, so.Model = o.Instructions, o.Model
+	switch {
+	case o.Answers != "":
+		fa, err := flow.LoadFileAnswers(o.Answers)
+		if err != nil {
+			return so, err
+		}
+		so.Answerer = fa
+	case e.IsTTY(e.Stdin) && !jsonOut:
+		so.Answerer = &flow.TerminalAnswers{Lines: flow.NewLines(e.Stdin), Out: e.Stderr}
+	}
+	return so, nil
 }
 
 // runStore is what a run keeps in a --store store: the run's record (st)

@@ -249,3 +249,61 @@ func TestRoot_StoreOpenFailureStopsTheRun(t *testing.T) {
 		t.Errorf("a refused run wrote %s/.flower (%v)", ws, err)
 	}
 }
+
+// TestRoot_BudgetStopsTheFlow: --max-budget-usd hands each step what is
+// left and starts no step once the steps' cost reached it: the run ends
+// with verdict "budget", exit 1. Control: a budget the flow stays under
+// changes nothing.
+func TestRoot_BudgetStopsTheFlow(t *testing.T) {
+	for _, tc := range []struct {
+		budget string
+		code   int
+		steps  []string
+		want   string
+	}{
+		{"0.015", exitFailed, starterSteps[:2], `"verdict":"budget"`},
+		{"1", exitOK, starterSteps, `"verdict":"achieved"`},
+	} {
+		t.Run(tc.budget, func(t *testing.T) {
+			e, out, errb := testEnv("")
+			rts := fakeFactory(t, e, starterAnswers(fakeAchieved))
+			code := run(context.Background(), e, []string{"flower", "-C", t.TempDir(), "--json", "--no-self-test", "--timeout", "0", "--max-budget-usd", tc.budget, "做计算器"})
+			rt := (*rts)[0]
+			if code != tc.code || !slices.Equal(rt.steps(), tc.steps) || !strings.Contains(out.String(), tc.want) {
+				t.Errorf("exit %d, steps %v, stderr %q; want %d, %v and %s", code, rt.steps(), errb, tc.code, tc.steps, tc.want)
+			}
+			if spec := rt.calls[1].Spec; spec.MaxBudgetUSD <= 0 || spec.MaxBudgetUSD > 1 {
+				t.Errorf("the second step's budget is %g", spec.MaxBudgetUSD)
+			}
+		})
+	}
+}
+
+// TestRoot_WakesTheWork: a second `flower "…"` in the same workspace wakes
+// the work: clarify is skipped (the brief is on disk and gets the new
+// words), the goal is derived again and the coordinator resumes its
+// session. Control: the first run clarified.
+func TestRoot_WakesTheWork(t *testing.T) {
+	ws := t.TempDir()
+	e, out, errb := testEnv("")
+	rts := fakeFactory(t, e, starterAnswers(fakeAchieved))
+	for i, ask := range []string{"做计算器", "还要支持乘法"} {
+		if code := run(context.Background(), e, []string{"flower", "-C", ws, "--no-self-test", "--timeout", "0", ask}); code != exitOK {
+			t.Fatalf("run %d: exit %d\n%s\n%s", i, code, out, errb)
+		}
+	}
+	first, second := (*rts)[0], (*rts)[1]
+	if !slices.Equal(first.steps(), starterSteps) {
+		t.Errorf("control: first run's steps %v", first.steps())
+	}
+	if want := starterSteps[1:]; !slices.Equal(second.steps(), want) {
+		t.Errorf("woken run's steps %v, want %v", second.steps(), want)
+	}
+	work := second.calls[1]
+	if work.Opts.Resume != "sid-"+flow.WorkStepName || !strings.Contains(work.Prompt, "还要支持乘法") {
+		t.Errorf("the woken coordinator: resume %q, prompt %q", work.Opts.Resume, work.Prompt)
+	}
+	if !strings.Contains(out.String(), "waking the work: found the brief") {
+		t.Errorf("the view does not say it woke the work:\n%s", out)
+	}
+}
