@@ -212,7 +212,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 		if err := selfTestOnce(ctx, e, ro); errors.Is(err, context.Canceled) {
 			return err // interrupted: exit 130, no word about the guards
 		} else if err != nil {
-			return fmt.Errorf("%w\n(the guards would not hold; `flower doctor` shows details; --no-self-test starts anyway)", err)
+			return errSelfTestStops(err)
 		}
 	}
 	if err := pl.prepare(); err != nil {

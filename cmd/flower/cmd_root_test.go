@@ -170,8 +170,8 @@ func executables(t *testing.T) (claude, hook string) {
 }
 
 // TestRoot_SelfTestFailureStopsTheRun: a failing guard self-test stops the
-// run before anything is written or any runtime is built, with the
-// failure and the way out (--no-self-test, flower doctor) on stderr.
+// run before anything is written or any runtime is built, with one line on
+// stderr: the failure and the ways on (flower doctor, --no-self-test).
 // Control: the self-test passing runs the flow and stamps the run dir, so
 // the next run does not test again.
 func TestRoot_SelfTestFailureStopsTheRun(t *testing.T) {
@@ -189,9 +189,9 @@ func TestRoot_SelfTestFailureStopsTheRun(t *testing.T) {
 			return fmt.Errorf("flower: %w: the main thread's Bash ran (the delegate guard did not deny it)", ErrSelfTest)
 		}
 		code := run(context.Background(), e, args(ws))
-		first, _, _ := strings.Cut(errb.String(), "\n")
-		if code != exitFailed || !strings.Contains(first, "guard self-test failed: the main thread's Bash ran") ||
-			!strings.Contains(errb.String(), "--no-self-test starts anyway") || out.Len() != 0 {
+		const want = "flower: guard self-test failed: the main thread's Bash ran (the delegate guard did not deny it)" +
+			" (the guards would not hold: `flower doctor` shows details; --no-self-test starts anyway)\n"
+		if code != exitFailed || errb.String() != want || out.Len() != 0 {
 			t.Errorf("exit %d, stdout %q, stderr %q", code, out, errb)
 		}
 		if !slices.Equal(tested, []string{claude, hook}) || len(*rts) != 0 {

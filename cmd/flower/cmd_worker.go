@@ -90,7 +90,7 @@ func runWorkerCmd(ctx context.Context, e *cmdEnv, o *workerOptions) error {
 		ro := runtimeOptions(o.Root)
 		ro.RunDir, ro.Claude, ro.HookPath = cmpOr(o.RunDir, filepath.Join(o.Root, "runs")), o.Claude, o.Hook
 		if err := selfTestOnce(ctx, e, ro); err != nil {
-			return fmt.Errorf("%w\n(the guards would not hold; `flower doctor` shows details; --no-self-test starts anyway)", err)
+			return errSelfTestStops(err)
 		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)

@@ -121,6 +121,21 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 	return nil
 }
 
+// errSelfTestStops is the one line of a run that a failed self-test
+// stopped: what failed (without the self-test's own "flower: ", which the
+// line starts with already) and the ways on.
+func errSelfTestStops(err error) error {
+	return &selfTestStop{err}
+}
+
+type selfTestStop struct{ err error }
+
+func (e *selfTestStop) Error() string {
+	return strings.TrimPrefix(e.err.Error(), "flower: ") + " (the guards would not hold: `flower doctor` shows details; --no-self-test starts anyway)"
+}
+
+func (e *selfTestStop) Unwrap() error { return e.err }
+
 // selfTestCancel is the error of a self-test whose context was cancelled
 // (a signal, a closed stdout): it wraps context.Canceled (exit 130, with a
 // message of its own: interruptedMessage), never a failure of the guards.
