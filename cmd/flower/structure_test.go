@@ -108,7 +108,6 @@ var testTopics = map[string]string{
 	"resume_elsewhere": "resuming on another machine",
 	"round3":           "views and demo output",
 	"secrets":          "no secret on disk",
-	"stdin":            "typing at a terminal",
 	"structure":        "this file",
 	"tempclean":        "temporary files on signals",
 	"terminal":         "the tmux terminal of the e2e tests",
