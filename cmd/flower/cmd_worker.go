@@ -15,7 +15,6 @@ import (
 
 	"github.com/flowerhq/flower/fleet"
 	"github.com/flowerhq/flower/flow"
-	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/child"
 )
 
@@ -97,8 +96,8 @@ func runWorkerCmd(ctx context.Context, e *cmdEnv, o *workerOptions) error {
 	if !o.NoSelfTest {
 		ro := runtimeOptions(o.Root)
 		ro.RunDir, ro.Claude, ro.HookPath = cmpOr(o.RunDir, filepath.Join(o.Root, "runs")), o.Claude, o.Hook
-		if err := selfTestOnce(ctx, ro, e.Getenv); err != nil {
-			return fmt.Errorf("%w\n(the guards would not hold; `flower doctor` shows details; --no-self-test starts anyway)", err)
+		if err := selfTestOnce(ctx, e, ro); err != nil {
+			return errSelfTestStops(err)
 		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
@@ -148,7 +147,7 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	ro := runtimeOptions(pl.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, w.o.Claude, w.o.Hook
 	ro.Resilience.OnlineTimeout = w.o.OnlineTimeout
-	st, release, err := withStore(ctx, w.e.Stderr, w.o.Store, &ro)
+	st, release, err := withStore(ctx, w.e, w.o.Store, &ro)
 	if err != nil {
 		return fleet.Outcome{Workspace: ws}, err
 	}
@@ -172,7 +171,7 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	}
 	defer wf.Close()
 	ro.Workbench = wf.Workbench
-	rt, err := harness.New(ctx, ro)
+	rt, err := w.e.NewRuntime(ctx, ro)
 	if err != nil {
 		return fleet.Outcome{Workspace: ws}, err
 	}
