@@ -15,6 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
@@ -244,5 +245,67 @@ func TestE2E_TellManyAllArrive(t *testing.T) {
 	}
 	if !paged.Load() {
 		t.Error("no inbox call said that more messages wait")
+	}
+}
+
+// TestE2E_TellUnreadAtTheEnd: a message told while the coordinator is
+// finishing (after its last inbox call) never reaches the model; the flow's
+// result counts it (unread_messages 1) and the Q&A log keeps it, so the
+// person can tell it again. TestE2E_TellManyAllArrive is the control (every
+// message read: 0).
+func TestE2E_TellUnreadAtTheEnd(t *testing.T) {
+	t.Parallel()
+	holding, release := make(chan struct{}), make(chan struct{})
+	var hold, free sync.Once
+	defer free.Do(func() { close(release) })
+	bed := testbed.NewFor(t, func(string) *scripted.Script {
+		return pollingScript(func(r scripted.Request) string {
+			if len(r.AllToolResults()) == 0 {
+				return ""
+			}
+			hold.Do(func() { close(holding) })
+			select { // hold the final answer until the message is told
+			case <-release:
+			case <-time.After(2 * time.Minute):
+			}
+			return "做完了。"
+		})
+	})
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	runDir := filepath.Join(t.TempDir(), "runs")
+	env := flowerEnv(t, bed.Env(), bed.Claude)
+	run := testbed.Command(t, flower, "--json", "--timeout", "0", "--no-goal", "--run-dir", runDir, "-C", bed.Workspace, "写个 hello.txt")
+	run.Env, run.Dir = env, t.TempDir()
+	var stdout, stderr bytes.Buffer
+	run.Stdout, run.Stderr = &stdout, &stderr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-holding:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the coordinator never came back from its inbox call\nstderr: %s", stderr.String())
+	}
+	cmd := testbed.Command(t, flower, "tell", "--run-dir", runDir, "-C", bed.Workspace, "LATE-1; 也写个 bye.txt")
+	cmd.Env, cmd.Dir = env, t.TempDir()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tell: %v %s", err, out)
+	}
+	free.Do(func() { close(release) })
+	if err := run.Wait(); err != nil {
+		t.Fatalf("flower: %v\nstderr: %s", err, stderr.String())
+	}
+	for _, r := range bed.Model.RequestsFor("coordinator") {
+		if strings.Contains(r.Text(), "LATE-1") {
+			t.Fatalf("the coordinator was sent the late message: %.800s", r.Text())
+		}
+	}
+	lines := jsonLines(t, stdout.Bytes())
+	if final := lines[len(lines)-1]; final.Get("kind").String() != "flow_result" || final.Get("unread_messages").Int() != 1 {
+		t.Errorf("flow result (want unread_messages 1): %s", final.Raw)
+	}
+	log, err := os.ReadFile(filepath.Join(bed.Workspace, ".flower", "notes", flow.DefaultLogName))
+	if err != nil || !strings.Contains(string(log), "LATE-1") {
+		t.Errorf("the Q&A log lacks the told message: %v\n%s", err, log)
 	}
 }
