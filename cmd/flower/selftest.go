@@ -108,7 +108,7 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 	}
 	reqs := model.RequestsFor("canary-main")
 	if len(reqs) < 2 {
-		problems = append(problems, fmt.Sprintf("the model saw %d main-thread requests, want 3", len(reqs)))
+		problems = append(problems, fmt.Sprintf("the model saw %d main-thread requests, want at least 2 (the denied Bash, then its result)", len(reqs)))
 	} else if tr := reqs[1].ToolResults(); len(tr) != 1 || !tr[0].IsError || !strings.Contains(tr[0].Content, "Agent") {
 		problems = append(problems, "the model was not told to delegate after the denial")
 	}
