@@ -11,7 +11,7 @@ import (
 	"github.com/flowerhq/flower/hooks"
 )
 
-// Tool groups of the seed's guard layer; they pick the default matchers.
+// Tool groups of the guard layer; they pick the default matchers.
 // flower-hook defines them (its flags default to them), so the settings.json
 // matchers and the guards' own tool lists cannot drift apart.
 const (
@@ -83,8 +83,7 @@ func denyHookCmd(hookPath string, args ...string) HookCommand {
 }
 
 // WhitelistGuard returns the PreToolUse matcher that makes allowed_tools
-// exclusive for the four hands-on tools, or nil when nothing is banned
-// (seed whitelist_guard).
+// exclusive for the four hands-on tools, or nil when nothing is banned.
 func WhitelistGuard(hookPath string, allowed []string, role string) *HookMatcher {
 	var banned []string
 	for _, t := range strings.Split(HandsOn, "|") {
@@ -104,7 +103,7 @@ func WhitelistGuard(hookPath string, allowed []string, role string) *HookMatcher
 	}
 }
 
-// WorkbenchHooks installs what a workbench needs (seed workbench_hooks):
+// WorkbenchHooks installs what a workbench needs:
 // PreToolUse delegate guard when delegateOnly, isolate guard when some
 // agent is marked isolated; PostToolUse index guard always, spill guard when
 // spillThreshold > 0. Events with no matcher are left out.
@@ -130,7 +129,7 @@ func WorkbenchHooks(hookPath string, wb *Workbench, delegateOnly bool, spillThre
 }
 
 // DelegateGuard is the PreToolUse matcher that keeps a main thread's hands
-// off Bash/Write/Edit/NotebookEdit (seed delegate_guard); with glance,
+// off Bash/Write/Edit/NotebookEdit; with glance,
 // read-only Bash (hooks.IsEphemeral) passes.
 func DelegateGuard(hookPath string, glance bool) HookMatcher {
 	args := []string{hooks.GuardDelegate}
@@ -141,7 +140,7 @@ func DelegateGuard(hookPath string, glance bool) HookMatcher {
 }
 
 // IsolateGuard is the PreToolUse matcher on Agent that sends the marked
-// roles into their own git worktree (seed isolate_guard).
+// roles into their own git worktree.
 func IsolateGuard(hookPath string, roles []string) HookMatcher {
 	roles = slices.Clone(roles)
 	sort.Strings(roles)
@@ -149,7 +148,7 @@ func IsolateGuard(hookPath string, roles []string) HookMatcher {
 }
 
 // IndexGuard is the PostToolUse matcher that refreshes the workbench's
-// INDEX.md after a Write or Edit inside it (seed index_guard(workbench)):
+// INDEX.md after a Write or Edit inside it:
 // the hook gets the workbench's root and its max_index_entries, so the index
 // it writes is the one Workbench.Refresh writes.
 func IndexGuard(hookPath string, wb *Workbench) HookMatcher {
@@ -162,7 +161,7 @@ func IndexGuard(hookPath string, wb *Workbench) HookMatcher {
 }
 
 // SpillGuard is the PostToolUse matcher that moves tool output over
-// threshold characters into dir/spill/ (seed spill_guard).
+// threshold characters into dir/spill/.
 func SpillGuard(hookPath, dir string, threshold int) HookMatcher {
 	return HookMatcher{Matcher: Bulky, Hooks: []HookCommand{hookCmd(hookPath, hooks.GuardSpill, "--dir", dir, "--threshold", strconv.Itoa(threshold))}}
 }
@@ -226,7 +225,7 @@ func SystemAppend(spec AgentSpec, o BuildOptions) string {
 }
 
 // BuildArgs compiles an AgentSpec into the claude argv (after the binary),
-// env additions and generated documents (seed build_options). The launch
+// env additions and generated documents. The launch
 // flags are those of the official SDKs: stream-json in and out, values as
 // --flag=value.
 func BuildArgs(spec AgentSpec, o BuildOptions) (Built, error) {

@@ -70,7 +70,7 @@ func TestBuildArgs_Roles(t *testing.T) {
 			},
 		},
 		{
-			name:     "coordinator without workbench: no wall at all (the seed's warning)",
+			name:     "coordinator without workbench: no wall at all (a warning only)",
 			spec:     coord,
 			opts:     BuildOptions{HookPath: hook},
 			noArgs:   []string{"--settings"},
@@ -210,9 +210,9 @@ func TestPolicies(t *testing.T) {
 		p    HandoffPolicy
 		at   int
 	}{
-		{"zero headroom means the seed's 50_000", HandoffPolicy{Enabled: true, Window: 200_000}, 150_000},
+		{"zero headroom means the default 50_000", HandoffPolicy{Enabled: true, Window: 200_000}, 150_000},
 		{"zero window means DefaultWindow()", HandoffPolicy{Enabled: true, Headroom: 50_000}, 150_000},
-		{"zero value: every seed default", HandoffPolicy{}, 150_000},
+		{"zero value: every default", HandoffPolicy{}, 150_000},
 		{"explicit values win", HandoffPolicy{Window: 100_000, Headroom: 20_000}, 80_000},
 	} {
 		if got := tt.p.At(); got != tt.at {

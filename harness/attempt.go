@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/flowerhq/flower/internal/envlist"
-	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // attemptArgs are the per-attempt inputs of one claude process.
@@ -26,8 +25,7 @@ type attemptArgs struct {
 	emit     func(Event) // nil: record nothing (the handoff round)
 	warned   *bool
 	handoff  HandoffPolicy
-	settled  func(attemptOut) // a clean success result arrived (nil: not told)
-	spawned  func()           // claude started (nil: not told)
+	spawned  func() // claude started (nil: not told)
 }
 
 // stepDirName makes a step name safe as a directory name.
@@ -128,7 +126,7 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	// The store opens while claude starts; without it there is no step.
 	var store SessionStore
 	if r.store != nil {
-		if store, err = r.store.wait(); err != nil {
+		if store, err = r.store.get(ctx); err != nil {
 			out.Close()
 			p.stop(2 * time.Second)
 			return attemptOut{err: &StartError{Reason: err.Error()}}
@@ -160,24 +158,11 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 				return
 			}
 			if err := store.Mirror(ctx, line); err != nil {
-				emit(Event{Kind: EventStore, Data: map[string]any{"error": err.Error(), "op": "mirror"}})
-			}
-			if s.results > 0 {
-				// The CLI mirrors its cost state after the result, while
-				// it exits: settle that too, so that Close has nothing
-				// left to write (a checkpoint at Close costs two fsyncs
-				// after claude is gone).
-				r.checkpointSoon(ctx)
+				emit(Event{Kind: EventStore, Data: EventData(ErrorEvent{Error: err.Error(), Op: "mirror"})})
 			}
 		},
 		onNear: func() {
-			emit(Event{Kind: EventHandoff, Data: map[string]any{"phase": HandoffNear, "context": s.context, "warn_at": a.handoff.WarnAt(), "at": a.handoff.At()}})
-		},
-		onResult: func() {
-			r.checkpointSoon(ctx)
-			if humanInt, _ := p.interrupted(); a.settled != nil && !humanInt && s.settledOK() {
-				a.settled(attemptOut{sessionID: s.sessionID, text: s.final.Get("result").String()})
-			}
+			emit(Event{Kind: EventHandoff, Data: EventData(handoffNear{Phase: HandoffNear, Context: s.context, WarnAt: a.handoff.WarnAt(), At: a.handoff.At()})})
 		},
 		onInit: func(sid string) {
 			r.mu.Lock()
@@ -190,7 +175,7 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 		},
 	})
 	if err := scrubTree(r.configDir, began.Add(-time.Second), r.red); err != nil {
-		emit(Event{Kind: EventError, Data: map[string]any{"error": "redacting the config dir: " + err.Error()}})
+		emit(Event{Kind: EventError, Data: EventData(ErrorEvent{Error: "redacting the config dir: " + err.Error()})})
 	}
 	if errors.Is(o.err, ErrInterrupted) {
 		_, words := p.interrupted()
@@ -220,45 +205,4 @@ func writeStepFiles(dir string, b Built) error {
 		}
 	}
 	return nil
-}
-
-// handOff has the full session write its handoff (budget lifted, no UI
-// events) or, on an overflow error, assembles the degraded one; writes it to
-// <notes>/交接-<step>.md when there is a workbench. The done event carries
-// the writing round's cost (its own stream is not recorded).
-func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, sessionID string, out attemptOut, emit func(Event)) Handoff {
-	emit(Event{Kind: EventHandoff, Data: map[string]any{"phase": HandoffWriting, "session_id": sessionID, "context": out.context}})
-	var h Handoff
-	var cost float64
-	if !errors.Is(out.err, ErrHandoffDue) || sessionID == "" {
-		h = DegradedHandoff(step, prompt, textclip.Runes(out.err.Error(), 200))
-	} else {
-		hs := spec
-		hs.MaxBudgetUSD = 0
-		hs.MaxTurns = 0
-		used := out.context
-		p := strings.NewReplacer("{used}", strconv.Itoa(used), "{window}", strconv.Itoa(r.opts.Handoff.Window)).Replace(HandoffPrompt)
-		w := r.attempt(ctx, attemptArgs{spec: hs, prompt: p, step: step, resume: sessionID, emit: nil, handoff: HandoffPolicy{}})
-		cost = w.cost
-		h = ParseHandoff(w.text, step)
-		if w.err != nil || !h.Complete() {
-			why := ""
-			if w.err != nil {
-				why = w.err.Error()
-			}
-			if why == "" {
-				why = "handoff incomplete, missing " + strings.Join(h.Missing(), ", ")
-			}
-			h = DegradedHandoff(step, prompt, textclip.Runes(why, 200))
-		}
-	}
-	h.Step = step
-	if wb := r.opts.Workbench; wb != nil {
-		if err := h.write(wb.Notes(), r.red); err != nil {
-			emit(Event{Kind: EventError, Data: map[string]any{"error": err.Error()}})
-		}
-	}
-	emit(Event{Kind: EventHandoff, Data: map[string]any{"phase": HandoffDone, "degraded": h.Degraded, "path": h.Path, "sections": h.Sections(),
-		"retired": sessionID, "cost_usd": cost}})
-	return h
 }

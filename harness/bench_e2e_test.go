@@ -5,12 +5,102 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/flowerhq/flower/scripted"
+
 	"github.com/flowerhq/flower/testkit/testbed"
 )
+
+// BenchmarkStepVsBare times one trivial step under `flower step` against a
+// bare `claude -p` on the same scripted model, interleaved in one run, and
+// reports both medians and their ratio (target ≤ 1.05); the two take turns
+// going first (interleave). It times at least minPairs pairs whatever b.N
+// is, so that a plain `go test -bench StepVsBare` (b.N = 1) gives a median
+// and not one sample.
+func BenchmarkStepVsBare(b *testing.B) {
+	bed, flower, hook, runDir := stepBench(b)
+	run := timedRun(b)
+	// Warm the page cache, the go build outputs and the run dir (the first
+	// step creates the session store) once.
+	run(bareClaude(b, bed))
+	run(flowerStep(b, bed, flower, hook, runDir, "hi"))
+	var bare, step []time.Duration
+	n := pairs(b)
+	b.ResetTimer()
+	interleave(n,
+		func() {
+			bare = append(bare, run(bareClaude(b, bed)))
+		},
+		func() { step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi"))) })
+	b.StopTimer()
+	perPair(b, n)
+	mb, ms := median(bare), median(step)
+	b.ReportMetric(mb.Seconds(), "bare-s")
+	b.ReportMetric(ms.Seconds(), "step-s")
+	b.ReportMetric(ms.Seconds()/mb.Seconds(), "ratio")
+}
+
+// bareClaude is the baseline of the step benchmarks: claude -p on the
+// same prompt and model, printing stream-json as flower reads it.
+func bareClaude(b *testing.B, bed *testbed.Bed) *exec.Cmd {
+	return bed.Command(testbed.Context(b), "-p", "--output-format", "stream-json", "--verbose", "hi")
+}
+
+// minPairs is how many interleaved samples of each kind the step
+// benchmarks take at the least: a median of fewer moves by more than the
+// 5% it is compared with on a 2-core machine.
+const minPairs = 40
+
+// pairs is how many samples of each kind a step benchmark takes: b.N, and
+// at least minPairs.
+func pairs(b *testing.B) int { return max(b.N, minPairs) }
+
+// interleave runs each of kinds once per round, n rounds, each kind going
+// first in turn: what one run leaves behind (caches, the clock of the CPU)
+// favours none of them.
+func interleave(n int, kinds ...func()) {
+	for i := range n {
+		for k := range kinds {
+			kinds[(i+k)%len(kinds)]()
+		}
+	}
+}
+
+// perPair reports the time of one of n pairs as ns/op (the timer counted
+// all of them).
+func perPair(b *testing.B, n int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/op")
+}
+
+// stepBench is the bed of the step benchmarks: a model that answers "ok",
+// the built flower and flower-hook, and a run dir.
+func stepBench(b *testing.B) (bed *testbed.Bed, flower, hook, runDir string) {
+	bed = testbed.New(b, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main",
+		Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "ok"} }}}})
+	return bed, testbed.BuildBinary(b, "./cmd/flower"), testbed.BuildBinary(b, "./cmd/flower-hook"),
+		filepath.Join(filepath.Dir(bed.Workspace), "runs")
+}
+
+// timedRun runs a command to its end and returns its wall time.
+func timedRun(b *testing.B) func(*exec.Cmd) time.Duration {
+	return func(cmd *exec.Cmd) time.Duration {
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v\n%s", cmd.Args[0], err, out)
+		}
+		return time.Since(start)
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
 
 // BenchmarkStepParts splits StepVsBare's gap into its parts, each measured
 // beside the others in the same loop: bare claude -p; claude with exactly

@@ -1,35 +1,38 @@
 // Package harness is flower's execution core: one step = one claude process,
-// made resilient (seed "Runtime").
+// made resilient. docs/seed-map.md maps the specification's names to these.
+//
+// The model of one step (Runtime.Run): spawn → stream → decide → result.
+//
+//   - Spawn: the AgentSpec compiles into an argv plus a per-step
+//     settings.json (BuildArgs; kept in <run_dir>/<run>/<step>/), and claude
+//     starts in its own process group with stream-json in and out; the
+//     prompt goes in as a user line.
+//   - Stream: every stdout line becomes an Event (recorded in
+//     <run_dir>/<run>/events.jsonl and handed to RunOptions.OnEvent), and
+//     transcript frames are mirrored into the session store, until the
+//     process exits.
+//   - Decide: the attempt's typed outcome takes one of four exits: success;
+//     human interrupt (resume the same session with the words +
+//     InterruptNote, not counted); context full (the same session writes its
+//     handoff document, a fresh session starts from its prompt block);
+//     retryable failure (classify, wait until the API answers, back off,
+//     resume the same session).
+//   - Result: the finished StepResult is returned and written to the run's
+//     row of <run_dir>/manifest.json, updated under a file lock one row at a
+//     time (the other rows are not decoded); while a step runs, the row lists
+//     it as running, so that a flower killed mid-step leaves a trace the
+//     next Runtime in that run dir marks (RecoverRunDir).
 //
 // Lifecycle of a Runtime: New loads <workspace>/.env (never overriding the
 // environment), checks credentials up front (a missing key fails here, never
 // at the first step), locates claude and flower-hook, prepares the session
-// store (<run_dir>/sessions.db, opened through Options.OpenStore once the
-// first claude is spawned), opens the run's events file
-// (<run_dir>/<run>/events.jsonl) and the private Unix socket that
-// flower-hook reports to (FLOWER_SOCKET). Each
-// Run compiles the AgentSpec into an argv
-// plus a per-step settings.json (BuildArgs; kept in <run_dir>/<run>/<step>/),
-// starts claude in its own process group with stream-json in and out,
-// writes the prompt as a user line, turns every stdout line into Events and
-// mirrors transcript frames into the store until the process exits. A
-// step's own bookkeeping runs beside claude rather than before or after it:
-// nothing but the spawn runs on flower's side until claude is started, then
-// the store opens (a store that cannot open fails the step with a
-// *StartError; a resume opens it first, to load the session) and the
-// manifest's "running" row is written while claude boots, and once a clean success
-// result settles the outcome the end row is written and the store settles
-// its writes (Checkpoint, again after each line the CLI mirrors later, such
-// as its cost state) while claude exits (endStep writes the row again only
-// if the step ended otherwise), so that Close has nothing left to write. The
-// attempt loop then takes one of the seed's four exits: success; human
-// interrupt (resume the same session with the words + InterruptNote, not
-// counted); context full (the same session writes its handoff document, a
-// fresh session starts from its prompt block); retryable failure (classify,
-// wait until the API answers, back off, resume the same session). The
-// finished StepResult is in manifest.json, updated under a file lock one
-// row at a time (the other rows are not decoded). Close
-// stops the socket (removing its directory) and closes the store.
+// store (<run_dir>/sessions.db, opened through Options.OpenStore by the
+// first step; a store that cannot open fails every step with a
+// *StartError), opens the events file and the private Unix socket that
+// flower-hook reports to (FLOWER_SOCKET). Run may be called many times, and
+// concurrently; nothing a Run starts outlives it. Close stops the socket
+// (removing its directory), closes the events file and the store; it is
+// idempotent.
 //
 // One attempt is two parts. The stream machine (stream.go) is pure and
 // owns every decision: fed stdout lines, interrupts, cancellation, the
@@ -71,11 +74,11 @@
 //
 // Wiring: harness links neither a session store nor the scripted model.
 // Options.OpenStore and Options.CopyCredentials are plugged in by package
-// batteries (batteries.New is the seed's Runtime with its SQLite store), the
+// batteries (batteries.New is the default Runtime with its SQLite store), the
 // guard self-test by the command; without OpenStore a Runtime runs with no
 // store.
 //
-// Choices where the seed is silent (written down here on purpose):
+// Choices written down here on purpose:
 //   - permission_mode "default" sends no --permission-mode flag (2.1.328 calls
 //     that mode "manual").
 //   - Instructions, the optional prelude and the workbench block go to
@@ -106,4 +109,18 @@
 //     mdsections with the same rules as flow's Brief, Goal and Verdict,
 //     and flow.Handoff is an alias of it.
 //   - manifest.json is a JSON array of ManifestRow, one per run.
+//
+// Performance notes: a step's own bookkeeping runs beside claude where that
+// is free, and in series where it is not worth a mechanism. Nothing but the
+// spawn runs on flower's side before claude is started; the store opens
+// after the spawn (a resume opens it first, to load the session), and the
+// running row is written while claude boots (runRow.begin, joined before the
+// end row). The end row is written once claude has exited, and then the
+// store settles its writes (one Checkpoint: SQLite's write-ahead log is
+// copied into the database), so the log stays short over a long run and
+// Close has little left to write. Patterns compile on first use
+// (internal/lazyre), and the stream machine reads lines in place (gjson over
+// the line, no copy of a big text). BenchmarkStepVsBare times a trivial step
+// under `flower step` against a bare `claude -p` on the same scripted model
+// (target ≤ 1.05×); BenchmarkStepParts splits the gap.
 package harness

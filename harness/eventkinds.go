@@ -2,6 +2,8 @@ package harness
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -26,14 +28,14 @@ const (
 
 	// Turned from claude's stream-json lines by the stream machine.
 	EventInit             = "init"              // InitEvent
-	EventAPIRetry         = "api_retry"         // claude retries the API by itself
+	EventAPIRetry         = "api_retry"         // APIRetryEvent: claude retries the API by itself
 	EventTaskStarted      = "task_started"      // a background task began
 	EventTaskNotification = "task_notification" // a background task ended
 	EventAssistant        = "assistant"         // MessageEvent: text
 	EventToolUse          = "tool_use"          // MessageEvent: a tool call
 	EventToolResult       = "tool_result"       // a tool's answer
 	EventResult           = "result"            // ResultEvent: the attempt's end
-	EventGarbage          = "garbage"           // a stdout line that is not stream-json
+	EventGarbage          = "garbage"           // GarbageEvent: a stdout line that is not stream-json
 
 	// Reported by flower-hook over the step's socket.
 	EventGuard  = "guard"  // GuardEvent
@@ -122,6 +124,18 @@ type MessageEvent struct {
 	Synthetic bool   `json:"-"`
 }
 
+// APIRetryEvent is claude retrying the API by itself (EventAPIRetry).
+type APIRetryEvent struct {
+	Attempt     int `json:"attempt"`
+	ErrorStatus int `json:"error_status"`
+}
+
+// GarbageEvent is a stdout line that is not stream-json, after system/init
+// (EventGarbage): its first 2000 characters.
+type GarbageEvent struct {
+	Line string `json:"line"`
+}
+
 // ResultEvent is claude's result line (EventResult): the attempt's turns
 // and its cost.
 type ResultEvent struct {
@@ -162,6 +176,31 @@ type HandoffEvent struct {
 	CostUSD   float64  `json:"cost_usd"`
 }
 
+// The payloads the Runtime emits for each handoff phase (HandoffEvent
+// reads all three): near carries the context against the thresholds,
+// writing the session that writes, done the handoff's outcome.
+type (
+	handoffNear struct {
+		Phase   string `json:"phase"`
+		Context int    `json:"context"`
+		WarnAt  int    `json:"warn_at"`
+		At      int    `json:"at"`
+	}
+	handoffWriting struct {
+		Phase     string `json:"phase"`
+		SessionID string `json:"session_id"`
+		Context   int    `json:"context"`
+	}
+	handoffDone struct {
+		Phase    string   `json:"phase"`
+		Degraded bool     `json:"degraded"`
+		Path     string   `json:"path"`
+		Sections []string `json:"sections"`
+		Retired  string   `json:"retired"`
+		CostUSD  float64  `json:"cost_usd"`
+	}
+)
+
 // GuardEvent is flower-hook's report of a guard's decision (EventGuard).
 type GuardEvent struct {
 	Guard     string         `json:"guard"`
@@ -195,6 +234,23 @@ type OfflineEvent struct {
 	GaveUp    bool    `json:"gave_up"`
 }
 
+// The payloads the Runtime emits while the API is unreachable (OfflineEvent
+// reads both): one per failed probe, and the last one when the wait gives
+// up.
+type (
+	offlineProbe struct {
+		Host      string  `json:"host"`
+		Error     string  `json:"error"`
+		NextProbe string  `json:"next_probe"`
+		WaitedS   float64 `json:"waited_s"`
+	}
+	offlineGaveUp struct {
+		Host   string `json:"host"`
+		Error  string `json:"error"`
+		GaveUp bool   `json:"gave_up"`
+	}
+)
+
 // OnlineEvent says the API answers again after WaitedS (EventOnline).
 type OnlineEvent struct {
 	Host    string  `json:"host"`
@@ -202,10 +258,55 @@ type OnlineEvent struct {
 }
 
 // ErrorEvent is the payload of EventError and EventStore (Op names what
-// failed).
+// failed). A store event of a resume names the SessionID it could not load,
+// and Fresh says the step starts that session fresh instead.
 type ErrorEvent struct {
-	Error string `json:"error"`
-	Op    string `json:"op,omitempty"`
+	Error     string `json:"error"`
+	Op        string `json:"op,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
+	Fresh     bool   `json:"fresh,omitempty"`
+}
+
+// EventData is payload, one of the payload structs above, as an Event's
+// Data: one entry per field under its json name, holding the field's Go
+// value (an int stays an int, so that a live event reads as it was built;
+// a read-back one holds float64s, which the accessors below decode alike).
+// A field tagged "-" is left out, and one tagged omitempty when it is empty
+// (as encoding/json leaves it out). The JSON of the map is the JSON of the
+// struct, so a payload struct fixes the wire format of its event.
+func EventData(payload any) map[string]any {
+	v := reflect.ValueOf(payload)
+	t := v.Type()
+	data := make(map[string]any, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" && opts == "" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fv := v.Field(i)
+		if opts == "omitempty" && emptyValue(fv) {
+			continue
+		}
+		data[name] = fv.Interface()
+	}
+	return data
+}
+
+// emptyValue is encoding/json's "empty" for omitempty.
+func emptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
 }
 
 // decodeData decodes e.Data into v when e is of kind; the round trip through
@@ -259,6 +360,12 @@ func (e Event) Stall() (StallEvent, bool) { return decodeData[StallEvent](e, Eve
 
 // Handoff is the payload of a EventHandoff event.
 func (e Event) Handoff() (HandoffEvent, bool) { return decodeData[HandoffEvent](e, EventHandoff) }
+
+// APIRetry is the payload of an EventAPIRetry event.
+func (e Event) APIRetry() (APIRetryEvent, bool) { return decodeData[APIRetryEvent](e, EventAPIRetry) }
+
+// Garbage is the payload of an EventGarbage event.
+func (e Event) Garbage() (GarbageEvent, bool) { return decodeData[GarbageEvent](e, EventGarbage) }
 
 // Guard is the payload of a EventGuard event.
 func (e Event) Guard() (GuardEvent, bool) { return decodeData[GuardEvent](e, EventGuard) }

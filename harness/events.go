@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"sync"
+
+	"github.com/flowerhq/flower/internal/redact"
 )
 
 // ReadEvents reads <run_dir>/<run>/events.jsonl. A line that does not parse
@@ -33,13 +35,44 @@ func ReadEvents(path string) (events []Event, skipped int, err error) {
 	return events, skipped, nil
 }
 
-// NewestRun returns the manifest row of the run updated last, or ok=false
-// when the run dir has none.
-func NewestRun(runDir string) (row ManifestRow, ok bool, err error) {
-	rows, err := ReadManifest(filepath.Join(runDir, "manifest.json"))
-	if err != nil || len(rows) == 0 {
-		return ManifestRow{}, false, err
+// eventLog appends Events as JSON lines to <run_dir>/<run>/events.jsonl.
+type eventLog struct {
+	mu  sync.Mutex
+	f   *os.File
+	red *redact.Redactor
+}
+
+// openEventLog opens path for appending (0600); red keeps secrets out.
+func openEventLog(path string, red *redact.Redactor) (*eventLog, error) {
+	if err := privateDir(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("harness: events: %w", err)
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].UpdatedAt < rows[j].UpdatedAt })
-	return rows[len(rows)-1], true, nil
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("harness: events: %w", err)
+	}
+	return &eventLog{f: f, red: red}, nil
+}
+
+func (l *eventLog) write(ev Event) {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		l.f.Write(append(l.red.Bytes(data), '\n'))
+	}
+}
+
+func (l *eventLog) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
 }

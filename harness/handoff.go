@@ -14,8 +14,8 @@ import (
 	"github.com/flowerhq/flower/mdsections"
 )
 
-// Handoff is the document a session writes when its context is full (seed
-// Handoff): five sections, of which only 在做什么 and 下一步 are required
+// Handoff is the document a session writes when its context is full: five
+// sections, of which only 在做什么 and 下一步 are required
 // (demanding dead ends would make the model invent some). Step is the step
 // it belongs to. This is the one implementation; flow aliases it.
 type Handoff struct {
@@ -31,7 +31,7 @@ type Handoff struct {
 	Degraded bool `json:"degraded"`
 }
 
-// Handoff section names, byte-exact (seed Handoff).
+// Handoff section names, byte-exact: the model reads and writes these.
 const (
 	HandoffDoing    = "在做什么"
 	HandoffDecided  = "已定结论"
@@ -77,8 +77,8 @@ const PromptBlockIntro = "你接手的是一个因上下文满了而换新会话
 // DegradedNote is the PromptBlock line of a Degraded handoff.
 const DegradedNote = "(上一个会话没能写出交接文档,这一份是按原任务机械拼出来的。)"
 
-// ParseHandoff parses a model reply into a Handoff for step with the seed's
-// heading rules (mdsections): aliases longest first, the first duplicate
+// ParseHandoff parses a model reply into a Handoff for step with the
+// heading rules of mdsections: aliases longest first, the first duplicate
 // with content wins, an unclosed code fence drops the rest, "(未填)" counts
 // as empty.
 func ParseHandoff(text, step string) Handoff {
@@ -172,7 +172,7 @@ func (h Handoff) PromptBlock() string {
 }
 
 // DegradedHandoff assembles a handoff mechanically when none could be
-// written (seed degraded): 现场 holds the first 1200 characters of the
+// written: 现场 holds the first 1200 characters of the
 // original task.
 func DegradedHandoff(step, prompt, why string) Handoff {
 	doing := "上一个会话的上下文满了,没能写出交接文档。原任务见「现场」。"

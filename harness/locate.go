@@ -35,7 +35,7 @@ func isExec(p string) bool {
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
-// FindClaude locates the CLI (design.md §3): explicit (--claude), then
+// FindClaude locates the CLI: explicit (--claude), then
 // FLOWER_CLAUDE, then <repo>/.claude-cli/… relative to the executable, then
 // PATH.
 func FindClaude(explicit string, getenv func(string) string) (string, error) {

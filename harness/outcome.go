@@ -15,11 +15,11 @@ import (
 // errors.Is and errors.As. StepResult.Error and StepResult.Errors keep their
 // rendered text (Error()).
 var (
-	// ErrInterrupted ends an attempt a human interrupted; its text is the
-	// seed's Interrupted.
+	// ErrInterrupted ends an attempt a human interrupted; its text is
+	// Interrupted.
 	ErrInterrupted = errors.New(Interrupted)
 	// ErrHandoffDue ends an attempt whose context reached HandoffPolicy.At;
-	// its text is the seed's HandoffDue.
+	// its text is HandoffDue.
 	ErrHandoffDue = errors.New(HandoffDue)
 )
 

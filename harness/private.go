@@ -2,13 +2,10 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -96,41 +93,4 @@ func scrubTree(dir string, since time.Time, red *redact.Redactor) error {
 		}
 		return nil
 	})
-}
-
-// removeDeadSockets removes the socket folders (flower-sock-*, flower-ch-*)
-// a killed flower left in the temp dir: those of this user whose sockets
-// all refuse connections.
-func removeDeadSockets() {
-	for _, pat := range []string{"flower-sock-*", "flower-ch-*"} {
-		dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), pat))
-		for _, d := range dirs {
-			if st, err := os.Lstat(d); err != nil || !st.IsDir() || !ownedByMe(st) || time.Since(st.ModTime()) < time.Minute {
-				continue // a young folder may be a flower starting now
-			}
-			socks, _ := filepath.Glob(filepath.Join(d, "*.sock"))
-			if len(socks) > 0 && allRefuse(socks) {
-				os.RemoveAll(d)
-			}
-		}
-	}
-}
-
-func ownedByMe(st fs.FileInfo) bool {
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	return ok && int(sys.Uid) == os.Getuid()
-}
-
-func allRefuse(socks []string) bool {
-	for _, s := range socks {
-		c, err := net.DialTimeout("unix", s, time.Second)
-		if err == nil {
-			c.Close()
-			return false
-		}
-		if !errors.Is(err, syscall.ECONNREFUSED) && !strings.Contains(err.Error(), "connection refused") {
-			return false
-		}
-	}
-	return true
 }

@@ -295,7 +295,6 @@ type watchers struct {
 	onMirror func([]byte)
 	onNear   func()
 	onInit   func(sessionID string)
-	onResult func() // a result line arrived (claude exits next)
 }
 
 // supervise feeds the stream machine what it observes of the process and
@@ -354,7 +353,7 @@ func (p *proc) consume(s *stream, m lineMsg, h watchers) action {
 	if m.err != nil {
 		return s.readError(m.err, now)
 	}
-	wasInit, results := s.sawInit, s.results
+	wasInit := s.sawInit
 	ev, emit, act := s.line(m.line, now)
 	if !wasInit && s.sawInit {
 		h.onInit(s.sessionID)
@@ -368,9 +367,6 @@ func (p *proc) consume(s *stream, m lineMsg, h watchers) action {
 	}
 	if s.nearCrossed() {
 		h.onNear()
-	}
-	if s.results > results && h.onResult != nil {
-		h.onResult()
 	}
 	return act
 }

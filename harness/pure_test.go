@@ -61,7 +61,7 @@ func TestOutcomes_Typed(t *testing.T) {
 		t.Errorf("StartError not matched through a wrap: %v", err)
 	}
 	if !errors.Is(wrap(ErrInterrupted), ErrInterrupted) || ErrInterrupted.Error() != Interrupted || ErrHandoffDue.Error() != HandoffDue {
-		t.Error("the sentinels lost their seed texts")
+		t.Error("the sentinels lost their texts")
 	}
 	if errors.Is(ErrInterrupted, ErrHandoffDue) || errors.As(ErrInterrupted, &api) {
 		t.Error("control: distinct outcomes must not match each other")

@@ -14,8 +14,7 @@ import (
 	"github.com/flowerhq/flower/internal/lazyre"
 )
 
-// Resilience is the retry policy of the Runtime (seed Resilience; its table
-// was lost). The zero value is disabled; NewResilience gives the defaults.
+// Resilience is the retry policy of the Runtime. The zero value is disabled; NewResilience gives the defaults.
 type Resilience struct {
 	Enabled     bool
 	MaxAttempts int           // attempts per step, interrupts and handoffs not counted
@@ -81,7 +80,7 @@ func (r Resilience) DelayFor(attempt int) time.Duration {
 }
 
 // WaitOnline blocks until a TCP connection to the API host succeeds or ctx
-// ends (the seed's wait_online has no give-up); OnlineTimeout > 0 bounds the
+// ends (by default it never gives up); OnlineTimeout > 0 bounds the
 // wait for unattended use. baseURL empty means api.anthropic.com. After each
 // failed probe, offline (when not nil) is told the probe's error and when
 // the next one comes; probes back off from 200ms to 10s.
@@ -148,14 +147,14 @@ func (r *Runtime) waitOnline(ctx context.Context, emit func(Event)) error {
 		if since.IsZero() {
 			since = time.Now()
 		}
-		emit(Event{Kind: EventOffline, Data: map[string]any{"host": apiHost(base), "error": err.Error(),
-			"next_probe": next.UTC().Format(time.RFC3339Nano), "waited_s": time.Since(since).Seconds()}})
+		emit(Event{Kind: EventOffline, Data: EventData(offlineProbe{Host: apiHost(base), Error: err.Error(),
+			NextProbe: next.UTC().Format(time.RFC3339Nano), WaitedS: time.Since(since).Seconds()})})
 	})
 	switch {
 	case err != nil:
-		emit(Event{Kind: EventOffline, Data: map[string]any{"host": apiHost(base), "error": err.Error(), "gave_up": true}})
+		emit(Event{Kind: EventOffline, Data: EventData(offlineGaveUp{Host: apiHost(base), Error: err.Error(), GaveUp: true})})
 	case !since.IsZero():
-		emit(Event{Kind: EventOnline, Data: map[string]any{"host": apiHost(base), "waited_s": time.Since(since).Seconds()}})
+		emit(Event{Kind: EventOnline, Data: EventData(OnlineEvent{Host: apiHost(base), WaitedS: time.Since(since).Seconds()})})
 	}
 	return err
 }
@@ -175,7 +174,7 @@ const (
 var statusRe = lazyre.New(`(?i)\b(?:api error|status|error):?\s*(\d{3})\b`)
 
 // Classify names the kind of a failed attempt from what claude reported
-// and whether the Runtime retries it (seed classify). It is pure: f comes
+// and whether the Runtime retries it. It is pure: f comes
 // from FailureOf(err). The rules follow what the pinned claude prints for
 // each fault (testdata/faults, recorded by scripts/record-faults.sh):
 //
@@ -258,8 +257,8 @@ var overflowTexts = []string{
 	"request too large",
 }
 
-// IsOverflow reports whether any text says the context is full (seed
-// is_overflow): such a hard error becomes an immediate handoff.
+// IsOverflow reports whether any text says the context is full: such a
+// hard error becomes an immediate handoff.
 func IsOverflow(texts ...string) bool {
 	for _, t := range texts {
 		t = strings.ToLower(t)

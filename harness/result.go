@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// StepResult is the complete account of one run step (seed StepResult).
-// Times are Unix seconds, as in the seed; Context is the last main-thread
+// StepResult is the complete account of one run step.
+// Times are Unix seconds (fractional); Context is the last main-thread
 // context level in tokens.
 type StepResult struct {
 	Step      string  `json:"step"`
@@ -44,8 +44,7 @@ type Event struct {
 	Time time.Time       `json:"time"`
 }
 
-// RunOptions are the per-call options of Runtime.Run (seed run's keyword
-// arguments).
+// RunOptions are the per-call options of Runtime.Run.
 type RunOptions struct {
 	StepName string      // default: spec.Name
 	Resume   string      // session id to resume

@@ -13,12 +13,11 @@ import (
 )
 
 // loadResume loads the session a resume continues from the store into the
-// config dir the resumed claude reads, as the seed's store does whether the
-// run is portable or not (expire, trim, prune and repair run on every load):
+// config dir the resumed claude reads, whether the run is portable or not (expire, trim, prune and repair run on every load):
 //
 //   - portable: into the run's config dir, under the run's project key;
-//   - not portable: claude keeps the user's own config dir, so the SDK's way
-//     (agent-sdk-internals §3): a private claude-resume-* folder in the
+//   - not portable: claude keeps the user's own config dir, so the Agent
+//     SDK's way: a private claude-resume-* folder in the
 //     step's folder with the user's login and settings copied in, the
 //     session written under the workspace's project key, and
 //     CLAUDE_CONFIG_DIR + CLAUDE_CODE_PROJECT_DIR_NAME set for this attempt
@@ -36,7 +35,7 @@ func (r *Runtime) loadResume(ctx context.Context, a *attemptArgs, stepDir string
 	if a.resume == "" || r.store == nil {
 		return nil, done, nil
 	}
-	st, err := r.store.wait()
+	st, err := r.store.get(ctx)
 	if err != nil {
 		return nil, done, err
 	}
@@ -57,13 +56,13 @@ func (r *Runtime) loadResume(ctx context.Context, a *attemptArgs, stepDir string
 	if err == nil {
 		return env, done, nil
 	}
-	data := map[string]any{"error": err.Error(), "op": "materialize", "session_id": a.resume}
+	ev := ErrorEvent{Error: err.Error(), Op: "materialize", SessionID: a.resume}
 	file := filepath.Join(dir, "projects", project, a.resume+".jsonl")
 	switch {
 	case errors.Is(err, ErrSessionLost):
 		os.Remove(file) // what a load cut short by the damage wrote
 		if _, serr := os.Stat(file); serr != nil {
-			data["fresh"] = true
+			ev.Fresh = true
 			a.resume, a.fork, a.resumeAt = "", false, ""
 		}
 	case r.configDir == "":
@@ -72,7 +71,7 @@ func (r *Runtime) loadResume(ctx context.Context, a *attemptArgs, stepDir string
 		env, done = nil, func() {}
 	}
 	if a.emit != nil {
-		a.emit(Event{Kind: EventStore, Data: data})
+		a.emit(Event{Kind: EventStore, Data: EventData(ev)})
 	}
 	return env, done, nil
 }

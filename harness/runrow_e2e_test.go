@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"fmt"
@@ -8,112 +8,104 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/sessionstore"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
-// TestEndEarlyReconciles: the end row written while claude exits stands
-// when the step ends as predicted (two manifest writes: running, end), and
-// is written again when the result differs or another write of the
-// Runtime came in between; the row on disk is always the returned result.
-func TestEndEarlyReconciles(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		change func(r *Runtime, st *stepRun)
-		writes int
-	}{
-		{"as predicted", func(*Runtime, *stepRun) {}, 2},
-		{"cost changed after the result", func(_ *Runtime, st *stepRun) { st.stats.CostUSD += 0.5 }, 3},
-		{"another write in between", func(r *Runtime, st *stepRun) {
-			<-st.early.done
-			<-r.stepBegins("other", 2)
-		}, 4},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			r := &Runtime{runDir: dir, run: "r1", workspace: dir, sessions: map[string]string{}, onEvents: map[string]func(Event){}}
-			st := &stepRun{res: StepResult{Step: "s", StartedAt: 1, Errors: []string{}, Retired: []string{}}, emit: func(Event) {}}
-			st.attempt = 1
-			begun := r.stepBegins("s", 1)
-			st.begin = func() <-chan struct{} { return begun }
-			out := attemptOut{sessionID: "sid", text: "DONE"}
-			r.endEarly(st, out)
-			tc.change(r, st)
-			st.absorb(out) // what Run does when the attempt returns
-			res, err := r.endStep(st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !res.OK || res.Text != "DONE" || res.SessionID != "sid" {
-				t.Fatalf("result %+v", res)
-			}
-			if r.manifestSeq != tc.writes {
-				t.Fatalf("%d manifest writes, want %d", r.manifestSeq, tc.writes)
-			}
-			rows, err := ReadManifest(filepath.Join(dir, "manifest.json"))
-			if err != nil || len(rows) != 1 {
-				t.Fatalf("rows %+v, %v", rows, err)
-			}
-			var got StepResult
-			for _, g := range rows[0].Results {
-				if g.Step == "s" {
-					got = g
-				}
-			}
-			if !reflect.DeepEqual(got, res) {
-				t.Fatalf("the row holds\n%+v\nRun returned\n%+v", got, res)
-			}
-			for _, s := range rows[0].Running {
-				if s.Step == "s" {
-					t.Fatalf("step still listed as running: %+v", rows[0].Running)
-				}
-			}
-			if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+// replyingBed is a bed whose model answers every request with text.
+func replyingBed(t *testing.T, text string) *testbed.Bed {
+	return testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "main", Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: text} }}}})
 }
 
-// TestRun_EndRowWhileClaudeExits: on the real CLI a step that ends with a
-// success result writes its manifest twice (running, then the end row while
-// claude exits), and the row is the returned result.
-func TestRun_EndRowWhileClaudeExits(t *testing.T) {
+// walBytes is the size of the SQLite write-ahead log beside db (0 when
+// there is none).
+func walBytes(db string) int64 {
+	st, err := os.Stat(db + "-wal")
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// TestE2E_RunRowIsTheResult: on the real CLI, once Run returns the run's
+// manifest row on disk holds exactly the returned result and lists nothing
+// running, and the session store holds the step's session with its writes
+// settled into the database file (an empty write-ahead log); after Close
+// the store opens again and still holds it. Controls: while the step ran,
+// the log did hold the mirrored lines (the empty log after Run is the
+// checkpoint's doing), and a session id that never ran is not in the store.
+func TestE2E_RunRowIsTheResult(t *testing.T) {
 	t.Parallel()
-	rt := replyingRuntime(t, "EARLY_END")
-	res, err := rt.Run(t.Context(), NewAgentSpec("main", ""), "go", RunOptions{})
-	if err != nil || !res.OK || res.Text != "EARLY_END" {
+	b := replyingBed(t, "ROW_OK")
+	rt := newRuntime(t, b, nil)
+	db := filepath.Join(rt.RunDir(), "sessions.db")
+	var walAtResult int64 = -1
+	res, err := rt.Run(runCtx(t), harness.NewAgentSpec("main", ""), "go", harness.RunOptions{OnEvent: func(ev harness.Event) {
+		if ev.Kind == harness.EventResult {
+			walAtResult = walBytes(db)
+		}
+	}})
+	if err != nil || !res.OK || res.Text != "ROW_OK" {
 		t.Fatalf("%+v %v", res, err)
 	}
-	if rt.manifestSeq != 2 {
-		t.Fatalf("%d manifest writes; want 2 (running, and the end row written while claude exited)", rt.manifestSeq)
+	rows, err := harness.ReadManifest(rt.ManifestPath())
+	if err != nil || len(rows) != 1 || rows[0].Run != rt.RunID() {
+		t.Fatalf("manifest %+v (%v); want the one row of run %s", rows, err, rt.RunID())
 	}
-	rows, err := ReadManifest(rt.ManifestPath())
-	if err != nil || len(rows) != 1 || len(rows[0].Results) != 1 || !reflect.DeepEqual(rows[0].Results[0], res) || len(rows[0].Running) != 0 {
-		t.Fatalf("manifest %+v (%v); want exactly the returned result %+v", rows, err, res)
+	if len(rows[0].Results) != 1 || !reflect.DeepEqual(rows[0].Results[0], res) || len(rows[0].Running) != 0 {
+		t.Fatalf("row %+v; want exactly the returned result %+v and nothing running", rows[0], res)
+	}
+	if walAtResult <= 0 {
+		t.Fatalf("control: the write-ahead log held %d bytes at the result; want the mirrored lines in it", walAtResult)
+	}
+	if n := walBytes(db); n != 0 {
+		t.Fatalf("after Run the write-ahead log holds %d bytes; want the step's writes settled", n)
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatalf("a second Close: %v", err)
+	}
+	st, err := sessionstore.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	key, err := st.Find(t.Context(), res.SessionID)
+	if err != nil {
+		t.Fatalf("the store after Close: %v", err)
+	}
+	if entries, err := st.Load(t.Context(), key); err != nil || len(entries) == 0 {
+		t.Fatalf("session %s in the store: %d entries, %v", res.SessionID, len(entries), err)
+	}
+	if _, err := st.Find(t.Context(), "00000000-0000-4000-8000-000000000000"); err == nil {
+		t.Fatal("control: a session that never ran was found in the store")
 	}
 }
 
 // TestRun_ConcurrentStepsKeepEveryRow: steps running at once in one Runtime
-// each write their running and end rows (some of them early, while their
-// claude exits); the row on disk ends with every result and nothing
-// running, whatever order the writes came in.
+// each write their running and end rows; the row on disk ends with every
+// result and nothing running, whatever order the writes came in.
 func TestRun_ConcurrentStepsKeepEveryRow(t *testing.T) {
 	t.Parallel()
-	rt := replyingRuntime(t, "PARALLEL_OK")
+	rt := newRuntime(t, replyingBed(t, "PARALLEL_OK"), func(o *harness.Options) { o.NoStore = true })
 	const n = 4
-	results := make([]StepResult, n)
+	results := make([]harness.StepResult, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = rt.Run(t.Context(), NewAgentSpec("main", ""), "go", RunOptions{StepName: fmt.Sprintf("s%d", i)})
+			results[i], errs[i] = rt.Run(runCtx(t), harness.NewAgentSpec("main", ""), "go", harness.RunOptions{StepName: fmt.Sprintf("s%d", i)})
 		}()
 	}
 	wg.Wait()
-	rows, err := ReadManifest(rt.ManifestPath())
+	rows, err := harness.ReadManifest(rt.ManifestPath())
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("rows %+v, %v", rows, err)
 	}
@@ -132,20 +124,7 @@ func TestRun_ConcurrentStepsKeepEveryRow(t *testing.T) {
 			t.Fatalf("step %d's result %+v is not in the row %+v", i, results[i], rows[0].Results)
 		}
 	}
-}
-
-// replyingRuntime is a Runtime (seed defaults, no session store) on a bed
-// whose model answers every request with text; closed with the test.
-func replyingRuntime(t *testing.T, text string) *Runtime {
-	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
-		{Name: "main", Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: text} }}}})
-	o := NewOptions(b.Workspace)
-	o.RunDir = filepath.Join(filepath.Dir(b.Workspace), "runs")
-	o.Env, o.Claude, o.HookPath = b.Env(), b.Claude, testbed.BuildBinary(t, "./cmd/flower-hook")
-	rt, err := New(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
+	if got := rt.Results(); len(got) != n {
+		t.Fatalf("Results() has %d results; want %d", len(got), n)
 	}
-	t.Cleanup(func() { rt.Close() })
-	return rt
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // startReportServer opens the private Unix socket that flower-hook reports
-// to (design.md §3; a linesock.Server): one JSON line per connection (more
+// to (a linesock.Server): one JSON line per connection (more
 // are accepted), each handed to handle and acknowledged with {"ok":true};
 // a line that is not JSON gets {"ok":false}. Its path goes to the child as
 // FLOWER_SOCKET; a connection lives at most 10 s.

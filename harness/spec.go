@@ -6,13 +6,12 @@ import (
 	"strings"
 )
 
-// AgentSpec is the complete declaration of one specialised agent (seed
-// "AgentSpec"). BuildArgs compiles it into a claude command line.
+// AgentSpec is the complete declaration of one specialised agent. BuildArgs compiles it into a claude command line.
 //
-// Go zero values differ from the seed's defaults in three fields; build specs
-// with NewAgentSpec to get the seed's defaults (AllowedTools Read/Glob/Grep,
+// Go zero values differ from the defaults in three fields; build specs
+// with NewAgentSpec to get the defaults (AllowedTools Read/Glob/Grep,
 // PermissionMode "default", Workbench true). MaxTurns 0 and MaxBudgetUSD 0
-// mean "no limit" (the seed's None).
+// mean "no limit".
 type AgentSpec struct {
 	Name            string
 	Instructions    string
@@ -41,7 +40,8 @@ type AgentSpec struct {
 	DelegateOnly bool
 }
 
-// NewAgentSpec returns an AgentSpec with the seed's defaults.
+// NewAgentSpec returns an AgentSpec with the defaults: Read/Glob/Grep,
+// permission mode "default", a workbench.
 func NewAgentSpec(name, instructions string) AgentSpec {
 	return AgentSpec{
 		Name:           name,
@@ -65,8 +65,7 @@ type AgentDefinition struct {
 	PermissionMode  string   `json:"permissionMode,omitempty"`
 	// Skills names the skills preloaded into the subagent.
 	Skills []string `json:"skills,omitempty"`
-	// Isolate marks the role as wanting its own git worktree (seed
-	// isolated()); it never reaches the CLI, the isolate guard reads it.
+	// Isolate marks the role as wanting its own git worktree; it never reaches the CLI, the isolate guard reads it.
 	Isolate bool `json:"-"`
 }
 
@@ -93,7 +92,7 @@ type HookCommand struct {
 	Timeout int    `json:"timeout,omitempty"` // seconds
 }
 
-// MergeHooks appends hook groups per event name (seed merge_hooks): extend,
+// MergeHooks appends hook groups per event name: extend,
 // no deduplication; empty events are dropped.
 func MergeHooks(groups ...map[string][]HookMatcher) map[string][]HookMatcher {
 	out := map[string][]HookMatcher{}
@@ -110,8 +109,7 @@ func MergeHooks(groups ...map[string][]HookMatcher) map[string][]HookMatcher {
 	return out
 }
 
-// CompactPolicy is the switchboard of the CLI's auto-compact (seed
-// CompactPolicy): it only decides whether compaction triggers, through env.
+// CompactPolicy is the switchboard of the CLI's auto-compact: it only decides whether compaction triggers, through env.
 // Mode is "auto" (CLI default), "off" (never auto-compact: flower hands off
 // instead) or "window" (auto-compact with Window as the context size).
 type CompactPolicy struct {
@@ -134,7 +132,7 @@ func (p CompactPolicy) Env() map[string]string {
 }
 
 // HandoffPolicy says when a full context is handed to a fresh session
-// instead of being compacted (seed HandoffPolicy).
+// instead of being compacted.
 type HandoffPolicy struct {
 	Enabled        bool
 	Window         int
@@ -142,17 +140,18 @@ type HandoffPolicy struct {
 	MaxGenerations int
 }
 
-// NewHandoffPolicy returns the seed's defaults: enabled, DefaultWindow(),
+// NewHandoffPolicy returns the defaults: enabled, DefaultWindow(),
 // headroom 50_000, 8 generations.
 func NewHandoffPolicy() HandoffPolicy {
 	return HandoffPolicy{Enabled: true, Window: DefaultWindow(), Headroom: DefaultHeadroom, MaxGenerations: 8}
 }
 
-// DefaultHeadroom is the seed's HandoffPolicy.headroom.
+// DefaultHeadroom is the default HandoffPolicy.Headroom: the tokens left
+// free below the window.
 const DefaultHeadroom = 50_000
 
 // At is the context level that ends an attempt with HandoffDue:
-// max(10_000, window - headroom). A zero Window or Headroom means the seed's
+// max(10_000, window - headroom). A zero Window or Headroom means the
 // default (DefaultWindow(), DefaultHeadroom), never "hand off at 10k".
 func (p HandoffPolicy) At() int {
 	window, headroom := p.Window, p.Headroom
@@ -169,8 +168,7 @@ func (p HandoffPolicy) At() int {
 func (p HandoffPolicy) WarnAt() int { return max(1_000, p.At()-20_000) }
 
 // DefaultWindow estimates the context window from ANTHROPIC_MODEL or
-// ANTHROPIC_DEFAULT_OPUS_MODEL (seed default_window). The seed's table was
-// lost; flower's choice: a "[1m]" suffix or "1m" in the name → 1_000_000,
+// ANTHROPIC_DEFAULT_OPUS_MODEL: a "[1m]" suffix or "1m" in the name → 1_000_000,
 // otherwise 200_000. Guessing too large is not fatal: the API's "prompt is too
 // long" triggers an immediate (degraded) handoff.
 func DefaultWindow() int {

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/flowerhq/flower/internal/textclip"
 )
 
 // stepRun is the state of one Run across its attempts.
@@ -14,24 +17,14 @@ type stepRun struct {
 	spec    AgentSpec
 	prompt  string // the step's own prompt (handoffs restate it)
 	res     StepResult
-	emit    func(Event)            // records an event of the step, then observes it
-	observe func(Event)            // folds an event into stats, then calls OnEvent
-	mu      sync.Mutex             // serialises observe: stream lines and socket reports
-	stats   StepStats              // the fold of the step's events: res's counters
-	next    attemptArgs            // what the next attempt runs
-	warned  bool                   // handoff/near told, per generation
-	attempt int                    // counted attempts (interrupts and handoffs not counted)
-	begin   func() <-chan struct{} // lists the step as running (once); closed when written
-	early   *earlyEnd              // the end row written while claude exited, if any
-}
-
-// earlyEnd is a step's end row written as soon as its result settled the
-// outcome, while claude was still exiting.
-type earlyEnd struct {
-	res  StepResult
-	seq  int // the manifest write's number
-	err  error
-	done chan struct{}
+	emit    func(Event)     // records an event of the step, then observes it
+	observe func(Event)     // folds an event into stats, then calls OnEvent
+	mu      sync.Mutex      // serialises observe: stream lines and socket reports
+	stats   StepStats       // the fold of the step's events: res's counters
+	next    attemptArgs     // what the next attempt runs
+	warned  bool            // handoff/near told, per generation
+	attempt int             // counted attempts (interrupts and handoffs not counted)
+	begun   <-chan struct{} // the running row's write, once the first claude is spawned
 }
 
 // next is what Run does after an attempt: decide's answer.
@@ -45,8 +38,8 @@ const (
 	stepExhausted             // the context is full again after MaxGenerations
 )
 
-// decide is the step's decision over one attempt's typed outcome (seed
-// Runtime.run's four exits). It is pure: everything it needs is passed in.
+// decide is the step's decision over one attempt's typed outcome (Run's
+// four exits). It is pure: everything it needs is passed in.
 func decide(err error, text string, cancelled bool, res StepResult, attempt int, hp HandoffPolicy, rs Resilience) (next, string) {
 	switch {
 	case err == nil || cancelled:
@@ -69,7 +62,7 @@ func decide(err error, text string, cancelled bool, res StepResult, attempt int,
 	return stepRetry, kind
 }
 
-// Run runs one step (seed Runtime.run): attempts in a loop with four exits —
+// Run runs one step: attempts in a loop with four exits —
 // success; human interrupt (resume with the words + InterruptNote, not
 // counted); context full (handoff document, fresh session, not counted);
 // retryable failure (classify, wait online, back off, resume). It then
@@ -82,7 +75,7 @@ func decide(err error, text string, cancelled bool, res StepResult, attempt int,
 func (r *Runtime) Run(ctx context.Context, spec AgentSpec, prompt string, o RunOptions) (StepResult, error) {
 	st := r.newStepRun(spec, prompt, o)
 	defer r.watchStep(st.res.Step, st.observe)()
-	st.emit(Event{Kind: EventStepStart, Data: map[string]any{"resume": o.Resume, "fork": o.Fork}})
+	st.emit(Event{Kind: EventStepStart, Data: EventData(StepStartEvent{Resume: o.Resume, Fork: o.Fork})})
 	for {
 		st.attempt++
 		out := r.attempt(ctx, st.next)
@@ -103,7 +96,7 @@ func (r *Runtime) Run(ctx context.Context, spec AgentSpec, prompt string, o RunO
 			st.res.Error = fmt.Sprintf("harness: context full again after %d handoffs (max_generations=%d): the task does not fit; split it into smaller steps or raise HandoffPolicy.MaxGenerations (last error: %s)",
 				len(st.res.Retired), r.opts.Handoff.MaxGenerations, out.err.Error())
 		}
-		return r.endStep(st)
+		return r.endStep(ctx, st)
 	}
 }
 
@@ -137,10 +130,12 @@ func (r *Runtime) newStepRun(spec AgentSpec, prompt string, o RunOptions) *stepR
 		r.events.write(ev)
 		st.observe(ev)
 	}
-	st.begin = sync.OnceValue(func() <-chan struct{} { return r.stepBegins(step, st.res.StartedAt) })
 	st.next = attemptArgs{spec: spec, prompt: prompt, step: step, resume: o.Resume, fork: o.Fork, resumeAt: o.ResumeAt,
-		emit: st.emit, warned: &st.warned, handoff: r.opts.Handoff, settled: func(out attemptOut) { r.endEarly(st, out) },
-		spawned: func() { st.begin() }}
+		emit: st.emit, warned: &st.warned, handoff: r.opts.Handoff, spawned: func() {
+			if st.begun == nil {
+				st.begun = r.row.begin(step, st.res.StartedAt)
+			}
+		}}
 	return st
 }
 
@@ -180,7 +175,7 @@ func absorbed(res StepResult, out attemptOut) StepResult {
 // resumeWithWords resumes the session with the human's words and the
 // InterruptNote; the interrupted attempt is not counted.
 func (st *stepRun) resumeWithWords(words string) {
-	st.emit(Event{Kind: EventInterrupt, Data: map[string]any{"words": words, "session_id": st.res.SessionID}})
+	st.emit(Event{Kind: EventInterrupt, Data: EventData(InterruptEvent{Words: words, SessionID: st.res.SessionID})})
 	st.resumeSession(words + "\n\n" + InterruptNote)
 	st.attempt--
 }
@@ -206,13 +201,54 @@ func (r *Runtime) handOffStep(ctx context.Context, st *stepRun, out attemptOut) 
 	st.attempt--
 }
 
+// handOff has the full session write its handoff (budget lifted, no UI
+// events) or, on an overflow error, assembles the degraded one; writes it to
+// <notes>/交接-<step>.md when there is a workbench. The done event carries
+// the writing round's cost (its own stream is not recorded).
+func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, sessionID string, out attemptOut, emit func(Event)) Handoff {
+	emit(Event{Kind: EventHandoff, Data: EventData(handoffWriting{Phase: HandoffWriting, SessionID: sessionID, Context: out.context})})
+	var h Handoff
+	var cost float64
+	if !errors.Is(out.err, ErrHandoffDue) || sessionID == "" {
+		h = DegradedHandoff(step, prompt, textclip.Runes(out.err.Error(), 200))
+	} else {
+		hs := spec
+		hs.MaxBudgetUSD = 0
+		hs.MaxTurns = 0
+		used := out.context
+		p := strings.NewReplacer("{used}", strconv.Itoa(used), "{window}", strconv.Itoa(r.opts.Handoff.Window)).Replace(HandoffPrompt)
+		w := r.attempt(ctx, attemptArgs{spec: hs, prompt: p, step: step, resume: sessionID, emit: nil, handoff: HandoffPolicy{}})
+		cost = w.cost
+		h = ParseHandoff(w.text, step)
+		if w.err != nil || !h.Complete() {
+			why := ""
+			if w.err != nil {
+				why = w.err.Error()
+			}
+			if why == "" {
+				why = "handoff incomplete, missing " + strings.Join(h.Missing(), ", ")
+			}
+			h = DegradedHandoff(step, prompt, textclip.Runes(why, 200))
+		}
+	}
+	h.Step = step
+	if wb := r.opts.Workbench; wb != nil {
+		if err := h.write(wb.Notes(), r.red); err != nil {
+			emit(Event{Kind: EventError, Data: EventData(ErrorEvent{Error: err.Error()})})
+		}
+	}
+	emit(Event{Kind: EventHandoff, Data: EventData(handoffDone{Phase: HandoffDone, Degraded: h.Degraded, Path: h.Path, Sections: h.Sections(),
+		Retired: sessionID, CostUSD: cost})})
+	return h
+}
+
 // backOff waits for the API and the back-off delay before a retry, which
 // resumes the session when there is one. It reports false when the step
 // must end instead (the API stayed unreachable, or ctx ended).
 func (r *Runtime) backOff(ctx context.Context, st *stepRun, kind string, failure error) bool {
 	rs := r.opts.Resilience
 	delay := rs.DelayFor(st.attempt)
-	st.emit(Event{Kind: EventRetry, Data: map[string]any{"attempt": st.attempt, "kind": kind, "error": failure.Error(), "delay_s": delay.Seconds()}})
+	st.emit(Event{Kind: EventRetry, Data: EventData(RetryEvent{Attempt: st.attempt, Kind: kind, Error: failure.Error(), DelayS: delay.Seconds()})})
 	if err := r.waitOnline(ctx, st.emit); err != nil {
 		st.res.Error = fmt.Sprintf("%s (the API stayed unreachable: %v)", failure.Error(), err)
 		return false
@@ -234,25 +270,17 @@ func (r *Runtime) backOff(ctx context.Context, st *stepRun, kind string, failure
 }
 
 // endStep records the finished step: its counters from the step's stats,
-// the step_end event, the Runtime's results and the manifest row. The row
-// endEarly wrote while claude exited stands when the result is the same
-// (its end time then counts) and no other write came in between.
-func (r *Runtime) endStep(st *stepRun) (StepResult, error) {
+// the step_end event and the manifest row (after the running row, when
+// one was written); then the store settles what the step wrote.
+func (r *Runtime) endStep(ctx context.Context, st *stepRun) (StepResult, error) {
 	res := st.finished(st.res)
-	if e := st.early; e != nil {
-		<-e.done
-		if res.EndedAt = e.res.EndedAt; reflect.DeepEqual(res, e.res) && e.err == nil && r.endsAsWritten(res, e.seq) {
-			st.emit(Event{Kind: EventStepEnd, Data: map[string]any{"ok": res.OK, "error": res.Error, "session_id": res.SessionID, "attempts": res.Attempts}})
-			return res, nil
-		}
-		res.EndedAt = unixNow()
+	st.emit(Event{Kind: EventStepEnd, Data: EventData(StepEndEvent{OK: res.OK, Error: res.Error, SessionID: res.SessionID, Attempts: res.Attempts})})
+	if st.begun != nil {
+		<-st.begun
 	}
-	st.emit(Event{Kind: EventStepEnd, Data: map[string]any{"ok": res.OK, "error": res.Error, "session_id": res.SessionID, "attempts": res.Attempts}})
-	<-st.begin()
-	// The store settles what the step's last lines wrote while the
-	// manifest row is written, not after it (Close then has nothing left).
-	r.checkpointSoon(context.Background())
-	return res, r.stepEnds(res)
+	err := r.row.end(res)
+	r.store.checkpoint(ctx)
+	return res, err
 }
 
 // finished is res with the step's counters, attempts and end time.
@@ -263,17 +291,4 @@ func (st *stepRun) finished(res StepResult) StepResult {
 	res.Attempts = max(st.attempt, 1)
 	res.EndedAt = unixNow()
 	return res
-}
-
-// endEarly writes the step's end row as soon as a clean success result
-// settled the outcome (the attempt's settled), while claude still exits:
-// the write then costs the step nothing. endStep checks it.
-func (r *Runtime) endEarly(st *stepRun, out attemptOut) {
-	e := &earlyEnd{res: st.finished(absorbed(st.res, out)), done: make(chan struct{})}
-	st.early = e
-	go func() {
-		defer close(e.done)
-		<-st.begin()
-		e.seq, e.err = r.endsEarly(e.res)
-	}()
 }

@@ -37,8 +37,9 @@ func (f *fakeStore) Close() error { f.did("close"); return nil }
 // TestRun_StoreOpensBesideClaude: the store opens while the first claude
 // starts. A store that cannot open fails the step with its error, once (a
 // StartError is not retried), and the model is never asked; the control
-// with a store that opens mirrors the session, settles it when the result
-// arrives and after every line mirrored later, and closes it after that.
+// with a store that opens mirrors the session (lines the CLI mirrors after
+// the result included), settles it once the step has ended, and closes it
+// after that.
 func TestRun_StoreOpensBesideClaude(t *testing.T) {
 	t.Parallel()
 	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{

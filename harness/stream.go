@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 	"unsafe"
@@ -108,7 +109,7 @@ func (s *stream) line(b []byte, now time.Time) (ev Event, emit bool, act action)
 			s.fail(&StartError{Reason: fmt.Sprintf("claude printed something that is not stream-json on stdout: %q", textclip.Runes(string(b), 200))})
 			return ev, false, s.stop(now)
 		}
-		return Event{Kind: EventGarbage, Data: map[string]any{"line": textclip.Runes(string(b), 2000)}, Time: now}, true, actNone
+		return Event{Kind: EventGarbage, Data: EventData(GarbageEvent{Line: textclip.Runes(string(b), 2000)}), Time: now}, true, actNone
 	}
 	ev, emit, act = s.handle(b, now)
 	if s.sawInit {
@@ -142,13 +143,6 @@ func (s *stream) takeStall() (Event, bool) {
 	ev := *s.stall
 	s.stall = nil
 	return ev, true
-}
-
-// settledOK reports whether the attempt's outcome is already known to be a
-// success: a success result is in, with no failure, no handoff due and no
-// background task pending (outcome then says nil, whatever the exit).
-func (s *stream) settledOK() bool {
-	return s.results > 0 && s.failure == nil && !s.due && len(s.tasks) == 0 && resultFailure(s.final) == nil
 }
 
 // interrupted notes that an interrupt was sent (by a human, or for a
@@ -201,7 +195,7 @@ func (s *stream) tick(now time.Time) action {
 	}
 	if passed(&s.idleAt) && s.failure == nil {
 		s.fail(&StallError{Idle: s.timing.idle})
-		s.stall = &Event{Kind: EventStall, Time: now, Data: map[string]any{"idle_s": s.timing.idle.Seconds(), "session_id": s.sessionID}}
+		s.stall = &Event{Kind: EventStall, Time: now, Data: EventData(StallEvent{IdleS: s.timing.idle.Seconds(), SessionID: s.sessionID})}
 		act |= s.stop(now)
 	}
 	if passed(&s.resultGraceAt) || passed(&s.killAt) {
@@ -296,11 +290,10 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 		case "init":
 			s.sawInit = true
 			s.sessionID = gjson.GetBytes(line, "session_id").String()
-			ev.Data["session_id"] = s.sessionID
-			ev.Data["model"] = gjson.GetBytes(line, "model").String()
+			maps.Copy(ev.Data, EventData(InitEvent{SessionID: s.sessionID, Model: gjson.GetBytes(line, "model").String()}))
 		case "api_retry":
-			ev.Data["attempt"] = gjson.GetBytes(line, "attempt").Int()
-			ev.Data["error_status"] = gjson.GetBytes(line, "error_status").Int()
+			maps.Copy(ev.Data, EventData(APIRetryEvent{Attempt: int(gjson.GetBytes(line, "attempt").Int()),
+				ErrorStatus: int(gjson.GetBytes(line, "error_status").Int())}))
 		case "task_started":
 			// A subagent's task holds the step (its result comes later);
 			// a background shell (local_bash: a dev server, a watcher)
@@ -339,10 +332,8 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 		// over a fresh slice and never touches it again), and the result
 		// text is a piece of it, not a copy.
 		s.final = gjson.Parse(unsafeString(line))
-		ev.Data["subtype"] = sub
-		ev.Data["is_error"] = s.final.Get("is_error").Bool()
-		ev.Data["num_turns"] = s.final.Get("num_turns").Int()
-		ev.Data["cost_usd"] = s.final.Get("total_cost_usd").Float()
+		maps.Copy(ev.Data, EventData(ResultEvent{Subtype: sub, IsError: s.final.Get("is_error").Bool(),
+			NumTurns: int(s.final.Get("num_turns").Int()), CostUSD: s.final.Get("total_cost_usd").Float()}))
 		return ev, emit, actEndInput
 	case "transcript_mirror":
 		s.mirror = append(s.mirror, append([]byte(nil), line...))

@@ -23,9 +23,9 @@ type textKey struct {
 }
 
 // textsByReference is row with each result text over maxRowText written to
-// its file (once per result: r.texts remembers it) and cut in the row;
-// r.manifestMu is held.
-func (r *Runtime) textsByReference(row ManifestRow) (ManifestRow, error) {
+// its file (once per result: w.texts remembers it) and cut in the row;
+// w.mu is held.
+func (w *runRow) textsByReference(row ManifestRow) (ManifestRow, error) {
 	var out []StepResult
 	for i, res := range row.Results {
 		if len(res.Text) <= maxRowText {
@@ -35,16 +35,16 @@ func (r *Runtime) textsByReference(row ManifestRow) (ManifestRow, error) {
 			out = append([]StepResult(nil), row.Results...)
 		}
 		key := textKey{res.Step, res.StartedAt}
-		rel, ok := r.texts[key]
+		rel, ok := w.texts[key]
 		if !ok {
-			rel = filepath.Join("texts", fmt.Sprintf("%s-%d.txt", r.run, len(r.texts)+1))
-			if err := writeText(filepath.Join(r.runDir, rel), r.red.String(res.Text)); err != nil {
+			rel = filepath.Join("texts", fmt.Sprintf("%s-%d.txt", w.run, len(w.texts)+1))
+			if err := writeText(filepath.Join(w.runDir, rel), w.red.String(res.Text)); err != nil {
 				return row, fmt.Errorf("harness: result text: %w", err)
 			}
-			if r.texts == nil {
-				r.texts = map[textKey]string{}
+			if w.texts == nil {
+				w.texts = map[textKey]string{}
 			}
-			r.texts[key] = rel
+			w.texts[key] = rel
 		}
 		out[i].TextFile, out[i].TextBytes = rel, len(res.Text)
 		out[i].Text = res.Text[:textclip.Boundary(res.Text, maxRowText)] + textclip.Ellipsis

@@ -9,7 +9,7 @@ import (
 	"github.com/flowerhq/flower/hooks"
 )
 
-// Workbench is the spill-over working directory of a run (seed Workbench):
+// Workbench is the spill-over working directory of a run:
 // scripts/, artifacts/, notes/ (plus spill/ for the spill guard) and an
 // INDEX.md that is injected into the system prompt, so the agent knows every
 // turn what it has at hand.
@@ -33,7 +33,8 @@ func (w *Workbench) ProtectedPaths() []string {
 	return append(hooks.WorkbenchRecords(w.Root()), w.Protected...)
 }
 
-// NewWorkbench returns a workbench with the seed's defaults.
+// NewWorkbench returns a workbench with the defaults: <workspace>/.flower,
+// an index of at most 40 entries.
 func NewWorkbench(workspace string) *Workbench {
 	return &Workbench{Workspace: workspace, Dirname: ".flower", MaxIndexEntries: 40}
 }

@@ -198,12 +198,11 @@ func (s *Store) Close() error {
 
 // Checkpoint copies what SQLite's write-ahead log holds into the database
 // file and empties the log (TRUNCATE), so that Close, which does the same,
-// has nothing left to copy and no log to free: the Runtime calls it while a
-// finished claude is still exiting, when it costs the step nothing. It
-// waits at most checkpointPatience for other connections (a reader of an
-// older snapshot, a writer); past that it copies what it can without
-// waiting, as PASSIVE does, and Close finishes the job. PostgreSQL has
-// nothing to do.
+// has nothing left to copy and no log to free: the Runtime calls it once a
+// step has ended, so the log stays short over a long run. It waits at
+// most checkpointPatience for other connections (a reader of an older
+// snapshot, a writer); past that it copies what it can without waiting, as
+// PASSIVE does, and Close finishes the job. PostgreSQL has nothing to do.
 func (s *Store) Checkpoint(ctx context.Context) error {
 	if s.pg {
 		return nil
