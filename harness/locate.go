@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/joho/godotenv"
+
+	"github.com/flowerhq/flower/internal/envlist"
 	"github.com/flowerhq/flower/internal/login"
 	"github.com/flowerhq/flower/internal/pinned"
 )
@@ -130,4 +133,19 @@ func where(sources []login.Source) string {
 		names[i] = s.Where()
 	}
 	return strings.Join(names, " or ")
+}
+
+// loadDotEnv adds the variables of path that env does not set yet.
+func loadDotEnv(env []string, path string) []string {
+	vals, err := godotenv.Read(path)
+	if err != nil {
+		return env
+	}
+	get := envlist.Getter(env)
+	for k, v := range vals {
+		if get(k) == "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }

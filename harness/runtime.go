@@ -2,18 +2,13 @@ package harness
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/joho/godotenv"
-
 	"github.com/flowerhq/flower/internal/envlist"
-	"github.com/flowerhq/flower/internal/lazyre"
 	"github.com/flowerhq/flower/internal/linesock"
 	"github.com/flowerhq/flower/internal/redact"
 )
@@ -308,49 +303,4 @@ func (r *Runtime) onReport(line []byte) {
 	if cb != nil {
 		cb(ev)
 	}
-}
-
-// NewRunID returns a sortable, collision-resistant run id.
-func NewRunID() string {
-	var b [3]byte
-	rand.Read(b[:])
-	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
-}
-
-var projectRe = lazyre.New(`[^A-Za-z0-9_-]+`)
-
-// ProjectKey is the fixed CLAUDE_CODE_PROJECT_DIR_NAME of a workspace:
-// its base name (sanitised) plus a short hash of the absolute path, at most
-// 64 characters of [A-Za-z0-9_-].
-func ProjectKey(workspace string) string {
-	base := projectRe().ReplaceAllString(filepath.Base(workspace), "-")
-	if len(base) > 40 {
-		base = base[:40]
-	}
-	return fmt.Sprintf("%s-%08x", base, djb2(workspace))
-}
-
-func djb2(s string) uint32 {
-	h := uint32(5381)
-	for i := 0; i < len(s); i++ {
-		h = h*33 + uint32(s[i])
-	}
-	return h
-}
-
-func unixNow() float64 { return float64(time.Now().UnixNano()) / 1e9 }
-
-// loadDotEnv adds the variables of path that env does not set yet.
-func loadDotEnv(env []string, path string) []string {
-	vals, err := godotenv.Read(path)
-	if err != nil {
-		return env
-	}
-	get := envlist.Getter(env)
-	for k, v := range vals {
-		if get(k) == "" {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
 }
