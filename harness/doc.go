@@ -115,8 +115,8 @@
 // spawn runs on flower's side before claude is started; the store opens
 // after the spawn (a resume opens it first, to load the session), and the
 // running row is written while claude boots (runRow.begin, joined before the
-// end row). The end row is written once claude has exited, and then the
-// store settles its writes (one Checkpoint: SQLite's write-ahead log is
+// end row). The end row is written once claude has exited, and beside it
+// the store settles its writes (one Checkpoint: SQLite's write-ahead log is
 // copied into the database), so the log stays short over a long run and
 // Close has little left to write. Patterns compile on first use
 // (internal/lazyre), and the stream machine reads lines in place (gjson over

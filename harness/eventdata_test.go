@@ -12,9 +12,9 @@ import (
 // map had them, none where it had none) and the same values, Go types
 // included for the live event (but for the stream's counters of api_retry
 // and result, which were int64s as gjson reads them and are ints now: the
-// same JSON, and every reader decodes them). Controls: the union struct HandoffEvent
-// in place of a phase's payload, and ErrorEvent without omitempty, give
-// other bytes, so the comparison can fail.
+// same JSON, and every reader decodes them). Controls: the union struct
+// HandoffEvent in place of a phase's payload, and ErrorEvent without
+// omitempty, give other bytes, so the comparison can fail.
 func TestEventData_SameJSONAsTheMaps(t *testing.T) {
 	for _, tc := range []struct {
 		name    string

@@ -117,9 +117,10 @@ func SalvageRows(data []byte) (rows []json.RawMessage, lost int) {
 	return rows, lost
 }
 
-// WriteManifestRow stores row in manifest.json, one row per run: under an exclusive file lock, read the disk, replace the row
-// with the same run (keep every other), write the file atomically (fsync'd
-// file and folder, 0600). Safe for several flower processes in one run dir.
+// WriteManifestRow stores row in manifest.json, one row per run: under an
+// exclusive file lock, read the disk, replace the row with the same run
+// (keep every other) or append it, write the file atomically (fsync'd file
+// and folder, 0600). Safe for several flower processes in one run dir.
 //
 // A manifest that does not parse never stops a step: it is moved aside to
 // manifest.json.corrupt-<time>, one warning goes to stderr, and a fresh

@@ -17,10 +17,9 @@ type StoreOptions struct {
 
 // Options configure a Runtime. NewOptions fills the defaults (portable,
 // ephemeral, one denial kept, spill over 4000 characters, resilience and
-// handoffs on, one CLI retry);
-// zero values of Resilience and Handoff mean "off", and zero fields of an
-// enabled one take the defaults (window DefaultWindow(), 8 generations,
-// 5 attempts, 2s..60s back-off).
+// handoffs on, one CLI retry); zero values of Resilience and Handoff mean
+// "off", and zero fields of an enabled one take the defaults (window
+// DefaultWindow(), 8 generations, 5 attempts, 2s..60s back-off).
 type Options struct {
 	Workspace string // required
 	RunDir    string // default "runs" (relative to the current directory)

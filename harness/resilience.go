@@ -14,7 +14,8 @@ import (
 	"github.com/flowerhq/flower/internal/lazyre"
 )
 
-// Resilience is the retry policy of the Runtime. The zero value is disabled; NewResilience gives the defaults.
+// Resilience is the retry policy of the Runtime. The zero value is
+// disabled; NewResilience gives the defaults.
 type Resilience struct {
 	Enabled     bool
 	MaxAttempts int           // attempts per step, interrupts and handoffs not counted

@@ -13,7 +13,8 @@ import (
 )
 
 // loadResume loads the session a resume continues from the store into the
-// config dir the resumed claude reads, whether the run is portable or not (expire, trim, prune and repair run on every load):
+// config dir the resumed claude reads, whether the run is portable or not
+// (expire, trim, prune and repair run on every load):
 //
 //   - portable: into the run's config dir, under the run's project key;
 //   - not portable: claude keeps the user's own config dir, so the Agent

@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// AgentSpec is the complete declaration of one specialised agent. BuildArgs compiles it into a claude command line.
+// AgentSpec is the complete declaration of one specialised agent. BuildArgs
+// compiles it into a claude command line.
 //
 // Go zero values differ from the defaults in three fields; build specs
 // with NewAgentSpec to get the defaults (AllowedTools Read/Glob/Grep,
@@ -65,7 +66,8 @@ type AgentDefinition struct {
 	PermissionMode  string   `json:"permissionMode,omitempty"`
 	// Skills names the skills preloaded into the subagent.
 	Skills []string `json:"skills,omitempty"`
-	// Isolate marks the role as wanting its own git worktree; it never reaches the CLI, the isolate guard reads it.
+	// Isolate marks the role as wanting its own git worktree; it never
+	// reaches the CLI, the isolate guard reads it.
 	Isolate bool `json:"-"`
 }
 
@@ -109,7 +111,8 @@ func MergeHooks(groups ...map[string][]HookMatcher) map[string][]HookMatcher {
 	return out
 }
 
-// CompactPolicy is the switchboard of the CLI's auto-compact: it only decides whether compaction triggers, through env.
+// CompactPolicy is the switchboard of the CLI's auto-compact: it only
+// decides whether compaction triggers, through env.
 // Mode is "auto" (CLI default), "off" (never auto-compact: flower hands off
 // instead) or "window" (auto-compact with Window as the context size).
 type CompactPolicy struct {
@@ -168,9 +171,9 @@ func (p HandoffPolicy) At() int {
 func (p HandoffPolicy) WarnAt() int { return max(1_000, p.At()-20_000) }
 
 // DefaultWindow estimates the context window from ANTHROPIC_MODEL or
-// ANTHROPIC_DEFAULT_OPUS_MODEL: a "[1m]" suffix or "1m" in the name → 1_000_000,
-// otherwise 200_000. Guessing too large is not fatal: the API's "prompt is too
-// long" triggers an immediate (degraded) handoff.
+// ANTHROPIC_DEFAULT_OPUS_MODEL: a "[1m]" suffix or "1m" in the name →
+// 1_000_000, otherwise 200_000. Guessing too large is not fatal: the API's
+// "prompt is too long" triggers an immediate (degraded) handoff.
 func DefaultWindow() int {
 	return windowFor(os.Getenv("ANTHROPIC_MODEL") + " " + os.Getenv("ANTHROPIC_DEFAULT_OPUS_MODEL"))
 }

@@ -271,16 +271,19 @@ func (r *Runtime) backOff(ctx context.Context, st *stepRun, kind string, failure
 
 // endStep records the finished step: its counters from the step's stats,
 // the step_end event and the manifest row (after the running row, when
-// one was written); then the store settles what the step wrote.
+// one was written). Beside the row's write the store settles what the step
+// wrote (two files, neither waits for the other's fsyncs); both are done
+// when endStep returns.
 func (r *Runtime) endStep(ctx context.Context, st *stepRun) (StepResult, error) {
 	res := st.finished(st.res)
 	st.emit(Event{Kind: EventStepEnd, Data: EventData(StepEndEvent{OK: res.OK, Error: res.Error, SessionID: res.SessionID, Attempts: res.Attempts})})
+	var settled sync.WaitGroup
+	settled.Go(func() { r.store.checkpoint(ctx) })
+	defer settled.Wait()
 	if st.begun != nil {
 		<-st.begun
 	}
-	err := r.row.end(res)
-	r.store.checkpoint(ctx)
-	return res, err
+	return res, r.row.end(res)
 }
 
 // finished is res with the step's counters, attempts and end time.
