@@ -21,11 +21,11 @@ func TestTypedPayloadsAreTheOldMaps(t *testing.T) {
 		got  map[string]any
 		want map[string]any
 	}{
-		{"step, zero values", dataOf(harness.FlowStepEvent{}), map[string]any{"index": 0, "total": 0, "resumed": false, "woke": 0}},
-		{"step", dataOf(harness.FlowStepEvent{Index: 1, Total: 3, Resumed: true, Woke: 2}), map[string]any{"index": 1, "total": 3, "resumed": true, "woke": 2}},
-		{"lineage error", dataOf(harness.ErrorEvent{Error: "disk full"}), map[string]any{"error": "disk full"}},
-		{"control: op set", dataOf(harness.ErrorEvent{Error: "e", Op: "mirror"}), map[string]any{"error": "e", "op": "mirror"}},
-		{"task", dataOf(harness.TaskEvent{Unverifiable: []string{"能在 mac 上跑"}, Total: 2, Path: "/n/目标.md"}),
+		{"step, zero values", harness.EventData(harness.FlowStepEvent{}), map[string]any{"index": 0, "total": 0, "resumed": false, "woke": 0}},
+		{"step", harness.EventData(harness.FlowStepEvent{Index: 1, Total: 3, Resumed: true, Woke: 2}), map[string]any{"index": 1, "total": 3, "resumed": true, "woke": 2}},
+		{"lineage error", harness.EventData(harness.ErrorEvent{Error: "disk full"}), map[string]any{"error": "disk full"}},
+		{"control: op set", harness.EventData(harness.ErrorEvent{Error: "e", Op: "mirror"}), map[string]any{"error": "e", "op": "mirror"}},
+		{"task", harness.EventData(harness.TaskEvent{Unverifiable: []string{"能在 mac 上跑"}, Total: 2, Path: "/n/目标.md"}),
 			map[string]any{"unverifiable": []string{"能在 mac 上跑"}, "total": 2, "path": "/n/目标.md"}},
 		{"goal frozen", frozen.event("s", harness.GoalFrozen, "").Data,
 			map[string]any{"state": "frozen", "path": "/n/目标.md", "sha256": "abc", "text": "## 目标\nx"}},
@@ -46,7 +46,7 @@ func TestTypedPayloadsAreTheOldMaps(t *testing.T) {
 			t.Errorf("%s: JSON %s, want %s", tt.name, g, w)
 		}
 	}
-	if dataOf(harness.ErrorEvent{Error: "e"})["op"] != nil {
+	if harness.EventData(harness.ErrorEvent{Error: "e"})["op"] != nil {
 		t.Error("control: omitempty kept an empty op")
 	}
 }
