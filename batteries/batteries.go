@@ -1,10 +1,12 @@
 // Package batteries is what a program needs besides the libraries to run
-// the seed's Runtime: the SQLite session store at <run_dir>/sessions.db (or
-// any store sessionstore.OpenURL opens, through Adapt) and the copy of the
-// user's login into a portable config dir. harness and flow link neither
-// the SQLite driver nor sessionstore, so that a program which brings its own
-// store (or none) does not carry them; a program that wants the seed's
-// Runtime, where "the session store is hard-wired", builds it here:
+// the default Runtime: the SQLite session store at <run_dir>/sessions.db (or
+// any store sessionstore.OpenURL opens: a *sessionstore.Store is a
+// harness.SessionStore) and the copy of the user's login into a portable
+// config dir. harness and flow link neither the SQLite driver nor
+// sessionstore, so that a program which brings its own store (or none) does
+// not carry them; a program that wants the default Runtime, where every step
+// is mirrored into the store and every resume loads through it, builds it
+// here:
 //
 //	rt, err := batteries.New(ctx, batteries.NewOptions("/path/to/workspace"))
 //
@@ -23,14 +25,14 @@ import (
 )
 
 // NewOptions is harness.NewOptions(workspace) with Defaults applied: the
-// seed's Runtime options, session store included.
+// default Runtime options, session store included.
 func NewOptions(workspace string) harness.Options {
 	o := harness.NewOptions(workspace)
 	Defaults(&o)
 	return o
 }
 
-// New is the seed's Runtime(workspace=…, …): harness.New with Defaults
+// New is the default Runtime: harness.New with Defaults
 // applied to o, so that every step mirrors into <run_dir>/sessions.db and
 // every resume loads through it (expire, trim, prune, repair), portable or
 // not. Close the Runtime when done.
@@ -39,7 +41,7 @@ func New(ctx context.Context, o harness.Options) (*harness.Runtime, error) {
 	return harness.New(ctx, o)
 }
 
-// Defaults wires the seed's batteries into o: the SQLite store at
+// Defaults wires the batteries into o: the SQLite store at
 // <run_dir>/sessions.db and the credentials copy. Fields already set stay.
 func Defaults(o *harness.Options) {
 	if o.OpenStore == nil {
@@ -63,7 +65,7 @@ func StoreOptions(o harness.StoreOptions, logf sessionstore.Logf) []sessionstore
 		sessionstore.WithEphemeral(eph), sessionstore.WithPrune(prune), sessionstore.WithLogf(logf)}
 }
 
-// OpenSQLiteStore is the seed's hard-wired pruning store at path with the
+// OpenSQLiteStore is the default (trimming, pruning) store at path with the
 // Runtime's trim, ephemeral and keep_denials policies. A store that SQLite
 // finds damaged, as it opens or later, is moved aside for a fresh one (see
 // sqliteStore).

@@ -69,7 +69,7 @@ func resumeWithoutCLIFiles(t *testing.T, noStore bool) (harness.StepResult, harn
 	return r1, r2, b, rt
 }
 
-// The seed's store is in the path of every resume, portable or not: a
+// The store is in the path of every resume, portable or not: a
 // Runtime from batteries.New with Portable false resumes a session whose
 // CLI files are gone, from sessions.db, through a private claude-resume-*
 // folder that is gone again after the step; the resumed transcript is

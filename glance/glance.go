@@ -23,7 +23,7 @@ var parserPool = sync.Pool{New: func() any {
 // that only looks at the state of the machine (read-only git subcommands,
 // directory and system information, process and container listings, file
 // viewing, path lookup, text processing), so its result goes stale instead
-// of becoming a fact of the session. The seed calls it is_ephemeral.
+// of becoming a fact of the session.
 //
 // The same function decides two things that must never drift apart: which
 // Bash commands the delegate guard lets a main thread run itself (--glance),

@@ -59,7 +59,7 @@ var readOnlyCommands = []string{
 	"sed -n '1~2p' f", "sed 'y/abc/xyz/' f", "sed '/start/,/end/d' f", "l\\s -la", "\"ls\" -la", "git tag -n5",
 }
 
-// allCases is every table string: the seed corpus of the fuzz test.
+// allCases is every table string: the fuzz test's seed corpus.
 func allCases() []string {
 	out := append(append([]string{}, readOnlyCommands...), newReads...)
 	out = append(out, round3Reads...)

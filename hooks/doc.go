@@ -31,13 +31,13 @@
 // # Main thread and subagents
 //
 // The CLI puts agent_id into hook input only for tool calls made inside a
-// subagent (verified on 2.1.328), so Input.IsMainThread is the seed's
-// _is_main_thread. delegate and whitelist only ever stop the main thread;
+// subagent (verified on 2.1.328), so Input.IsMainThread is "agent_id is
+// absent". delegate and whitelist only ever stop the main thread;
 // fence stops both.
 //
 // # The fence
 //
-// fence (not in the seed) keeps Write/Edit/NotebookEdit inside its roots
+// fence keeps Write/Edit/NotebookEdit inside its roots
 // (the workspace, the workbench, --allow-dir) and off its protected paths
 // (flower's run dir, flow lock and notes). A path is resolved as the kernel
 // opens it: relative to the call's cwd, "~" expanded as the CLI does,
@@ -46,9 +46,9 @@
 // it) and with ".." applied after the link before it; /proc and /dev/fd
 // paths, loops and anything unresolvable are denied. Bash is not analysed.
 //
-// # Choices where the seed is silent
+// # Choices
 //
-//   - Deny texts are English renderings of the seed's wording (delegate:
+//   - Deny texts are English renderings of the Chinese rule texts (delegate:
 //     send a subagent with the Agent tool, name goal and acceptance
 //     criteria, long results to the workbench's artifacts/, answer with path
 //     and conclusion; whitelist: "<role> has no <tool>: on purpose …").

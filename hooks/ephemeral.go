@@ -4,7 +4,7 @@ import (
 	"github.com/flowerhq/flower/glance"
 )
 
-// IsEphemeral is glance.IsEphemeral (the seed's is_ephemeral): whether a
+// IsEphemeral is glance.IsEphemeral: whether a
 // Bash command is a read-only glance that the delegate guard lets a main
 // thread run with --glance. The classifier lives in its own leaf package
 // because the session store uses it too.

@@ -112,7 +112,7 @@ func WhitelistReason(role, tool string) string {
 
 // Banned returns the hands-on tools (Bash, Write, Edit, NotebookEdit) that
 // are not in allowed, in that order: what the whitelist guard blocks. An
-// empty result means there is nothing to block (the seed returns None).
+// empty result means there is nothing to block.
 func Banned(allowed []string) []string {
 	var out []string
 	for _, t := range strings.Split(HandsOnTools, "|") {
@@ -155,8 +155,8 @@ func Whitelist(in Input, allowed []string, role string) Decision {
 // Isolate is the isolate guard (PreToolUse on Agent): an Agent call whose
 // subagent_type is one of roles and whose input has neither isolation nor
 // cwd is allowed with the whole original input plus "isolation":"worktree"
-// (an explicit null or empty string counts as absent: the seed measured a
-// model passing isolation None, and the subagent must still land in a
+// (an explicit null or empty string counts as absent: a model does pass
+// isolation null, and the subagent must still land in a
 // worktree; only a real value the model chose is kept)
 // (the CLI replaces the input wholesale and validates it, so a partial
 // input would fail). Anything else passes untouched; so does input that is

@@ -143,7 +143,7 @@ func TestIsolate(t *testing.T) {
 		{"unmarked role", "Agent", `{"description":"d","prompt":"p","subagent_type":"helper"}`, Pass, ""},
 		{"no subagent_type", "Agent", `{"description":"d","prompt":"p"}`, Pass, ""},
 		{"isolation respected", "Agent", `{"description":"d","prompt":"p","subagent_type":"builder","isolation":"remote"}`, Pass, ""},
-		{"isolation null is absent (the seed's measured None)", "Agent", `{"description":"d","isolation":null,"prompt":"p","subagent_type":"builder"}`, Allow,
+		{"isolation null is absent (models do pass null)", "Agent", `{"description":"d","isolation":null,"prompt":"p","subagent_type":"builder"}`, Allow,
 			`{"description":"d","isolation":"worktree","prompt":"p","subagent_type":"builder"}`},
 		{"isolation empty string is absent", "Agent", `{"description":"d","isolation":"","prompt":"p","subagent_type":"builder"}`, Allow,
 			`{"description":"d","isolation":"worktree","prompt":"p","subagent_type":"builder"}`},

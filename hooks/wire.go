@@ -7,7 +7,7 @@ import (
 	"fmt"
 )
 
-// Guard names: the first argument of flower-hook (design §3).
+// Guard names: the first argument of flower-hook.
 const (
 	GuardDelegate    = "delegate"
 	GuardWhitelist   = "whitelist"
@@ -18,7 +18,7 @@ const (
 	GuardIsEphemeral = "is-ephemeral"
 )
 
-// Tool groups (the seed's HANDS_ON, WRITE_ONLY and BULKY) and defaults.
+// Tool groups (hands-on, write-only and bulky tools) and defaults.
 const (
 	// DefaultDelegateTools is delegate's --tools default: the tools a
 	// coordinator's main thread must hand to a subagent.
@@ -37,7 +37,8 @@ const (
 	DefaultSpillThreshold = 4000
 	// SpillPreviewChars is how much of a spilled text stays in context.
 	SpillPreviewChars = 400
-	// DefaultRole is whitelist's --role default (the seed's "这个角色").
+	// DefaultRole is whitelist's --role default ("这个角色", "this role"),
+	// the name its deny text uses when none is given.
 	DefaultRole = "这个角色"
 	// DefaultMaxIndexEntries is how many files INDEX.md lists per folder.
 	DefaultMaxIndexEntries = 40
@@ -71,8 +72,7 @@ type Input struct {
 }
 
 // IsMainThread reports whether the call comes from the session's main
-// thread: the CLI puts agent_id into hook input only inside subagents
-// (the seed's _is_main_thread).
+// thread: the CLI puts agent_id into hook input only inside subagents.
 func (in Input) IsMainThread() bool { return in.AgentID == "" }
 
 // ErrBadInput is returned (wrapped) for hook input that is not a JSON object.
@@ -150,7 +150,7 @@ func (d Decision) Output(event string) Output {
 const ReportVersion = 1
 
 // Report is the line flower-hook sends to FLOWER_SOCKET for every decision
-// (design §3); the harness's socket server decodes it.
+// (one JSON object per line, v 1); the harness's socket server decodes it.
 type Report struct {
 	V         int            `json:"v"`
 	Kind      string         `json:"kind"` // always "guard"

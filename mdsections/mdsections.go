@@ -1,5 +1,5 @@
 // Package mdsections parses and writes the small fixed-section Markdown documents
-// of the seed (brief, goal, verdict, handoff): headings with aliases, matched
+// a flow passes between its roles (brief, goal, verdict, handoff): headings with aliases, matched
 // longest first; the first non-empty duplicate wins; an unclosed code fence
 // drops the rest; the placeholder "(未填)" counts as missing. ParseAll keeps
 // every occurrence of a section; OwnText strips what a text quotes (fences,
@@ -123,10 +123,10 @@ func fenceMarker(t string) string {
 // Accepted forms: "## 目标", "**目标**", "目标:" / "目标：", "3. 边界", with
 // optional 「」/【】 around the name, and body text right after the heading,
 // glued on or spaced ("## 目标做 X", "**目标**做 X", "【目标】做 X",
-// "目标:做 X"), as the seed's heading regex reads it. A bare name is a
+// "目标:做 X"): a heading is a name with its glue, not a Markdown level. A bare name is a
 // heading only when it is alone on its line, and a list number takes body
 // text only after a colon or, for a Chinese name, a space ("3. 边界 只改
-// cli.py", as the seed's Brief rules tolerate), so body text that merely
+// cli.py", which a brief's rules allow), so body text that merely
 // starts with a section word ("目标文件是 …", a check "1. 目标文件存在") is
 // not mistaken for one.
 func matchHeading(line string, aliases []alias) (key, rest string, ok bool) {

@@ -10,7 +10,7 @@ import (
 )
 
 // Roles a script can match a conversation by (Match.Role): the starter
-// flow's steps and its subagent type, told apart by the seed's Chinese
+// flow's steps and its subagent type, told apart by the Chinese
 // texts flower sends each of them (its system prompt rules and, for the two
 // judge tasks, the first user message). cmd/flower's tests hold each marker
 // against the flow package's texts, so the two cannot drift apart.

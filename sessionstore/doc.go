@@ -2,9 +2,10 @@
 // PostgreSQL and feeds them back, trimmed and repaired, when a session is
 // resumed.
 //
-// It is the Go form of the seed's three-layer store (SqliteSessionStore ←
-// TrimmingSessionStore ← PruningSessionStore): one Store persists, and its
-// load pipeline does what the two outer layers did.
+// One Store persists every transcript line as written, and its load
+// pipeline trims, expires, prunes and repairs on the way out; nothing stored
+// is ever rewritten. docs/seed-map.md maps the specification's three store
+// layers to this one type.
 //
 // Lifecycle:
 //
@@ -41,7 +42,7 @@
 // and plans every stage; the second reads the lines once, passes untouched
 // lines on byte for byte and splices the planned edits into the others.
 //
-// Choices where the seed is silent (written down here, as design.md asks):
+// Choices:
 //
 //   - A turn is one model response: the assistant lines sharing one
 //     message.id. A tool result's age is the number of turns after the turn

@@ -1,6 +1,6 @@
 package sessionstore
 
-// TrimPolicy (the seed's TrimPolicy): plain-text tool results longer than
+// TrimPolicy: plain-text tool results longer than
 // MinChars, outside the last KeepRecent turns, are moved to
 // <workspace>/<SpillDirname>/ on load and replaced by a pointer.
 type TrimPolicy struct {
@@ -9,17 +9,17 @@ type TrimPolicy struct {
 	SpillDirname string `json:"spill_dirname"`
 	Enabled      bool   `json:"enabled"`
 	// PreviewChars is how much of the original text follows the pointer line
-	// (not in the seed; 0 = pointer only).
+	// (0 = pointer only).
 	PreviewChars int `json:"preview_chars"`
 }
 
-// DefaultTrimPolicy is the seed's default: keep_recent 20, min_chars 2000,
-// spill_dirname ".flower/spill", enabled.
+// DefaultTrimPolicy: keep_recent 20, min_chars 2000, spill_dirname
+// ".flower/spill", enabled, a 300-character preview.
 func DefaultTrimPolicy() TrimPolicy {
 	return TrimPolicy{KeepRecent: 20, MinChars: 2000, SpillDirname: ".flower/spill", Enabled: true, PreviewChars: 300}
 }
 
-// EphemeralPolicy (the seed's EphemeralPolicy): results of Bash commands that
+// EphemeralPolicy: results of Bash commands that
 // glance.IsEphemeral accepts, at most MaxChars long and outside the last
 // KeepRecent turns, are replaced on load by Text, with {cmd} and {age}
 // filled in. The old content is dropped, not spilled. Read is exempt.
@@ -30,30 +30,31 @@ type EphemeralPolicy struct {
 	Text       string `json:"text"`
 }
 
-// DefaultEphemeralText is the seed's expiry text, byte-exact.
+// DefaultEphemeralText is the expiry text the model reads, byte-exact
+// ("the result of {cmd} expired {age} turns ago, the state may have
+// changed; run it again if needed").
 const DefaultEphemeralText = "[{cmd} 的结果已过期(第 {age} 轮前),当前状态可能已变。需要请重新执行]"
 
-// DefaultEphemeralPolicy is the seed's default: enabled, keep_recent 6,
+// DefaultEphemeralPolicy: enabled, keep_recent 6,
 // max_chars 2000, DefaultEphemeralText.
 func DefaultEphemeralPolicy() EphemeralPolicy {
 	return EphemeralPolicy{Enabled: true, KeepRecent: 6, MaxChars: 2000, Text: DefaultEphemeralText}
 }
 
-// PrunePolicy (the seed's PrunePolicy): only the last KeepDenials permission
+// PrunePolicy: only the last KeepDenials permission
 // denials stay in a resumed transcript; KeepDenials < 0 keeps them all.
 type PrunePolicy struct {
 	KeepDenials int `json:"keep_denials"`
 }
 
-// DefaultPrunePolicy is the seed's default: keep_denials 1.
+// DefaultPrunePolicy keeps the last denial: keep_denials 1.
 func DefaultPrunePolicy() PrunePolicy { return PrunePolicy{KeepDenials: 1} }
 
 // RepairText is the content of the synthetic tool_result given to a tool_use
 // that never got one (the session was interrupted or crashed mid-call).
 const RepairText = "[flower: this tool call never returned a result — the session was interrupted or crashed while it ran. Its outcome is unknown; check the state before relying on it.]"
 
-// TrimReport says what the last load pipeline did (the seed's last_report /
-// trim_report()); sizes are in bytes of JSON text.
+// TrimReport says what the last load pipeline did; sizes are in bytes of JSON text.
 type TrimReport struct {
 	Transcripts  int `json:"transcripts"`   // transcripts loaded (main + subagents)
 	Entries      int `json:"entries"`       // entries loaded
@@ -69,7 +70,7 @@ type TrimReport struct {
 	Repaired     int `json:"repaired"`      // orphan tool_uses given a synthetic result
 }
 
-// Map is the report as the seed's dict[str, int].
+// Map is the report as a name → count map (the JSON keys).
 func (r TrimReport) Map() map[string]int {
 	return map[string]int{
 		"transcripts": r.Transcripts, "entries": r.Entries, "bytes_in": r.BytesIn, "bytes_out": r.BytesOut,

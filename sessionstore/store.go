@@ -236,7 +236,7 @@ const (
 // Path is the database file, or the PostgreSQL URL with its password masked.
 func (s *Store) Path() string { return s.path }
 
-// nextMTime is the seed's _next_mtime: now in epoch ms, but always above every
+// nextMTime is now in epoch ms, but always above every
 // mtime already in the database and every one this process issued, so
 // list_sessions and summaries share one strictly monotonic clock. It runs
 // inside the write transaction, which serializes it across processes. On

@@ -91,7 +91,7 @@ var rules = []rule{
 	{pkg: mod + "harness", forbid: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/stdlib", mod + "sessionstore", mod + "scripted"}},
 	{pkg: mod + "flow", forbid: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/stdlib", mod + "sessionstore", mod + "scripted"}, forbidDirect: []string{"os/exec"}},
 	{pkg: glance, noCgo: true, ours: []string{glance}},
-	// batteries is linked by library users for the seed's store: not the
+	// batteries is linked by library users for the default store: not the
 	// scripted model, not the workflow layer above it.
 	{pkg: mod + "batteries", forbid: []string{mod + "scripted", mod + "flow", mod + "testkit/testbed"}},
 	// fleet (the queue and its workers) sits above flow, beside the command:
