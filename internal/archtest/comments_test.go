@@ -15,7 +15,7 @@ import (
 
 // pointer is a comment that points at a document the repository does not
 // hold instead of stating the rule: the specification the code was ported
-// from ("the seed's default") or a design document. docs/seed-map.md is the
+// from (its name for it is "seed") or a design document. docs/seed-map.md is the
 // one place that maps the specification's names to Go.
 var pointer = regexp.MustCompile(`(?i)\bthe seed\b|\bseed's\b|\bseeds/|design\.md|design §`)
 
@@ -76,8 +76,8 @@ func TestCommentsStandAlone(t *testing.T) {
 	}
 }
 
-// TestCommentsStandAlone_Control: a comment citing the seed or design.md is
-// caught; the same words in a string, and "seeded" or a fuzz seed corpus,
+// TestCommentsStandAlone_Control: a comment citing the specification or the
+// design document by name is caught; the same words in a string, and "seeded" or a fuzz seed corpus,
 // are not.
 func TestCommentsStandAlone_Control(t *testing.T) {
 	src := "package x\n\n// DefaultTimeout is the seed's timeout_s.\nconst a = 1\n\n/* see design.md §3 */\nconst b = 2\n\n" +
