@@ -156,6 +156,19 @@ func (d *Documents) restoreLineage(body []byte) (int, error) {
 	return n, nil
 }
 
+// Forget deletes the flow's stored documents (flower --new starts the flow
+// over) and returns how many there were; Save then starts from nothing.
+func (d *Documents) Forget(ctx context.Context) (int64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n, err := d.st.DeleteDocuments(ctx, d.flow)
+	if err != nil {
+		return 0, err
+	}
+	d.sent, d.frozen = map[string][]byte{}, nil
+	return n, nil
+}
+
 // Save puts every document that changed since the last Save (or Restore)
 // into the store, in one transaction.
 func (d *Documents) Save(ctx context.Context) error {

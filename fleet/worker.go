@@ -24,6 +24,11 @@ const rescueNever = 100 * 365 * 24 * time.Hour
 const (
 	DefaultRescueAfter = 10 * time.Minute
 	DefaultGrace       = 5 * time.Minute
+	// DefaultKeepFinished is how long a finished flow (achieved, not
+	// achieved, cancelled, failed) stays listed: River's own default
+	// forgets a completed job after 24 hours, before a team back from a
+	// weekend has read what its flows did.
+	DefaultKeepFinished = 30 * 24 * time.Hour
 )
 
 // Runner runs one attempt of a queued flow. Its outcome is the job's: a
@@ -74,6 +79,10 @@ type WorkOptions struct {
 	// PollInterval: how often River looks for jobs it was not told about
 	// (default 1 s).
 	PollInterval time.Duration
+	// KeepFinished: how long finished flows stay in the queue's records
+	// before the leader's cleaner deletes them (default DefaultKeepFinished;
+	// negative keeps them forever).
+	KeepFinished time.Duration
 	Runner       Runner
 	Logf         func(format string, args ...any)
 }
@@ -91,6 +100,12 @@ func (o *WorkOptions) fill() error {
 	}
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
+	}
+	switch {
+	case o.KeepFinished == 0:
+		o.KeepFinished = DefaultKeepFinished
+	case o.KeepFinished < 0:
+		o.KeepFinished = -1 // River: never delete
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = time.Second
@@ -126,6 +141,7 @@ func (f *Fleet) Work(ctx context.Context, o WorkOptions) error {
 	client, err := river.NewClient(riverpgxv5.New(f.pool), &river.Config{
 		ID: o.ID, Queues: map[string]river.QueueConfig{o.Queue: {MaxWorkers: o.Concurrency}}, Workers: workers,
 		JobTimeout: -1, RescueStuckJobsAfter: rescueNever, FetchPollInterval: o.PollInterval,
+		CompletedJobRetentionPeriod: o.KeepFinished, CancelledJobRetentionPeriod: o.KeepFinished, DiscardedJobRetentionPeriod: o.KeepFinished,
 		Logger: slog.New(slog.NewTextHandler(logWriter(o.Logf), &slog.HandlerOptions{Level: slog.LevelError})),
 	})
 	if err != nil {

@@ -124,6 +124,9 @@ func TestMCPChannelRelay(t *testing.T) {
 	h := NewHumanChannel(filepath.Join(t.TempDir(), "log.md"), "", answers(t, "2"))
 	h.Timeout = NoWait
 	h.Command = []string{"/bin/flower", "mcp-channel"}
+	if err := h.Open("", "", ""); err != nil {
+		t.Fatal(err)
+	}
 	defer h.Close()
 	cfg := h.MCPServers()["flower"].(map[string]any)
 	sock := cfg["env"].(map[string]string)[ChannelSocketEnv]
@@ -223,7 +226,7 @@ func TestTell(t *testing.T) {
 	h := NewHumanChannel(log, "", nil)
 	var waiting []int
 	h.OnInbox = func(n int) { waiting = append(waiting, n) }
-	if err := h.Publish(runDir, "run-1", ws); err != nil {
+	if err := h.Open(runDir, "run-1", ws); err != nil {
 		t.Fatal(err)
 	}
 	h.SetStep("执行")

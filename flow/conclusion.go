@@ -17,9 +17,9 @@ import (
 // phrasing can do is cost a round.
 
 // unreachableWords are the judge's words for "cannot be reached or verified
-// here"; any of them anywhere in the conclusion makes it unreachable (the
-// seed's pitfall: a judge that cannot check must stop and ask, not pass on
-// reading the source). Chinese words are substrings; ASCII ones whole words.
+// here"; any of them anywhere in the conclusion makes it unreachable (a
+// judge that cannot check must stop and ask, never pass on reading the
+// source). Chinese words are substrings; ASCII ones whole words.
 var unreachableWords = []string{
 	"不可达成", "无法达成", "达成不了", "达不到", "不可能",
 	"无法验证", "没法验证", "验证不了", "无法判定", "不能验证", "无从验证", "无法核实", "无法确认",
@@ -226,7 +226,7 @@ func positiveForm(clause string) bool {
 }
 
 // conclusionState reads the state of a conclusion (the 结论 sections, or
-// the whole reply without headings), in the seed's order after step 2:
+// the whole reply without headings), in this order after step 2:
 // status words (unreachable first, then a positive word, achieved only in
 // an allowlisted form with no marker; then the plain "not yet" words),
 // then an isolated 1 or 0 (1 achieved only as the whole opening clause and

@@ -1,30 +1,28 @@
 // Package flow is flower's orchestration layer: steps, workflows, the
 // documents that pass between them, the five roles, the goal guard, the
-// human channel and the starter flow (seed sections "Workflow", "Role
-// factories", "The five rule texts", "Documents"). It runs agents only
-// through a Runner (harness.Runtime satisfies it) and never spawns a
-// process itself.
+// human channel and the starter flow. It runs agents only through a Host
+// (harness.Runtime is one; Bare makes one of any Runner) and never spawns a
+// process itself. docs/seed-map.md maps the specification's names to these.
 //
 // # Lifecycle
 //
 // Build Steps (NewStep, or the factories ClarifyStep, GoalStep, WithGoal),
 // put them into a Workflow (NewWorkflow, or StarterFlow), and call
-// Workflow.Run with a Runner. Run copies Workflow.Context into a fresh Ctx,
+// Workflow.Run with a Host. Run copies Workflow.Context into a fresh Ctx,
 // then for each step: When may skip it; Event("step") announces it; the
-// attempt loop runs Runner.Run until the result is OK and the Gate passes,
+// attempt loop runs Host.Run until the result is OK and the Gate passes,
 // the retries are spent, or the Gate returns a *StepAbort; the result and
 // session are recorded (ctx and Lineage); a passed step writes ctx[name]
 // (Reduce, default the text); a failed one follows OnFail. Run returns the
-// final Ctx. StarterFlow's Workflow holds a HumanChannel with a Unix socket:
-// call Workflow.Close when done. WakeState is a read-only probe usable at any
+// final Ctx. StarterFlow builds a Starter (the Workflow and its
+// HumanChannel) and starts nothing: Channel.Open starts the channel's Unix
+// socket and publishes it for `flower tell`, Starter.Close undoes both, and
+// Starter.Run opens a channel nobody opened for the run alone. WakeState is a read-only probe usable at any
 // time. LockWorkspace (a flock on <workspace>/.flower/flow.lock, dropped with
 // the process) keeps one flow per workspace: take it before StarterFlow,
 // which may amend the brief, and Unlock when the flow ends.
 //
-// # Reconstructed tables
-//
-// The seed lost several tables; they are rebuilt here from every sentence of
-// both editions that mentions them.
+// # Tables
 //
 // Three ways to join sessions within one run:
 //
@@ -48,7 +46,7 @@
 // Private ctx keys (all start with "_", so they never collide with step
 // names): _results (map name → harness.StepResult, written passed or not),
 // _sessions (map name → session id), _aborted (the StepAbort message),
-// _failed (the step that stopped the run), _runtime (the Runner, for gates
+// _failed (the step that stopped the run), _runtime (the Host, for gates
 // that run agents), _on_event (the event callback, never nil), _channel,
 // _workbench, _workflow (the name), _woke (StarterFlow: 1 on wake). The
 // factories add _brief (Brief), _missing (sections a clarify reply lacked),
@@ -72,17 +70,17 @@
 // name#retry1) and judge rounds (label#N) never are.
 //
 // The workflow's own events, Event("step"), the goal step's Event("task")
-// and Event("goal"), go to the runner's record when it is a Recorder
-// (harness.Runtime: the run's events.jsonl), so `flower runs show` and the
-// oracle see them.
+// and Event("goal"), go to Host.Record (harness.Runtime: the run's
+// events.jsonl), so `flower runs show` and the oracle see them.
 //
-// runtime.on_session: a Runner that also implements SessionWatcher gets the
-// workflow's callback (record the step's session in ctx and Lineage as soon
-// as it is known) around the single Run call only; it is removed before the
-// Gate, so the judge's session is never taken for the step's.
+// Host.OnSession gets the workflow's callback (record the step's session in
+// ctx and Lineage as soon as it is known) around the single Run call only;
+// it is removed before the Gate, so the judge's session is never taken for
+// the step's. What a Workflow does follows from its Host's answers, never
+// from which methods a runner happens to have.
 //
 // The inbox is fed by `flower tell`: a running flow publishes its channel
-// socket in <run_dir>/<run>/channel.json (Publish); Tell finds the newest
+// socket in <run_dir>/<run>/channel.json (HumanChannel.Open); Tell finds the newest
 // live one of a workspace and relays the message, which waits for the
 // coordinator's next inbox call, is logged with its time (## 留言) and is
 // reported to OnInbox (the status line). Terminal input has one reader,
@@ -95,20 +93,19 @@
 // holding the channel, which asks its Answerer (terminal, or a file of
 // answers in pipelines). Answer states: "answered"; "timeout" (nobody
 // answered within Timeout; NoWait = unattended: at once, no hang, unless
-// the answers come from a file; a zero Timeout is the seed's 1800 s); "refused" (an empty answer, or MaxAsks
-// spent). Every exchange is appended to LogPath (问答记录.md); Amend writes
+// the answers come from a file; a zero Timeout waits 1800 s); "refused" (an
+// empty answer, or MaxAsks spent). Every exchange is appended to LogPath (问答记录.md); Amend writes
 // the person's words into AmendPath (the brief's 目标 section, labelled),
 // never twice.
 //
-// wake_state's dict is the Wake struct: wake, workspace, workbench,
+// WakeState's report is the Wake struct: wake, workspace, workbench,
 // brief_path, goal_path, has_brief, missing, brief_goal, has_goal,
 // goal_complete, checks, unverifiable, run_dir, runs, last_run, sessions.
 //
-// # Choices where the seed is silent
+// # Choices
 //
 //   - Gates take a context.Context and return (bool, error): the Go form of
-//     "sync or async". A non-abort gate error ends Run with that error (the
-//     seed's exception would propagate too). Gates run only on OK results
+//     "sync or async". A non-abort gate error ends Run with that error. Gates run only on OK results
 //     (and the factories' gates refuse a result that is not OK anyway).
 //   - Brief aliases include English names; a heading needs a marker (#,
 //     **…**, a colon, a list number) or a line of its own, so body text that
@@ -117,14 +114,14 @@
 //     ("1. 目标文件存在"). A closed fence tagged md/markdown (or untagged) is
 //     unwrapped for documents (never for the verdict, above); other closed
 //     fences are body text.
-//   - The verdict is read as an allowlist (the seed's status-word list was
-//     lost; ParseVerdict has the whole rule). Only the judge's own words
+//   - The verdict is read as an allowlist (ParseVerdict has the whole
+//     rule). Only the judge's own words
 //     count: fenced blocks with or without an info string, "> " quotes, an
 //     echoed <自述> report and text in quotation marks are quotations, never
 //     its conclusion. Every 结论/判定 section is read (a second one can
 //     contradict the first); a reply with headings but no 结论 is
 //     unrecognized. Step 3: an unverifiable word anywhere → unreachable (in
-//     either language, the seed's pitfall); a positive word → achieved only
+//     either language: a judge that cannot check must not pass); a positive word → achieved only
 //     when the conclusion opens with an allowlisted positive form and holds
 //     no marker of negation, partiality, hedging, contrast, condition,
 //     hearsay or doubt (没/未/不/非/无/部分/基本/但/除/?/not/n't/no/mostly/but/
@@ -147,14 +144,13 @@
 //     first round; a goal the person amends is frozen anew. StarterFlow runs
 //     the goal step on every start (AlwaysSet), so a wake, a re-clarified
 //     brief (damaged or New) and a forged file never supply the goal.
-//   - Every options struct's zero value means the seed's default: Timeout 0
-//     is 1800 s (NoWait is the seed's 0, WaitForever its None), Rounds 0 is
-//     3, MaxAsks 0 is None (no cap).
-//   - starter_flow's instructions go to clarify_step, goal_step and
-//     with_goal; the coordinator is built with "" as the seed's wiring shows
-//     and meets the instructions through the brief.
+//   - Every options struct's zero value means the default: Timeout 0 is
+//     1800 s (NoWait answers at once, WaitForever never gives up), Rounds 0
+//     is 3, MaxAsks 0 is no cap.
+//   - StarterFlow's instructions go to ClarifyStep, GoalStep and WithGoal;
+//     the coordinator is built with "" and meets the instructions through
+//     the brief.
 //   - Handoff section names follow harness (在做什么 / 已定结论 / 走不通的路 /
 //     下一步 / 现场), which writes the handoffs.
-//   - The rule texts were lost; they are written from what the seed says each
-//     role must and must not do.
+//   - The rule texts say what each role must and must not do.
 package flow

@@ -3,7 +3,6 @@ package flow
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/flowerhq/flower/harness"
 )
@@ -33,7 +32,7 @@ type ClarifyStepOptions struct {
 	AlwaysAsk bool
 	OnFail    string
 	Retries   int
-	// Role is the rest of clarify()'s options (the seed's **spec_kw).
+	// Role is the rest of the clarifier's options (model, effort, budget …).
 	Role RoleOptions
 }
 
@@ -190,9 +189,7 @@ func GoalStep(ch Channel, o GoalStepOptions) Step {
 			}
 			inject(c, f)
 			if u := g.Unverifiable(); len(u) > 0 {
-				c.emit(harness.Event{Kind: harness.EventTask, Step: name, Time: time.Now(), Data: map[string]any{
-					"unverifiable": u, "total": len(g.Checks), "path": o.GoalPath,
-				}})
+				c.emit(eventOf(harness.EventTask, name, harness.TaskEvent{Unverifiable: u, Total: len(g.Checks), Path: o.GoalPath}))
 			}
 			return true, nil
 		},

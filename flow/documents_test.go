@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// Every rule sentence of the seed's "Brief" section has a row here.
+// Every rule of the brief's format (sections, aliases, headings, fences)
+// has a row here.
 func TestParseBrief(t *testing.T) {
 	full := "## 目标\nG\n## 验收标准\nA\n## 边界\nB\n## 未知与假设\nU\n"
 	tests := []struct {
@@ -250,7 +251,7 @@ func TestGoalAmendWriteLoad(t *testing.T) {
 	}
 }
 
-// Every step of the seed's five-step recognition order, plus the traps.
+// Every step of ParseVerdict's five-step recognition order, plus the traps.
 func TestParseVerdict(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -282,7 +283,7 @@ func TestParseVerdict(t *testing.T) {
 		{"3. longer word first at the same place: 还没法验证 is not 还没", "这里还没法验证", Unreachable, nil},
 		{"3. longer word first at the same place: 通过不了 is not 通过", "通过不了", NotYet, nil},
 		{"3. longest word decides, not the leftmost hit", "未达成;部分无法验证", Unreachable, nil},
-		{"3. hedged pass (seed pitfall) → unreachable", "通过,但 macOS 上无法验证", Unreachable, nil},
+		{"3. hedged pass (cannot verify) → unreachable", "通过,但 macOS 上无法验证", Unreachable, nil},
 		{"3. hedged pass in the 结论 section → unreachable", "## 结论\n通过,但 macOS 上无法验证\n## 理由\n看了源码分支", Unreachable, nil},
 		{"3. hedged pass, English → unreachable", "passed, but cannot be verified on macOS here", Unreachable, nil},
 		{"3. hedged pass, 已达成 + 验证不了 → unreachable", "## 结论\n已达成(Linux 容器里验证不了 macOS 分支)", Unreachable, nil},

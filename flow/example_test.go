@@ -23,10 +23,7 @@ func Example() {
 	fmt.Println(c.Outcome(), err)
 }
 
-// The Runtime reports sessions as soon as they start (seed on_session) and
-// knows its run dir (the Lineage lives there).
-var (
-	_ flow.SessionWatcher = (*harness.Runtime)(nil)
-	_ flow.RunDirer       = (*harness.Runtime)(nil)
-	_ flow.Runner         = (*harness.Runtime)(nil)
-)
+// The Runtime is a workflow's Host: it runs the steps, keeps the Lineage's
+// run dir and workspace, records the workflow's events and reports
+// sessions as soon as they start.
+var _ flow.Host = (*harness.Runtime)(nil)

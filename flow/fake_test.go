@@ -28,6 +28,7 @@ type fakeRunner struct {
 	fn        func(spec harness.AgentSpec, prompt string, opts harness.RunOptions) (harness.StepResult, bool)
 	onSession func(string)
 	runDir    string
+	workspace string
 	err       error
 	recorded  []harness.Event // Record: the run's record
 }
@@ -77,6 +78,8 @@ func (f *fakeRunner) OnSession(fn func(string)) func() {
 
 func (f *fakeRunner) RunDir() string { return f.runDir }
 
+func (f *fakeRunner) Workspace() string { return f.workspace }
+
 func (f *fakeRunner) Record(ev harness.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -122,6 +125,7 @@ func (c *fakeChannel) Ask(_ context.Context, q Question) (Answer, error) {
 	c.answers = c.answers[1:]
 	return a, nil
 }
+func (c *fakeChannel) SetStep(string) {}
 func (c *fakeChannel) Amend(said, label string) (bool, error) {
 	c.amended = append(c.amended, fmt.Sprintf("%s:%s", label, said))
 	return true, nil

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/lazyre"
@@ -123,13 +122,15 @@ func (f FrozenGoal) OnDisk() (sha string, same bool) {
 // event is the run's record of the frozen goal (Event("goal")), or with
 // state GoalChanged, of a file that no longer holds it.
 func (f FrozenGoal) event(step, state, disk string) harness.Event {
-	data := map[string]any{"state": state, "path": f.Goal.Path, "sha256": f.SHA256}
+	ev := eventOf(harness.EventGoal, step, harness.GoalEvent{State: state, Path: f.Goal.Path, SHA256: f.SHA256})
+	// Each state carries its own field even when it is empty (omitempty
+	// would drop it): a changed goal whose file is gone says disk_sha256 "".
 	if state == harness.GoalFrozen {
-		data["text"] = f.Text
+		ev.Data["text"] = f.Text
 	} else {
-		data["disk_sha256"] = disk
+		ev.Data["disk_sha256"] = disk
 	}
-	return harness.Event{Kind: harness.EventGoal, Step: step, Time: time.Now(), Data: data}
+	return ev
 }
 
 // Missing returns the names of the empty sections.

@@ -46,8 +46,8 @@ type WithGoalOptions struct {
 	CanRun       bool
 	// Name labels the judge's runs (name#round); default "<step>-评审".
 	Name string
-	// Role is the rest of judge()'s options (the seed's **spec_kw): the
-	// model, effort, budget … of the round judge. Instructions and CanRun
+	// Role is the rest of the round judge's options: its model, effort,
+	// budget …. Instructions and CanRun
 	// above take precedence over the same fields here.
 	Role RoleOptions
 }

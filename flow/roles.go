@@ -7,7 +7,7 @@ import (
 	"github.com/flowerhq/flower/harness"
 )
 
-// Tool groups (the seed keeps them unexported; they decide the defaults).
+// Tool groups (unexported: they decide the roles' defaults).
 var (
 	coordinatorTools = []string{"Agent", "TodoWrite", "Read"}
 	webTools         = []string{"WebFetch", "WebSearch"}
@@ -19,7 +19,7 @@ var (
 )
 
 // RoleOptions are the keyword arguments the role factories share. Zero
-// values mean "not set" (the seed's None); the factories' own defaults
+// values mean "not set"; the factories' own defaults
 // (coordinator permission mode "acceptEdits", oracle turns 12 and budget
 // $0.5, can_read true) apply unless the option overrides them.
 type RoleOptions struct {
@@ -28,7 +28,7 @@ type RoleOptions struct {
 	Effort       string
 	MaxTurns     int
 	MaxBudgetUSD float64
-	// NoRead turns can_read off (the seed's default is can_read=True).
+	// NoRead turns can_read off (can_read is on by default).
 	NoRead bool
 	// NoGlance turns the coordinator's glance off (default on).
 	NoGlance bool
@@ -69,8 +69,8 @@ func channelTools(spec *harness.AgentSpec, ch Channel, inbox bool) {
 }
 
 // Coordinator builds the main-thread coordinator: decompose, delegate, read
-// reports, decide, never do the work by hand. Its allowed tools are the
-// seed's COORDINATOR_TOOLS (Agent, TodoWrite, Read; Read only with can_read),
+// reports, decide, never do the work by hand. Its allowed tools are Agent,
+// TodoWrite and Read (Read only with can_read),
 // the workers' web tools and the channel's two tools — nothing else. Fixed: DelegateOnly true,
 // Agents = workers, Workbench true. Web tools of the workers are merged into
 // its allowed tools (allowed_tools is session-wide: a subagent's tool missing
@@ -112,7 +112,7 @@ type WorkerOptions struct {
 	Effort         string
 	MaxTurns       int
 	PermissionMode string
-	// Skills are preloaded into the worker (seed worker(skills=…)).
+	// Skills are preloaded into the worker.
 	Skills []string
 	// NoDiscipline leaves WorkerRules out of the prompt.
 	NoDiscipline bool
@@ -122,8 +122,8 @@ type WorkerOptions struct {
 }
 
 // Worker builds a subagent definition for Coordinator's workers. The mark
-// set by Isolate is a field of the definition, so copying the value keeps
-// it (the seed's attribute mark was lost by dataclasses.replace).
+// set by Isolate is a field of the definition, so a copy of the value
+// keeps it.
 func Worker(description, prompt string, o WorkerOptions) harness.AgentDefinition {
 	tools := o.Tools
 	if tools == nil {

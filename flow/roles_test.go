@@ -39,7 +39,7 @@ func TestCoordinator(t *testing.T) {
 	}
 }
 
-// The coordinator's tool set is exactly the seed's: COORDINATOR_TOOLS, the
+// The coordinator's tool set is exactly Agent, TodoWrite and Read, the
 // workers' web tools merged in, the channel's two tools; never Glob/Grep or a
 // hands-on tool.
 func TestCoordinatorTools(t *testing.T) {
@@ -134,7 +134,7 @@ func TestClarifyJudgeOracle(t *testing.T) {
 	}
 }
 
-// The five rule texts say what the seed says each role must (not) do.
+// The five rule texts say what each role must (not) do.
 func TestRuleTexts(t *testing.T) {
 	tests := []struct {
 		name string

@@ -1,10 +1,8 @@
 package flow
 
-// The five rule texts, injected as each role's instructions (seed
-// COORDINATOR_RULES, WORKER_RULES, CLARIFY_RULES, JUDGE_RULES, ORACLE_RULES).
-// The seed lost their wording; these are written from every sentence of the
-// seed that says what a role must and must not do. They are plain constants:
-// read them, combine them, or pass your own instructions next to them.
+// The five rule texts, injected as each role's instructions: each says what
+// its role must and must not do. They are plain constants: read them,
+// combine them, or pass your own instructions next to them.
 
 // CoordinatorRules: decompose, delegate, read reports, decide; never do the
 // work by hand (the delegate guard enforces it; the rule says why and how).

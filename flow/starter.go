@@ -1,9 +1,9 @@
 package flow
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,23 +32,24 @@ var ErrNoAsk = errors.New("要给一句诉求,例如 flower '帮我做一个 X'"
 // before anything is spent.
 var ErrNotGit = errors.New("isolate 需要工作区是 git 仓库")
 
-// StarterOptions are starter_flow's keyword arguments. Every zero value
-// means the seed's default (Timeout 0 is 1800 s: unattended is NoWait).
+// StarterOptions are the starter flow's options. Every zero value means
+// the default DefaultStarterOptions holds (Timeout 0 is 1800 s; unattended
+// is NoWait).
 type StarterOptions struct {
 	Workspace   string // default "."
 	RunDir      string // default "runs"
 	New         bool   // ignore an existing brief/goal and earlier sessions
 	Isolate     bool   // the coder works in its own git worktree
 	ClarifyOnly bool
-	NoGoal      bool // the seed's goal=False
+	NoGoal      bool // no goal step and no goal guard: the coordinator's run is the work
 	Rounds      int  // default 3
 	JudgeCanRun bool
 	MaxAsks     int           // 0 = no cap
 	Timeout     time.Duration // 0 = DefaultTimeout; NoWait = unattended (timeout_s=0); WaitForever = None
-	// Instructions go where the seed's starter_flow wiring puts them: into
-	// clarify_step, goal_step and with_goal (the clarifier, the goal-setting
-	// judge and the round judge). The coordinator is built with "" as the
-	// seed wires it; it meets the instructions through the brief.
+	// Instructions go into ClarifyStep, GoalStep and WithGoal (the
+	// clarifier, the goal-setting judge and the round judge). The
+	// coordinator is built with "": it meets the instructions through the
+	// brief.
 	Instructions string
 	WorkerPrompt string // default DefaultWorkerText
 	BriefName    string
@@ -70,7 +71,9 @@ type StarterOptions struct {
 	FrozenGoal bool
 }
 
-// DefaultStarterOptions returns the seed's defaults.
+// DefaultStarterOptions returns the defaults: workspace ".", run dir
+// "runs", 3 rounds, a 1800 s ask timeout, DefaultWorkerText and the
+// default document names.
 func DefaultStarterOptions() StarterOptions {
 	return StarterOptions{Workspace: ".", RunDir: "runs", Rounds: 3, Timeout: DefaultTimeout,
 		WorkerPrompt: DefaultWorkerText, BriefName: DefaultBriefName, GoalName: DefaultGoalName, LogName: DefaultLogName}
@@ -149,9 +152,9 @@ func isGitRepo(dir string) bool {
 // file on disk is never believed, so a wake, a re-clarified brief (damaged
 // or New) and a forged file all get a goal derived from the brief, frozen
 // for the judge (FrozenGoal) — unless StarterOptions.FrozenGoal continues a
-// flow whose frozen goal the caller restored. Call Close on the workflow
-// when done.
-func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
+// flow whose frozen goal the caller restored. Building starts nothing: see
+// Starter for opening and closing the channel.
+func StarterFlow(ask string, o StarterOptions) (*Starter, error) {
 	o.fill()
 	ws, err := filepath.Abs(o.Workspace)
 	if err != nil {
@@ -178,14 +181,10 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 	}
 	ch := NewHumanChannel(filepath.Join(notes, o.LogName), briefPath, o.Answerer)
 	ch.MaxAsks, ch.Timeout, ch.Command = o.MaxAsks, o.Timeout, o.ChannelCommand
-	if err := ch.Start(); err != nil {
-		return nil, fmt.Errorf("flow: starter: %w", err)
-	}
 	said := ""
 	if wake && ask != "" {
 		said = ask
 		if _, err := ch.Amend(said, WakeLabel); err != nil {
-			ch.Close()
 			return nil, fmt.Errorf("flow: starter: %w", err)
 		}
 	}
@@ -220,7 +219,6 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 	}
 	runDir, err := filepath.Abs(o.RunDir)
 	if err != nil {
-		ch.Close()
 		return nil, fmt.Errorf("flow: starter: %w", err)
 	}
 	wf := &Workflow{
@@ -228,8 +226,34 @@ func StarterFlow(ask string, o StarterOptions) (*Workflow, error) {
 		Lineage: NewLineage(runDir, ws, StarterName),
 		Context: Ctx{KeyWoke: boolInt(wake), "_ask": ask},
 	}
-	return wf, nil
+	return &Starter{Workflow: wf, Channel: ch}, nil
 }
+
+// Starter is the starter flow: the Workflow and its HumanChannel (the
+// Workflow's Channel, typed). Building it starts nothing. Channel.Open
+// starts the channel's relay and publishes it for `flower tell` (a command
+// passes the Runtime's run dir, run id and workspace); Close undoes both.
+type Starter struct {
+	*Workflow
+	Channel *HumanChannel
+}
+
+// Run runs the workflow. A channel nobody opened is opened for the run, the
+// relay only (nothing published), and closed when Run returns; an open one
+// is left as it is.
+func (s *Starter) Run(ctx context.Context, h Host, onEvent func(harness.Event), onStep func(Step, harness.StepResult)) (Ctx, error) {
+	if !s.Channel.isOpen() {
+		if err := s.Channel.Open("", "", ""); err != nil {
+			return nil, err
+		}
+		defer s.Channel.Close()
+	}
+	return s.Workflow.Run(ctx, h, onEvent, onStep)
+}
+
+// Close closes the channel: its relay and the published pointer. A second
+// Close does nothing.
+func (s *Starter) Close() error { return s.Channel.Close() }
 
 // workPrompt is the coordinator's prompt: the brief, the goal, the workbench
 // and, on wake, the person's new sentence.
@@ -256,14 +280,6 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// Close releases what the workflow holds (the channel's socket).
-func (w *Workflow) Close() error {
-	if c, ok := w.Channel.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
 }
 
 // WakeStateOptions are wake_state's keyword arguments.

@@ -28,8 +28,8 @@ func starterFake(judge ...string) *fakeRunner {
 	return f
 }
 
-// starter_flow(instructions=…) goes where the seed wires it: clarify_step,
-// goal_step and with_goal; the coordinator is built with "".
+// StarterOptions.Instructions go to ClarifyStep, GoalStep and WithGoal;
+// the coordinator is built with "".
 func TestStarterInstructionsPlacement(t *testing.T) {
 	const instr = "只用标准库"
 	o := StarterOptions{Workspace: t.TempDir(), RunDir: filepath.Join(t.TempDir(), "runs"), Instructions: instr,
@@ -41,7 +41,7 @@ func TestStarterInstructionsPlacement(t *testing.T) {
 	defer wf.Close()
 	f := starterFake(vAchieved)
 	f.runDir = o.RunDir
-	if c, _ := run(t, wf, f); c.Outcome() != nil {
+	if c, _ := run(t, wf.Workflow, f); c.Outcome() != nil {
 		t.Fatal(c.Outcome())
 	}
 	tests := []struct {
@@ -85,7 +85,7 @@ func TestStarterFlowFullAndWake(t *testing.T) {
 	}
 	f := starterFake(vNotYet, vAchieved)
 	f.runDir = runDir
-	c, evs := run(t, wf, f)
+	c, evs := run(t, wf.Workflow, f)
 	if c.Outcome() != nil {
 		t.Fatalf("outcome = %v", c.Outcome())
 	}
@@ -129,7 +129,7 @@ func TestStarterFlowFullAndWake(t *testing.T) {
 	f2.runDir = runDir
 	f2.queue(GoalStepName, ok("## 目标\n做计算器,支持乘法\n## 检查清单\n- 能乘", "goal-2"))
 	f2.queue(WorkStepName+"-评审#1", ok(vAchieved, "j"))
-	c2, evs2 := run(t, wf2, f2)
+	c2, evs2 := run(t, wf2.Workflow, f2)
 	if c2.Outcome() != nil {
 		t.Fatal(c2.Outcome())
 	}
@@ -285,8 +285,8 @@ func TestWakeStateWritesNothing(t *testing.T) {
 
 var _ = harness.Event{}
 
-// Every options struct's zero value means the seed's default.
-func TestZeroValuesMeanSeedDefaults(t *testing.T) {
+// Every options struct's zero value means the default.
+func TestZeroValuesMeanDefaults(t *testing.T) {
 	var o StarterOptions
 	o.fill()
 	if d := DefaultStarterOptions(); o.Timeout != DefaultTimeout || o.Rounds != 3 || o.Workspace != d.Workspace || o.RunDir != d.RunDir ||
@@ -294,7 +294,7 @@ func TestZeroValuesMeanSeedDefaults(t *testing.T) {
 		t.Errorf("zero StarterOptions filled = %+v", o)
 	}
 	if DefaultTimeout != 1800*time.Second {
-		t.Errorf("DefaultTimeout = %v, the seed's timeout_s is 1800.0", DefaultTimeout)
+		t.Errorf("DefaultTimeout = %v, want 1800 s", DefaultTimeout)
 	}
 	kept := StarterOptions{Timeout: NoWait, Rounds: 1}
 	kept.fill()
@@ -308,7 +308,7 @@ func TestZeroValuesMeanSeedDefaults(t *testing.T) {
 			t.Errorf("WithGoal Rounds %d: Retries = %d, want %d", tt.rounds, got, tt.retries)
 		}
 	}
-	// A zero Timeout waits (the seed's 1800 s); NoWait is the control that answers at once.
+	// A zero Timeout waits (1800 s); NoWait is the control that answers at once.
 	for _, tt := range []struct {
 		name    string
 		timeout time.Duration
@@ -368,7 +368,7 @@ func TestStarterAlwaysDerivesTheGoal(t *testing.T) {
 			defer wf.Close()
 			f := starterFake(vAchieved)
 			f.runDir = o.RunDir
-			c, _ := run(t, wf, f)
+			c, _ := run(t, wf.Workflow, f)
 			if c.Outcome() != nil {
 				t.Fatal(c.Outcome())
 			}

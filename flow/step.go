@@ -8,8 +8,7 @@ import (
 	"github.com/flowerhq/flower/harness"
 )
 
-// Ctx is the state a Workflow hands from step to step (seed Ctx =
-// dict[str, Any]). Step names are keys for step outputs; every key the
+// Ctx is the state a Workflow hands from step to step. Step names are keys for step outputs; every key the
 // Workflow itself writes starts with "_" (see the package doc).
 type Ctx map[string]any
 
@@ -19,7 +18,7 @@ const (
 	KeySessions = "_sessions"  // map[string]string, step name → session id
 	KeyAborted  = "_aborted"   // string: the StepAbort message of the step that gave up
 	KeyFailed   = "_failed"    // string: the step whose failure stopped the workflow
-	KeyRuntime  = "_runtime"   // Runner: what gates use to run more agents (the judge)
+	KeyRuntime  = "_runtime"   // Host: what gates use to run more agents (the judge)
 	KeyOnEvent  = "_on_event"  // func(harness.Event): the workflow's event callback, never nil
 	KeyChannel  = "_channel"   // Channel: the workflow's channel, when set
 	KeyBench    = "_workbench" // *harness.Workbench: the workflow's workbench, when set
@@ -55,8 +54,7 @@ func Text(s string) Prompt { return func(Ctx) string { return s } }
 // Gate judges a finished attempt. true passes; false means "not this time,
 // one more round" (if retries are left); a *StepAbort error means "another
 // round will not help either": stop retrying at once. Gates get a
-// context.Context because they may run agents themselves (the Go form of the
-// seed's async gate).
+// context.Context because they may run agents themselves (the judge).
 type Gate func(ctx context.Context, r harness.StepResult, c Ctx) (bool, error)
 
 // Step declares one step; Runner.Run(step.Spec, prompt, …) is what actually
@@ -88,7 +86,7 @@ type Step struct {
 	Reduce func(harness.StepResult, Ctx) string
 }
 
-// NewStep is the positional form: NewStep("取词", terse, Text("读 seed.txt …")).
+// NewStep is the positional form: NewStep("取词", terse, Text("读 words.txt …")).
 func NewStep(name string, spec harness.AgentSpec, prompt Prompt) Step {
 	return Step{Name: name, Spec: spec, Prompt: prompt}
 }
@@ -138,45 +136,49 @@ func (e *StepError) ExitCode() int {
 	return 1
 }
 
-// Runner is what a Workflow needs from harness.Runtime.
+// Runner runs one agent step: what gates need to run more agents (the
+// judge), and the part of a Host that does the work.
 type Runner interface {
 	Run(ctx context.Context, spec harness.AgentSpec, prompt string, opts harness.RunOptions) (harness.StepResult, error)
 }
 
-// harness.Runtime is the Runner flower uses.
-var _ Runner = (*harness.Runtime)(nil)
-
-// SessionWatcher is implemented by runners that report a step's session id
-// as soon as it is known (seed runtime.on_session). The Workflow installs its
-// callback around the one Run call only and removes it before the gate, so a
-// gate's own runs (the judge) are never taken for the step's session.
-type SessionWatcher interface {
+// Host is everything a Workflow needs from what runs it; harness.Runtime is
+// one, Bare makes one of any Runner. The Workflow uses every method the
+// same way whatever else the host is:
+type Host interface {
+	Runner
+	// RunDir is where the Lineage lives, <run_dir>/lineage.json, unless
+	// Workflow.Lineage is set; "" keeps none.
+	RunDir() string
+	// Workspace keys the Lineage, so two workspaces sharing a run dir
+	// never wake or resume each other's sessions.
+	Workspace() string
+	// Record writes the workflow's own events ("step", "task", "goal") to
+	// the run's record (harness.Runtime: events.jsonl, read by `flower runs
+	// show` and `flower ask`). Events of the runs themselves are recorded
+	// by the host already and are not passed here.
+	Record(ev harness.Event)
+	// OnSession installs fn to be told a step's session id as soon as it
+	// is known; restore removes it again. The Workflow installs it around
+	// the one Run call of an attempt only, so a gate's own runs (the judge)
+	// are never taken for the step's session.
 	OnSession(fn func(sessionID string)) (restore func())
 }
 
-// RunDirer is implemented by runners that know their run directory; the
-// Workflow then keeps its Lineage in <run_dir>/lineage.json.
-type RunDirer interface {
-	RunDir() string
-}
+// Bare is the Host of a plain Runner (a fake, a wrapper): RunDir and
+// Workspace are "" (no Lineage unless Workflow.Lineage is set), Record
+// drops the event (the workflow's events reach its onEvent only) and
+// OnSession installs nothing (a step's session is known from its result).
+// Bare looks for none of these methods on r: a Workflow behaves as the
+// Host it is given says, never as the methods its runner happens to have.
+func Bare(r Runner) Host { return bare{r} }
 
-// Workspacer is implemented by runners that know their workspace
-// (harness.Runtime): the Lineage is keyed by it, so two workspaces sharing a
-// run dir never wake or resume each other's sessions.
-type Workspacer interface {
-	Workspace() string
-}
+type bare struct{ Runner }
 
-var _ Workspacer = (*harness.Runtime)(nil)
-
-// Recorder is implemented by runners that keep a record of the run
-// (harness.Runtime appends to events.jsonl): the workflow's own "step" and
-// "task" events go into it, so `flower runs show` and `flower ask` see them.
-type Recorder interface {
-	Record(ev harness.Event)
-}
-
-var _ Recorder = (*harness.Runtime)(nil)
+func (bare) RunDir() string                          { return "" }
+func (bare) Workspace() string                       { return "" }
+func (bare) Record(harness.Event)                    {}
+func (bare) OnSession(func(string)) (restore func()) { return func() {} }
 
 // label is the step name of attempt n: the name itself, then name#roundN
 // (with OnReject: N = attempt+1) or name#retryN.

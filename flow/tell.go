@@ -15,7 +15,8 @@ import (
 
 // PointerFile is the file a running flow leaves in its run's directory
 // (<run_dir>/<run>/channel.json) so that `flower tell` can find its channel.
-// It holds the channel's socket and the workspace; Close removes it.
+// It holds the channel's socket and the workspace; HumanChannel.Open
+// writes it and Close removes it.
 const PointerFile = "channel.json"
 
 // ErrNoFlow is returned by Tell when no flow runs in the workspace.
@@ -29,13 +30,9 @@ type runPointer struct {
 	PID       int    `json:"pid"`
 }
 
-// Publish starts the channel and writes its pointer to
-// <runDir>/<run>/channel.json (0600), so `flower tell` in workspace finds
-// this run. Close removes the pointer.
-func (h *HumanChannel) Publish(runDir, run, workspace string) error {
-	if err := h.Start(); err != nil {
-		return err
-	}
+// publish writes the channel's pointer to <runDir>/<run>/channel.json
+// (0600), so `flower tell` in workspace finds this run. Close removes it.
+func (h *HumanChannel) publish(runDir, run, workspace string) error {
 	ws, err := filepath.Abs(workspace)
 	if err != nil {
 		return fmt.Errorf("flow: publish: %w", err)

@@ -50,7 +50,7 @@ type Verdict struct {
 // ParseVerdict reads only the judge's own words: fenced blocks (with or
 // without an info string), "> " quote lines and an echoed <自述> report are
 // quotations and are removed first (mdsections.OwnText), and so is text in
-// quotation marks inside the conclusion. Then, in the seed's order:
+// quotation marks inside the conclusion. Then, in this order:
 //  1. the 结论 (or 判定) heading sections — every one of them, so a second,
 //     contradicting conclusion counts;
 //  2. no heading sections at all: the whole stripped text fullmatching

@@ -3,18 +3,18 @@ package flow
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/flowerhq/flower/harness"
 )
 
 // Workflow runs Steps in order and hands state between them through a Ctx.
-// Build it with NewWorkflow to get the seed's defaults (Name "workflow",
+// Build it with NewWorkflow to get the defaults (Name "workflow",
 // Continuous true); the zero value has Continuous false.
 type Workflow struct {
 	Steps []Step
 	Name  string
-	// Context seeds every run's Ctx (copied, so a Workflow can run twice).
+	// Context is copied into every run's fresh Ctx (so a Workflow can run
+	// twice).
 	Context Ctx
 	// Channel and Workbench are handed to steps as ctx["_channel"] and
 	// ctx["_workbench"].
@@ -25,13 +25,13 @@ type Workflow struct {
 	// ResumePrompt instead of Prompt when it has one.
 	Continuous bool
 	// Lineage overrides where sessions are remembered across processes;
-	// nil: <run_dir>/lineage.json when the runner is a RunDirer (keyed by
-	// its Workspace when it is a Workspacer), else none.
+	// nil: <run_dir>/lineage.json of the Host's RunDir, keyed by its
+	// Workspace (none when RunDir is "").
 	Lineage *Lineage
 }
 
-// NewWorkflow is the positional form: NewWorkflow(steps) with the seed's
-// defaults.
+// NewWorkflow is the positional form: NewWorkflow(steps) with Name
+// "workflow" and Continuous true.
 func NewWorkflow(steps []Step) *Workflow {
 	return &Workflow{Steps: steps, Name: "workflow", Continuous: true}
 }
@@ -51,7 +51,7 @@ func validOnFail(v string) bool {
 // OnFail: stop (ctx["_failed"] set, nil error), continue, or raise (a
 // *StepError). Errors from the runner itself (nothing could be attempted,
 // or ctx was cancelled) and non-abort gate errors end Run with that error.
-func (w *Workflow) Run(ctx context.Context, rt Runner, onEvent func(harness.Event), onStep func(Step, harness.StepResult)) (Ctx, error) {
+func (w *Workflow) Run(ctx context.Context, h Host, onEvent func(harness.Event), onStep func(Step, harness.StepResult)) (Ctx, error) {
 	for _, s := range w.Steps {
 		if !validOnFail(s.OnFail) {
 			return nil, fmt.Errorf("flow: step %s: on_fail %q is not stop, continue or raise", s.Name, s.OnFail)
@@ -64,12 +64,12 @@ func (w *Workflow) Run(ctx context.Context, rt Runner, onEvent func(harness.Even
 	if name == "" {
 		name = "workflow"
 	}
-	onEvent = recording(rt, onEvent)
+	onEvent = recording(h, onEvent)
 	c := Ctx{}
 	for k, v := range w.Context {
 		c[k] = v
 	}
-	c[KeyRuntime] = rt
+	c[KeyRuntime] = h
 	c[KeyOnEvent] = onEvent
 	c[KeyWorkflow] = name
 	if w.Channel != nil {
@@ -81,24 +81,18 @@ func (w *Workflow) Run(ctx context.Context, rt Runner, onEvent func(harness.Even
 	c.results()
 	c.sessions()
 	lin := w.Lineage
-	if lin == nil {
-		if rd, ok := rt.(RunDirer); ok && rd.RunDir() != "" {
-			ws := ""
-			if w, ok := rt.(Workspacer); ok {
-				ws = w.Workspace()
-			}
-			lin = NewLineage(rd.RunDir(), ws, name)
-		}
+	if lin == nil && h.RunDir() != "" {
+		lin = NewLineage(h.RunDir(), h.Workspace(), name)
 	}
 	for i := range w.Steps {
 		s := w.Steps[i]
 		if s.When != nil && !s.When(c) {
 			continue
 		}
-		if ss, ok := w.Channel.(interface{ SetStep(string) }); ok {
-			ss.SetStep(s.Name)
+		if w.Channel != nil {
+			w.Channel.SetStep(s.Name)
 		}
-		res, passed, err := w.runStep(ctx, rt, lin, c, &s, i, onEvent)
+		res, passed, err := w.runStep(ctx, h, lin, c, &s, i, onEvent)
 		if err != nil {
 			return c, err
 		}
@@ -129,7 +123,7 @@ func (w *Workflow) Run(ctx context.Context, rt Runner, onEvent func(harness.Even
 
 // runStep runs one step's attempt loop. prompt/resume/fork are locals and
 // never written back to the Step, so the same Step can run twice.
-func (w *Workflow) runStep(ctx context.Context, rt Runner, lin *Lineage, c Ctx, s *Step, index int, onEvent func(harness.Event)) (harness.StepResult, bool, error) {
+func (w *Workflow) runStep(ctx context.Context, h Host, lin *Lineage, c Ctx, s *Step, index int, onEvent func(harness.Event)) (harness.StepResult, bool, error) {
 	prompt0 := s.Prompt(c)
 	resume0, fork0, resumed := "", s.Fork, false
 	if s.ResumeFrom != "" {
@@ -147,15 +141,13 @@ func (w *Workflow) runStep(ctx context.Context, rt Runner, lin *Lineage, c Ctx, 
 			}
 		}
 	}
-	onEvent(harness.Event{Kind: harness.EventStep, Step: s.Name, Time: time.Now(), Data: map[string]any{
-		"index": index, "total": len(w.Steps), "resumed": resumed, "woke": woke,
-	}})
+	onEvent(eventOf(harness.EventStep, s.Name, harness.FlowStepEvent{Index: index, Total: len(w.Steps), Resumed: resumed, Woke: woke}))
 	promptCur, resumeCur, forkCur := prompt0, resume0, fork0
 	var res harness.StepResult
 	passed := false
 	for attempt := 0; attempt <= max(0, s.Retries); attempt++ {
 		var err error
-		res, err = runOnce(ctx, rt, s.Spec, promptCur, harness.RunOptions{
+		res, err = runOnce(ctx, h, s.Spec, promptCur, harness.RunOptions{
 			StepName: s.label(attempt), Resume: resumeCur, Fork: forkCur && resumeCur != "", OnEvent: onEvent,
 		}, func(sid string) {
 			c.sessions()[s.Name] = sid
@@ -168,7 +160,7 @@ func (w *Workflow) runStep(ctx context.Context, rt Runner, lin *Lineage, c Ctx, 
 		if res.SessionID != "" {
 			c.sessions()[s.Name] = res.SessionID
 			if err := lin.Remember(s.Name, res.SessionID); err != nil {
-				onEvent(harness.Event{Kind: harness.EventError, Step: s.Name, Time: time.Now(), Data: map[string]any{"error": err.Error()}})
+				onEvent(eventOf(harness.EventError, s.Name, harness.ErrorEvent{Error: err.Error()}))
 			}
 		}
 		if err := ctx.Err(); err != nil && !res.OK {
@@ -201,31 +193,25 @@ func (w *Workflow) runStep(ctx context.Context, rt Runner, lin *Lineage, c Ctx, 
 	return res, passed, nil
 }
 
-// runOnce wraps the one Run call with the runner's session callback, removed
+// runOnce wraps the one Run call with the host's session callback, removed
 // again before anything else (the gate) runs.
-func runOnce(ctx context.Context, rt Runner, spec harness.AgentSpec, prompt string, opts harness.RunOptions, onSession func(string)) (harness.StepResult, error) {
-	if sw, ok := rt.(SessionWatcher); ok {
-		restore := sw.OnSession(onSession)
-		defer restore()
-	}
-	return rt.Run(ctx, spec, prompt, opts)
+func runOnce(ctx context.Context, h Host, spec harness.AgentSpec, prompt string, opts harness.RunOptions, onSession func(string)) (harness.StepResult, error) {
+	restore := h.OnSession(onSession)
+	defer restore()
+	return h.Run(ctx, spec, prompt, opts)
 }
 
-// recording returns the workflow's event callback: onEvent (nil: none), and
-// when rt is a Recorder, the workflow's own events ("step", "task", "goal") are
-// written to the run's record first. Events of the runs themselves are
-// recorded by the runner already and are not written twice.
-func recording(rt Runner, onEvent func(harness.Event)) func(harness.Event) {
+// recording returns the workflow's event callback: the workflow's own
+// events ("step", "task", "goal") are written to the host's record, then
+// passed to onEvent (nil: none). Events of the runs themselves are recorded
+// by the host already and are not written twice.
+func recording(h Host, onEvent func(harness.Event)) func(harness.Event) {
 	if onEvent == nil {
 		onEvent = func(harness.Event) {}
 	}
-	rec, ok := rt.(Recorder)
-	if !ok {
-		return onEvent
-	}
 	return func(e harness.Event) {
 		if e.Kind == harness.EventStep || e.Kind == harness.EventTask || e.Kind == harness.EventGoal {
-			rec.Record(e)
+			h.Record(e)
 		}
 		onEvent(e)
 	}

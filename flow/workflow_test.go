@@ -436,3 +436,46 @@ func TestLineageRemember(t *testing.T) {
 		t.Error("a nil lineage must be a no-op")
 	}
 }
+
+// TestHostDecidesNotMethods: a Workflow behaves as its Host says. On the
+// fake as a Host, the Lineage is written to its run dir under its
+// workspace, the step event is recorded and the session callback is
+// installed during the step; Bare(the same fake) does none of that
+// although the fake has all those methods (the control is the first
+// case). A second host on the same run dir with another workspace does not
+// continue the first's session, one with the same workspace does.
+func TestHostDecidesNotMethods(t *testing.T) {
+	runDir, wsA, wsB := t.TempDir(), t.TempDir(), t.TempDir()
+	lineage := filepath.Join(runDir, "lineage.json")
+	for _, bare := range []bool{true, false} {
+		f := newFake()
+		f.runDir, f.workspace = runDir, wsA
+		var h Host = f
+		if bare {
+			h = Bare(f)
+		}
+		w := NewWorkflow([]Step{NewStep("a", spec("a"), Text("p"))})
+		c, err := w.Run(t.Context(), h, nil, nil)
+		if err != nil || c.Session("a") != "sid-a" {
+			t.Fatalf("bare %v: Run = %v, session %q", bare, err, c.Session("a"))
+		}
+		_, statErr := os.Stat(lineage)
+		wrote, recorded, watching := statErr == nil, len(f.recorded) > 0, f.calls[0].Watching
+		if wrote == bare || recorded == bare || watching == bare {
+			t.Errorf("bare %v: lineage written %v, events recorded %v, session watched %v", bare, wrote, recorded, watching)
+		}
+	}
+	for _, tt := range []struct {
+		ws     string
+		resume string
+	}{{wsB, ""}, {wsA, "sid-a"}} {
+		f := newFake()
+		f.runDir, f.workspace = runDir, tt.ws
+		if _, err := NewWorkflow([]Step{NewStep("a", spec("a"), Text("p"))}).Run(t.Context(), f, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.calls[0].Opts.Resume; got != tt.resume {
+			t.Errorf("workspace %s: resume %q, want %q", tt.ws, got, tt.resume)
+		}
+	}
+}

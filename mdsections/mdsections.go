@@ -457,13 +457,13 @@ var noneWords = map[string]bool{"无": true, "没有": true, "暂无": true, "�
 func Write(path, text string) error {
 	text = redact.Process().String(text)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("docs: write %s: %w", path, err)
+		return fmt.Errorf("mdsections: write %s: %w", path, err)
 	}
 	if err := atomicfile.NotALink(filepath.Dir(path)); err != nil {
-		return fmt.Errorf("docs: write %s: %w", path, err)
+		return fmt.Errorf("mdsections: write %s: %w", path, err)
 	}
 	if err := atomicfile.Write(path, []byte(text), 0o600); err != nil {
-		return fmt.Errorf("docs: write %s: %w", path, err)
+		return fmt.Errorf("mdsections: write %s: %w", path, err)
 	}
 	return nil
 }
@@ -472,7 +472,7 @@ func Write(path, text string) error {
 func Read(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("docs: read %s: %w", path, err)
+		return "", fmt.Errorf("mdsections: read %s: %w", path, err)
 	}
 	return string(b), nil
 }

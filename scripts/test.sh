@@ -50,4 +50,14 @@ go vet ./...
 # darwin/arm64 without cgo (nothing darwin runs here; see docs/install.md).
 GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go vet ./...
 GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -o /dev/null ./cmd/flower-hook
+# The unit loop first, as a developer runs it: no claude and no PostgreSQL
+# within reach (a bare PATH: Debian keeps initdb off it; FLOWER_CLAUDE
+# pointing nowhere), so that a unit test that quietly needs either fails here.
+start=$(date +%s)
+unit_log=$(mktemp)
+env -u FLOWER_REQUIRE_CLAUDE -u FLOWER_REQUIRE_POSTGRES \
+  PATH="$(dirname "$(command -v go)"):/usr/bin:/bin" FLOWER_CLAUDE=/nonexistent/claude \
+  go test -short -count=1 ./... >"$unit_log" 2>&1 || { cat "$unit_log"; rm -f "$unit_log"; die "the unit loop (go test -short ./...) failed"; }
+rm -f "$unit_log"
+say "unit loop (go test -short ./..., no claude, no PostgreSQL): ok in $(( $(date +%s) - start )) s"
 go test -count=1 -timeout 60m "$@" ./...

@@ -63,6 +63,21 @@ func (s *Store) Documents(ctx context.Context, flow string) ([]Document, error) 
 	return out, nil
 }
 
+// DeleteDocuments removes every document of flow and returns how many
+// there were: a flow started over (flower --new --flow NAME) must not
+// bring an earlier flow's handoffs or lineage into another workspace.
+func (s *Store) DeleteDocuments(ctx context.Context, flow string) (int64, error) {
+	if flow == "" {
+		return 0, fmt.Errorf("sessionstore: delete documents: empty flow")
+	}
+	res, err := s.db.ExecContext(ctx, s.q("DELETE FROM documents WHERE flow = ?"), flow)
+	if err != nil {
+		return 0, fmt.Errorf("sessionstore: delete documents of %s: %w", flow, err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
+
 // safeDocName: a clean, relative, slash-separated path that stays below
 // where it is written.
 func safeDocName(n string) bool {

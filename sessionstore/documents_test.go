@@ -64,6 +64,12 @@ func TestDocuments(t *testing.T) {
 		if err := put("job-3", "notes/ok.md", "ok"); err != nil || get("job-3") != "notes/ok.md=ok;" {
 			t.Errorf("control: %v %q", err, get("job-3"))
 		}
+		if n, err := s.DeleteDocuments(ctx, "job-1"); err != nil || n != 2 || get("job-1") != "" {
+			t.Errorf("delete job-1: %d %v, left %q", n, err, get("job-1"))
+		}
+		if get("job-2") != "notes/目标.md=goal;" {
+			t.Errorf("deleting job-1 touched job-2: %q", get("job-2"))
+		}
 	})
 }
 

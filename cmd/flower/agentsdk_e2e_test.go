@@ -100,6 +100,7 @@ for await (const m of q) console.log(JSON.stringify(m));
 // control is the same program with the pinned claude itself as the
 // executable: the main thread's Bash runs.
 func TestE2E_AgentSDKDrivesFlowerClaude(t *testing.T) {
+	skipShort(t, "it installs the Agent SDK and builds flower")
 	t.Parallel()
 	testbed.RequireTool(t, "node", "the Agent SDK needs it")
 	module := installAgentSDK(t)

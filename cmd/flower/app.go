@@ -14,7 +14,8 @@ import (
 	"github.com/flowerhq/flower/internal/redact"
 )
 
-// Exit codes of design.md §3.
+// Exit codes: 0 done, 1 failed, 2 usage, 3 aborted (the goal is unreachable),
+// 130 interrupted (resumable).
 const (
 	exitOK          = 0
 	exitFailed      = 1
@@ -24,7 +25,8 @@ const (
 )
 
 // cmdEnv is everything a command touches outside its options: the streams,
-// the environment and how to tell a terminal. Main fills it from the
+// the environment, how to tell a terminal and the factory of what talks to
+// claude, the store and the guards. Main fills it from the
 // process; tests fill it by hand, so every command runs in process. (Flags'
 // own FLOWER_* variables are read by urfave/cli from the process
 // environment; Getenv serves everything else: credentials, LANG, plugin
@@ -35,6 +37,7 @@ type cmdEnv struct {
 	Getenv         func(string) string
 	IsTTY          func(any) bool // reports whether a stream is a terminal
 	Args           []string       // the command line as typed, for "resume with" hints
+	factory                       // the runtime, the session store and the guard self-test
 
 	// parsed, when set (by tests), receives each command's parsed options
 	// instead of the command running: parsing is tested apart from behaviour.
@@ -60,6 +63,7 @@ func osEnv(args []string, stdin io.Reader, stdout, stderr io.Writer) *cmdEnv {
 	e := &cmdEnv{Stdin: stdin, Stdout: &redact.Writer{W: stdout, R: red}, Stderr: &redact.Writer{W: stderr, R: red},
 		Getenv: os.Getenv, IsTTY: isTTY, Args: args}
 	e.Stderr = e.human(e.Stderr)
+	e.factory = realFactory(e.Stderr)
 	return e
 }
 
@@ -257,7 +261,7 @@ func exitFor(e *cmdEnv, err error) int {
 
 // internalPrefixes are package names library errors start with; a person
 // reading flower's one line has no use for them.
-var internalPrefixes = []string{"harness: ", "sessionstore: ", "flow: ", "scripted: ", "hooks: ", "docs: "}
+var internalPrefixes = []string{"harness: ", "sessionstore: ", "flow: ", "scripted: ", "hooks: ", "mdsections: ", "fleet: ", "batteries: "}
 
 // userMessage is err's text without internal package prefixes, wherever in
 // the chain of wrapped messages they appear.

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/pinned"
 )
 
@@ -21,7 +24,7 @@ import (
 func testEnv(stdin string) (*cmdEnv, *bytes.Buffer, *bytes.Buffer) {
 	var out, errb bytes.Buffer
 	return &cmdEnv{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
-		Getenv: func(string) string { return "" }, IsTTY: func(any) bool { return false }}, &out, &errb
+		Getenv: func(string) string { return "" }, IsTTY: func(any) bool { return false }, factory: unitFactory(&errb)}, &out, &errb
 }
 
 // parse runs flower args in process and returns the options the command
@@ -35,8 +38,8 @@ func parse(t *testing.T, args ...string) (any, int, string) {
 	return got, code, errb.String()
 }
 
-// TestEveryFlagHasAnEnvVar: design.md §3 promises a FLOWER_* variable for
-// every flag of every command.
+// TestEveryFlagHasAnEnvVar: every flag of every command has a FLOWER_*
+// variable.
 func TestEveryFlagHasAnEnvVar(t *testing.T) {
 	e, _, _ := testEnv("")
 	app := NewApp(e)
@@ -331,4 +334,18 @@ func TestHelpSpeaksToUsers(t *testing.T) {
 		}
 	}
 	walk("flower", app.Flags, app.Commands)
+}
+
+// unitFactory is the factory of testEnv: the real session store (a file in
+// the test's folders) and, unless a test fakes them, a runtime and a
+// self-test that refuse: a unit test never starts claude.
+func unitFactory(stderr io.Writer) factory {
+	f := realFactory(stderr)
+	f.NewRuntime = func(context.Context, harness.Options) (stepRunner, error) {
+		return nil, errors.New("test: NewRuntime is not faked (a unit test starts no claude)")
+	}
+	f.SelfTest = func(context.Context, string, string) error {
+		return errors.New("test: SelfTest is not faked (a unit test starts no claude)")
+	}
+	return f
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 )
@@ -14,15 +12,11 @@ import (
 // VerdictBudget is the verdict of a flow stopped by --max-budget-usd.
 const VerdictBudget = "budget"
 
-func budgetFlag(dst *float64) cli.Flag {
-	return &cli.Float64Flag{Name: "max-budget-usd", Usage: "stop the flow once its steps have cost `X` dollars (each step gets what is left)", EnvVars: []string{"FLOWER_MAX_BUDGET_USD"}, Destination: dst}
-}
-
 // budgetRunner is the Runtime with a flow-wide budget: every step gets what
 // is left as its own --max-budget-usd, and once the steps' summed cost
 // reaches the budget no further step starts.
 type budgetRunner struct {
-	*harness.Runtime
+	stepRunner
 	max float64
 
 	mu    sync.Mutex
@@ -32,11 +26,11 @@ type budgetRunner struct {
 
 // withBudget wraps rt when max > 0; the guard's apply marks an outcome
 // whose flow the budget stopped.
-func withBudget(rt *harness.Runtime, max float64) (flow.Runner, *budgetRunner) {
+func withBudget(rt stepRunner, max float64) (flow.Host, *budgetRunner) {
 	if max <= 0 {
 		return rt, nil
 	}
-	b := &budgetRunner{Runtime: rt, max: max}
+	b := &budgetRunner{stepRunner: rt, max: max}
 	return b, b
 }
 
@@ -53,7 +47,7 @@ func (b *budgetRunner) Run(ctx context.Context, spec harness.AgentSpec, prompt s
 	if spec.MaxBudgetUSD <= 0 || spec.MaxBudgetUSD > left {
 		spec.MaxBudgetUSD = left
 	}
-	res, err := b.Runtime.Run(ctx, spec, prompt, o)
+	res, err := b.stepRunner.Run(ctx, spec, prompt, o)
 	b.mu.Lock()
 	b.spent += res.CostUSD
 	if b.spent >= b.max && !res.OK {

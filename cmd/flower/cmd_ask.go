@@ -98,7 +98,7 @@ func runAsk(ctx context.Context, e *cmdEnv, o *askOptions) error {
 	ro.Resilience.OnlineTimeout = o.OnlineTimeout
 	ro.Portable, ro.NoStore, ro.SpillThreshold = false, true, 0
 	ro.Workbench = wb
-	rt, err := harness.New(ctx, ro)
+	rt, err := e.NewRuntime(ctx, ro)
 	if err != nil {
 		return err
 	}

@@ -100,7 +100,7 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 	if err == nil && herr == nil {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
-		err := guardSelfTest(ctx, claude, hook)
+		err := e.SelfTest(ctx, claude, hook)
 		if errors.Is(err, context.Canceled) {
 			return err // interrupted: exit 130, no verdict on the guards
 		}

@@ -87,7 +87,7 @@ func openSessionStore(ctx context.Context, e *cmdEnv, o *sessionsOptions, create
 			return nil, &noStoreError{at: u, hint: dropInHint(e, u)}
 		}
 	}
-	return openStore(ctx, e.Stderr, u, harness.StoreOptions{Workspace: pl.Workspace, Trim: o.Trim, Ephemeral: !o.NoEphemeral, KeepDenials: o.KeepDenials})
+	return e.OpenStore(ctx, u, harness.StoreOptions{Workspace: pl.Workspace, Trim: o.Trim, Ephemeral: !o.NoEphemeral, KeepDenials: o.KeepDenials})
 }
 
 // noStoreError says where the sessions were looked for and where else

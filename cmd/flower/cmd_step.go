@@ -15,7 +15,7 @@ import (
 	"github.com/flowerhq/flower/harness"
 )
 
-// stepOptions are the options of `flower step` (design.md §3).
+// stepOptions are the options of `flower step`.
 type stepOptions struct {
 	Workspace, RunDir, Claude, Hook, Model, Instructions string
 	Role, Name, Resume, ResumeAt, Store                  string
@@ -140,25 +140,16 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 		spec.MaxBudgetUSD = o.MaxBudget
 	}
 
-	ho := runtimeOptions(pl.Workspace)
-	ho.RunDir, ho.Claude, ho.HookPath = pl.RunDir, o.Claude, o.Hook
-	ho.Trim, ho.Ephemeral, ho.KeepDenials = o.Trim, !o.NoEphemeral, o.KeepDenials
-	ho.SpillThreshold = o.Spill
-	ho.Resilience.MaxAttempts, ho.Resilience.BaseDelay = o.MaxAttempts, o.RetryDelay
-	ho.Resilience.OnlineTimeout, ho.Resilience.IdleTimeout = o.OnlineTimeout, idleLimit(o.IdleTimeout)
-	ho.Handoff.Enabled = !o.NoHandoff
-	if ho.AllowDirs, err = allowDirs(o.AllowDirs); err != nil {
+	ho, err := stepRuntimeOptions(o, pl)
+	if err != nil {
 		return err
 	}
-	if o.Workbench {
-		ho.Workbench = harness.RunDirWorkbench(ho.Workspace, ho.RunDir)
-	}
 	if spec.DelegateOnly && ho.Workbench == nil {
-		// Seed: the delegate guard comes with the workbench hooks, and a
+		// The delegate guard comes with the workbench hooks, and a
 		// delegate_only role skips the whitelist: no wall at all.
 		fmt.Fprintln(e.Stderr, "flower: warning: --role "+o.Role+" without --workbench runs with no delegate guard")
 	}
-	st, release, err := withStore(ctx, e.Stderr, o.Store, &ho)
+	st, release, err := withStore(ctx, e, o.Store, &ho)
 	if err != nil {
 		return err
 	}
@@ -166,7 +157,7 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 	if err := pl.prepare(); err != nil {
 		return err
 	}
-	rt, err := harness.New(ctx, ho)
+	rt, err := e.NewRuntime(ctx, ho)
 	if err != nil {
 		return err
 	}
@@ -208,6 +199,25 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 	default:
 		return &stepFailed{res}
 	}
+}
+
+// stepRuntimeOptions are the Runtime's options for a step of o in pl.
+func stepRuntimeOptions(o *stepOptions, pl place) (harness.Options, error) {
+	ho := runtimeOptions(pl.Workspace)
+	ho.RunDir, ho.Claude, ho.HookPath = pl.RunDir, o.Claude, o.Hook
+	ho.Trim, ho.Ephemeral, ho.KeepDenials = o.Trim, !o.NoEphemeral, o.KeepDenials
+	ho.SpillThreshold = o.Spill
+	ho.Resilience.MaxAttempts, ho.Resilience.BaseDelay = o.MaxAttempts, o.RetryDelay
+	ho.Resilience.OnlineTimeout, ho.Resilience.IdleTimeout = o.OnlineTimeout, idleLimit(o.IdleTimeout)
+	ho.Handoff.Enabled = !o.NoHandoff
+	var err error
+	if ho.AllowDirs, err = allowDirs(o.AllowDirs); err != nil {
+		return ho, err
+	}
+	if o.Workbench {
+		ho.Workbench = harness.RunDirWorkbench(ho.Workspace, ho.RunDir)
+	}
+	return ho, nil
 }
 
 // stepResumeCmd is the command line that resumes an interrupted step.

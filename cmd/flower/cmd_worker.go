@@ -15,7 +15,6 @@ import (
 
 	"github.com/flowerhq/flower/fleet"
 	"github.com/flowerhq/flower/flow"
-	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/child"
 )
 
@@ -25,6 +24,7 @@ type workerOptions struct {
 	Claude, Hook                   string
 	Concurrency                    int
 	RescueAfter, Grace             time.Duration
+	KeepFinished                   time.Duration
 	OnlineTimeout                  time.Duration
 	NoSelfTest                     bool
 	Args                           []string
@@ -40,7 +40,8 @@ The worker shows that it is alive through a lease in the database. When a
 worker stops renewing it (killed, its machine gone) for --rescue-after,
 another worker takes its flows over and resumes them from the brief, the goal
 and the sessions in the store. SIGTERM: no new flows; running ones get
---grace to finish, then they are handed back.
+--grace to finish, then they are handed back. Finished flows stay listed
+for --keep-finished (30 days; 0 keeps them forever).
 
 Examples:
    flower worker --store "$FLOWER_STORE" --concurrency 2
@@ -59,6 +60,7 @@ func newWorkerCmd(e *cmdEnv) *cli.Command {
 			&cli.StringFlag{Name: "queue", Value: fleet.DefaultQueue, Usage: "queue `NAME` to take flows from", EnvVars: []string{"FLOWER_QUEUE"}, Destination: &o.Queue},
 			&cli.DurationFlag{Name: "rescue-after", Value: fleet.DefaultRescueAfter, Usage: "`D` after this worker stops renewing its lease, others take its flows over", EnvVars: []string{"FLOWER_RESCUE_AFTER"}, Destination: &o.RescueAfter},
 			&cli.DurationFlag{Name: "grace", Value: fleet.DefaultGrace, Usage: "on SIGTERM, how long `D` running flows may finish before they are handed back", EnvVars: []string{"FLOWER_GRACE"}, Destination: &o.Grace},
+			&cli.DurationFlag{Name: "keep-finished", Value: fleet.DefaultKeepFinished, Usage: "how long `D` finished flows stay in flower queue ls (0: forever)", EnvVars: []string{"FLOWER_KEEP_FINISHED"}, Destination: &o.KeepFinished},
 			&cli.StringFlag{Name: "root", Value: filepath.Join(home, ".flower", "workspaces"), Usage: "`DIR` the --repo flows are cloned into", EnvVars: []string{"FLOWER_ROOT"}, Destination: &o.Root},
 			runDirFlag(&o.RunDir),
 			&cli.StringFlag{Name: "id", Usage: "the worker's `NAME` in flower queue ls (default host-pid)", EnvVars: []string{"FLOWER_WORKER_ID"}, Destination: &o.ID},
@@ -76,8 +78,12 @@ func runWorkerCmd(ctx context.Context, e *cmdEnv, o *workerOptions) error {
 	if len(o.Args) > 0 {
 		return usagef("flower worker takes no arguments (queue flows with flower queue add)")
 	}
-	if o.Concurrency < 1 || o.RescueAfter <= 0 {
-		return usagef("--concurrency must be at least 1 and --rescue-after above 0")
+	if o.Concurrency < 1 || o.RescueAfter <= 0 || o.KeepFinished < 0 {
+		return usagef("--concurrency must be at least 1, --rescue-after above 0 and --keep-finished 0 (forever) or more")
+	}
+	keep := o.KeepFinished
+	if keep == 0 {
+		keep = -1 // forever
 	}
 	f, err := openQueue(ctx, o.Store)
 	if err != nil {
@@ -90,8 +96,8 @@ func runWorkerCmd(ctx context.Context, e *cmdEnv, o *workerOptions) error {
 	if !o.NoSelfTest {
 		ro := runtimeOptions(o.Root)
 		ro.RunDir, ro.Claude, ro.HookPath = cmpOr(o.RunDir, filepath.Join(o.Root, "runs")), o.Claude, o.Hook
-		if err := selfTestOnce(ctx, ro, e.Getenv); err != nil {
-			return fmt.Errorf("%w\n(the guards would not hold; `flower doctor` shows details; --no-self-test starts anyway)", err)
+		if err := selfTestOnce(ctx, e, ro); err != nil {
+			return errSelfTestStops(err)
 		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
@@ -104,7 +110,7 @@ func runWorkerCmd(ctx context.Context, e *cmdEnv, o *workerOptions) error {
 	}
 	w := &flowRunner{e: e, o: o, logf: logf}
 	return f.Work(ctx, fleet.WorkOptions{ID: o.ID, Queue: o.Queue, Concurrency: o.Concurrency,
-		RescueAfter: o.RescueAfter, Grace: o.Grace, Runner: w.run, Logf: logf})
+		RescueAfter: o.RescueAfter, Grace: o.Grace, KeepFinished: keep, Runner: w.run, Logf: logf})
 }
 
 func cmpOr(s, d string) string {
@@ -141,7 +147,7 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	ro := runtimeOptions(pl.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, w.o.Claude, w.o.Hook
 	ro.Resilience.OnlineTimeout = w.o.OnlineTimeout
-	st, release, err := withStore(ctx, w.e.Stderr, w.o.Store, &ro)
+	st, release, err := withStore(ctx, w.e, w.o.Store, &ro)
 	if err != nil {
 		return fleet.Outcome{Workspace: ws}, err
 	}
@@ -165,7 +171,7 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	}
 	defer wf.Close()
 	ro.Workbench = wf.Workbench
-	rt, err := harness.New(ctx, ro)
+	rt, err := w.e.NewRuntime(ctx, ro)
 	if err != nil {
 		return fleet.Outcome{Workspace: ws}, err
 	}
@@ -176,7 +182,7 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	runner, budget := withBudget(rt, r.Args.MaxBudgetUSD)
 	fc, runErr := wf.Run(ctx, runner, onEvent, stepDone)
 	stopKeeping()
-	out := summarize(wf, rt, fc, runErr, ctx.Err())
+	out := summarize(wf.Workflow, rt, fc, runErr, ctx.Err())
 	budget.apply(&out)
 	res := fleet.Outcome{Verdict: out.Verdict, Run: out.Run, Workspace: pl.Workspace, CostUSD: out.CostUSD, Error: out.Error}
 	switch {

@@ -5,13 +5,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/flowerhq/flower/harness"
 )
 
 // The flags several commands share are built by these constructors, one
 // fresh flag per command, each writing into that command's options. Every
-// flag has a FLOWER_* variable (design.md §3).
+// flag has a FLOWER_* variable (TestEveryFlagHasAnEnvVar holds it).
 
 func workspaceFlag(dst *string, usage string) cli.Flag {
 	return &cli.StringFlag{Name: "workspace", Aliases: []string{"C"}, Value: ".", Usage: usage, EnvVars: []string{"FLOWER_WORKSPACE"}, Destination: dst}
@@ -171,4 +174,40 @@ func noArgs(c *cli.Context, hint string) error {
 		msg += " (" + hint + ")"
 	}
 	return usagef("%s", msg)
+}
+
+// onlineTimeoutFlag bounds the wait for the API between attempts
+// (Resilience.OnlineTimeout); 0, the default, waits until it answers.
+func onlineTimeoutFlag(dst *time.Duration) cli.Flag {
+	return &cli.DurationFlag{Name: "online-timeout", Usage: "give up when the API stays unreachable for `D` between attempts, e.g. 10m (0: wait until it answers; bound it for unattended runs)",
+		EnvVars: []string{"FLOWER_ONLINE_TIMEOUT"}, Destination: dst}
+}
+
+// idleTimeoutFlag is the idle limit of an attempt (Resilience.IdleTimeout):
+// no stream byte from claude for D while no tool or subagent runs ends the
+// attempt as transient, and the next one resumes the session.
+func idleTimeoutFlag(dst *time.Duration) cli.Flag {
+	return &cli.DurationFlag{Name: "idle-timeout", Value: harness.DefaultIdleTimeout,
+		Usage:   "end an attempt that gets no stream byte from claude for `D` while no tool or subagent runs, and resume its session (0: no limit)",
+		EnvVars: []string{"FLOWER_IDLE_TIMEOUT"}, Destination: dst}
+}
+
+// idleLimit is the flag's value as Resilience.IdleTimeout (0 there is the
+// default; off is negative).
+func idleLimit(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
+}
+
+// storeFlag names the session store every store-using command reads and
+// writes: one SQLite file per run dir by default, or a database shared by
+// many machines.
+func storeFlag(dst *string) cli.Flag {
+	return &cli.StringFlag{Name: "store", Usage: "session store `URL`: a file path, sqlite://PATH or postgres://… (default <run-dir>/sessions.db)", EnvVars: []string{"FLOWER_STORE"}, Destination: dst}
+}
+
+func budgetFlag(dst *float64) cli.Flag {
+	return &cli.Float64Flag{Name: "max-budget-usd", Usage: "stop the flow once its steps have cost `X` dollars (each step gets what is left)", EnvVars: []string{"FLOWER_MAX_BUDGET_USD"}, Destination: dst}
 }

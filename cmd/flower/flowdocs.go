@@ -60,14 +60,22 @@ func checkFlowDocs(ctx context.Context, o *starterOptions, pl place, st *session
 	return docs, nil
 }
 
-// restoreFlowDocs writes the stored documents the workspace lacks (not with
-// --new, which starts over and overwrites them as it goes) and says which.
+// restoreFlowDocs writes the stored documents the workspace lacks and says
+// which. With --new, which starts over, it deletes them instead: an earlier
+// flow's handoffs and lineage must not reach a later flower continue.
 // frozen reports whether the store brought the goal the flow froze: the
 // flow keeps it (flow.StarterOptions.FrozenGoal) unless new words re-derive
 // it.
 func restoreFlowDocs(ctx context.Context, e *cmdEnv, o *starterOptions, docs *fleet.Documents) (frozen bool, err error) {
-	if docs == nil || o.New {
+	if docs == nil {
 		return false, nil
+	}
+	if o.New {
+		n, err := docs.Forget(ctx)
+		if n > 0 && err == nil && !o.Quiet {
+			fmt.Fprintf(e.Stderr, "flower: flow %s: --new: forgot the %d documents the store kept for it\n", o.Flow, n)
+		}
+		return false, err
 	}
 	restored, err := docs.Restore(ctx)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/sessionstore"
 )
 
 // TestE2E_FlowDocumentsTravel: machine A (its own HOME, run dir and
@@ -102,6 +104,11 @@ func TestE2E_FlowDocumentsTravel(t *testing.T) {
 	}
 	checkWokeWith(t, fb, wsB, string(goalA))
 
+	// A document only an earlier flow wrote (a handoff, say), planted in the
+	// store: C's wake brings it (the control for D's --new).
+	stale := "notes/STALE-HANDOFF.md"
+	putDoc(t, fb.store, "X", stale, "from an earlier flow")
+
 	// Machine C, another fresh checkout, wakes it with a new sentence: A's
 	// brief with the sentence appended, and a goal derived anew from it.
 	c := fb.machine("c")
@@ -111,6 +118,43 @@ func TestE2E_FlowDocumentsTravel(t *testing.T) {
 	brief, _ := os.ReadFile(filepath.Join(wsC, ".flower", "notes", flowBriefName))
 	if code != 0 || !strings.Contains(string(brief), "NEW-WORDS") || !strings.Contains(string(brief), "FLOW-7: 写 ok.txt") || gen.Load() != 2 {
 		t.Fatalf("machine C: exit %d, %d goals, brief:\n%s\n%s\n%s", code, gen.Load(), brief, out, errC)
+	}
+	if _, err := os.Stat(filepath.Join(wsC, ".flower", filepath.FromSlash(stale))); err != nil {
+		t.Fatalf("control: C's wake did not bring the stored %s: %v", stale, err)
+	}
+
+	// Machine D starts flow X over (--new): the store forgets what it kept,
+	// so the stale document reaches neither D nor a later continue on E.
+	d, e := fb.machine("d"), fb.machine("e")
+	wsD, wsE := filepath.Join(d.root, "fourth"), filepath.Join(e.root, "fifth")
+	os.MkdirAll(wsD, 0o700)
+	os.MkdirAll(wsE, 0o700)
+	out, errD, code := fb.flower(d, append(common(d, wsD), "--new", "--flow", "X", "FLOW-9 写 ok.txt")...)
+	if code != 0 || !strings.Contains(errD, "--new: forgot the") {
+		t.Fatalf("machine D: exit %d\n%s\n%s", code, out, errD)
+	}
+	out, errE, code := fb.flower(e, append(common(e, wsE), "continue", "--flow", "X")...)
+	briefE, _ := os.ReadFile(filepath.Join(wsE, ".flower", "notes", flowBriefName))
+	if code != 0 || !strings.Contains(string(briefE), "FLOW-9") || strings.Contains(string(briefE), "FLOW-7") {
+		t.Fatalf("machine E: exit %d, brief (want D's, not A's):\n%s\n%s\n%s", code, briefE, out, errE)
+	}
+	for _, ws := range []string{wsD, wsE} {
+		if _, err := os.Stat(filepath.Join(ws, ".flower", filepath.FromSlash(stale))); err == nil {
+			t.Errorf("%s got the earlier flow's %s after --new", ws, stale)
+		}
+	}
+}
+
+// putDoc puts one document of flow into the store at url.
+func putDoc(t *testing.T, url, flowName, name, body string) {
+	t.Helper()
+	st, err := sessionstore.OpenURL(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.PutDocuments(context.Background(), flowName, []sessionstore.Document{{Name: name, Body: []byte(body)}}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -7,12 +7,12 @@ import (
 	"github.com/flowerhq/flower/internal/lazyre"
 )
 
-// Step names are the seed's model-facing names (确认需求, 执行-评审#1); they
+// Step names are the model-facing Chinese names (确认需求, 执行-评审#1); they
 // stay so in events, documents and file names. A person at the terminal
 // reads English labels instead, unless their locale is Chinese.
 
-// seedLabels are the English labels of the starter flow's step names.
-var seedLabels = map[string]string{
+// englishLabels are the English labels of the starter flow's step names.
+var englishLabels = map[string]string{
 	flow.ClarifyStepName: "clarify",
 	flow.GoalStepName:    "goal",
 	flow.WorkStepName:    "work",
@@ -26,7 +26,7 @@ const reviewSuffix = "-评审"
 var reRound = lazyre.New(`^(.*)#(round|retry)?(\d+)$`)
 
 // stepLabel is name as a person reads it: "review #1" for 执行-评审#1, "work
-// round 2" for 执行#round2. zh keeps the seed's name.
+// round 2" for 执行#round2. zh keeps the Chinese name.
 func stepLabel(name string, zh bool) string {
 	if zh {
 		return name
@@ -42,19 +42,19 @@ func stepLabel(name string, zh bool) string {
 		}
 	}
 	switch {
-	case seedLabels[base] != "":
-		base = seedLabels[base]
+	case englishLabels[base] != "":
+		base = englishLabels[base]
 	case strings.HasSuffix(base, reviewSuffix):
 		owner := strings.TrimSuffix(base, reviewSuffix)
 		base = "review"
-		if l := seedLabels[owner]; owner != flow.WorkStepName && l != "" {
+		if l := englishLabels[owner]; owner != flow.WorkStepName && l != "" {
 			base = l + " review"
 		}
 	}
 	return base + suffix
 }
 
-// stepLabelBeside is the label with the seed's name beside it when they
+// stepLabelBeside is the label with the step's own name beside it when they
 // differ: "review #1 (执行-评审#1)", for tables a person may hold against
 // events.jsonl.
 func stepLabelBeside(name string, zh bool) string {

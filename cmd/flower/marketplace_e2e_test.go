@@ -39,6 +39,7 @@ func marketplaceClone(t *testing.T) string {
 // naming go install. The control, the same bed before the install, runs
 // the main thread's Bash.
 func TestE2E_MarketplaceInstall(t *testing.T) {
+	skipShort(t, "it builds flower-hook and runs claude plugin commands")
 	t.Parallel()
 	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
 	hookDir := filepath.Join(t.TempDir(), "bin")

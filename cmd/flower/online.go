@@ -5,35 +5,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/flowerhq/flower/harness"
 )
-
-// onlineTimeoutFlag bounds the wait for the API between attempts
-// (Resilience.OnlineTimeout); 0, the default, waits until it answers.
-func onlineTimeoutFlag(dst *time.Duration) cli.Flag {
-	return &cli.DurationFlag{Name: "online-timeout", Usage: "give up when the API stays unreachable for `D` between attempts, e.g. 10m (0: wait until it answers; bound it for unattended runs)",
-		EnvVars: []string{"FLOWER_ONLINE_TIMEOUT"}, Destination: dst}
-}
-
-// idleTimeoutFlag is the idle limit of an attempt (Resilience.IdleTimeout):
-// no stream byte from claude for D while no tool or subagent runs ends the
-// attempt as transient, and the next one resumes the session.
-func idleTimeoutFlag(dst *time.Duration) cli.Flag {
-	return &cli.DurationFlag{Name: "idle-timeout", Value: harness.DefaultIdleTimeout,
-		Usage:   "end an attempt that gets no stream byte from claude for `D` while no tool or subagent runs, and resume its session (0: no limit)",
-		EnvVars: []string{"FLOWER_IDLE_TIMEOUT"}, Destination: dst}
-}
-
-// idleLimit is the flag's value as Resilience.IdleTimeout (0 there is the
-// default; off is negative).
-func idleLimit(d time.Duration) time.Duration {
-	if d <= 0 {
-		return -1
-	}
-	return d
-}
 
 // offlineLine is the status line of an "offline"/"online" event: what is
 // unreachable and when the next probe comes; "" for other events.

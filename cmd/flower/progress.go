@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/flowerhq/flower/flow"
@@ -27,7 +23,7 @@ type progress struct {
 	json      bool
 	v         view
 	handoffAt int
-	zh        bool // show the seed's step names, not English labels
+	zh        bool // show the steps' Chinese names, not English labels
 
 	mu        sync.Mutex
 	stats     harness.RunStats // the run so far; stats.Step is the run inside the workflow step
@@ -227,93 +223,6 @@ func (p *progress) finish(o flowOutcome) {
 	}
 	if o.Unread > 0 {
 		fmt.Fprintf(p.w, "  %-9s %d told message(s) never reached the coordinator (they are in the Q&A log): tell them again on the next run\n", "unread", o.Unread)
-	}
-}
-
-// interruptible handles Ctrl-C for a run. At a terminal the first Ctrl-C asks
-// for the words to resume with and interrupts the running step with them
-// (the seed's human interrupt); an empty line resumes without words (the
-// step goes on as it was); a second Ctrl-C, or any Ctrl-C off a terminal,
-// cancels the run, which stays resumable; SIGTERM and SIGHUP cancel it at
-// once. The words come from lines, the
-// terminal's one reader, which the channel's questions share: a question
-// answered earlier cannot take them.
-func interruptible(parent context.Context, rt *harness.Runtime, lines *flow.Lines, out io.Writer, tty bool) (context.Context, func()) {
-	ctx, cancelCause := context.WithCancelCause(parent)
-	cancel := func() { cancelCause(nil) }
-	sig := make(chan os.Signal, 2)
-	release := claimInterrupt()
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	done := make(chan struct{})
-	go func() {
-		asking := false
-		words := make(chan string, 1)
-		for {
-			select {
-			case <-done:
-				return
-			case s := <-sig:
-				if !tty || asking || s != os.Interrupt {
-					// The step's error names the signal (a hangup, say).
-					cancelCause(fmt.Errorf("%w (%v signal received)", context.Canceled, s))
-					return
-				}
-				asking = true
-				fmt.Fprint(out, "\n[flower] interrupted. What should it do instead?\n(Enter sends; empty resumes; Ctrl-C aborts)\n> ")
-				go func() {
-					line, _, _ := lines.ReadLine(ctx)
-					words <- strings.TrimSpace(line)
-				}()
-			case w := <-words:
-				asking = false
-				if w == "" {
-					fmt.Fprint(out, "[flower] no words: the step goes on as it was.\n")
-					continue
-				}
-				rt.Interrupt(w)
-			}
-		}
-	}()
-	return ctx, func() { signal.Stop(sig); release(); close(done); cancel() }
-}
-
-// selfTestKey identifies this claude and flower-hook (paths, sizes, times).
-func selfTestKey(o harness.Options, getenv func(string) string) (claude, hook, key string, err error) {
-	if claude, err = harness.FindClaude(o.Claude, getenv); err != nil {
-		return "", "", "", err
-	}
-	if hook, err = harness.FindHook(o.HookPath); err != nil {
-		return "", "", "", err
-	}
-	h := sha256.New()
-	for _, p := range []string{claude, hook} {
-		st, err := os.Stat(p)
-		if err != nil {
-			return "", "", "", err
-		}
-		fmt.Fprintf(h, "%s|%d|%d\n", p, st.Size(), st.ModTime().UnixNano())
-	}
-	return claude, hook, hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// selfTestOnce runs the guard self-test unless this claude and flower-hook
-// already passed it in this run dir. It writes nothing: stampSelfTest
-// records the pass once the run dir is prepared.
-func selfTestOnce(ctx context.Context, o harness.Options, getenv func(string) string) error {
-	claude, hook, key, err := selfTestKey(o, getenv)
-	if err != nil {
-		return err
-	}
-	if b, err := os.ReadFile(filepath.Join(o.RunDir, "selftest.ok")); err == nil && strings.TrimSpace(string(b)) == key {
-		return nil
-	}
-	return guardSelfTest(ctx, claude, hook)
-}
-
-// stampSelfTest records a passed self-test in the (existing) run dir.
-func stampSelfTest(o harness.Options, getenv func(string) string) {
-	if _, _, key, err := selfTestKey(o, getenv); err == nil {
-		os.WriteFile(filepath.Join(o.RunDir, "selftest.ok"), []byte(key+"\n"), 0o600)
 	}
 }
 

@@ -1,14 +1,20 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/sessionstore"
 )
 
 // The readings of a run's record a person asks for first: how it ended,
@@ -171,4 +177,67 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f KB", float64(n)/1000)
 	}
 	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+}
+
+// manifestRows are the runs `flower runs` and `flower ask` read: every run
+// recorded in the store at u, else (u empty) the run dir's manifest; where
+// names the source. A run dir's steps whose flower died are marked first
+// (RecoverRunDir); a damaged manifest is read around, with one warning on
+// warn.
+func manifestRows(ctx context.Context, u, runDir string, warn io.Writer) (rows []harness.ManifestRow, where string, err error) {
+	if u == "" {
+		path := filepath.Join(runDir, "manifest.json")
+		rows, err := harness.ReadManifestAround(path)
+		if errors.Is(err, harness.ErrManifestDamaged) {
+			fmt.Fprintf(warn, "flower: warning: %v\n", err)
+			return rows, runDir, nil
+		}
+		if err == nil && anyRunning(rows) {
+			if n, rerr := harness.RecoverRunDir(runDir); rerr == nil && n > 0 {
+				rows, err = harness.ReadManifest(path)
+			}
+		}
+		return rows, runDir, err
+	}
+	st, err := sessionstore.OpenURL(ctx, u)
+	if err != nil {
+		return nil, "", err
+	}
+	defer st.Close()
+	recs, err := st.Runs(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, r := range recs {
+		var row harness.ManifestRow
+		if err := json.Unmarshal(r.Row, &row); err != nil {
+			return nil, "", fmt.Errorf("run %s in %s: %w", r.Run, st.Path(), err)
+		}
+		rows = append(rows, row)
+	}
+	return rows, st.Path(), nil
+}
+
+// anyRunning reports whether a row lists a step under way.
+func anyRunning(rows []harness.ManifestRow) bool {
+	for _, r := range rows {
+		if len(r.Running) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// newestRow is the row updated last (as harness.NewestRun picks it).
+func newestRow(rows []harness.ManifestRow) (harness.ManifestRow, bool) {
+	if len(rows) == 0 {
+		return harness.ManifestRow{}, false
+	}
+	newest := rows[0]
+	for _, r := range rows[1:] {
+		if r.UpdatedAt >= newest.UpdatedAt {
+			newest = r
+		}
+	}
+	return newest, true
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/flowerhq/flower/harness"
@@ -58,49 +56,5 @@ func TestGuardRecords(t *testing.T) {
 	}
 	if len(s) != 1 || s[0].Path != spill || s[0].Bytes != 1234 || byteSize(s[0].Bytes) != "1.2 KB" {
 		t.Errorf("spills: %+v", s)
-	}
-}
-
-// TestSessionsListSaysWhereItLooked: without a store in the workspace,
-// sessions list is no failure (as runs): it names where it looked and
-// where flower claude keeps its sessions; --json is an empty array.
-// Control: with no drop-in store either, no pointer is made up.
-func TestSessionsListSaysWhereItLooked(t *testing.T) {
-	ws, dropIn := t.TempDir(), t.TempDir()
-	os.WriteFile(filepath.Join(dropIn, "sessions.db"), nil, 0o600)
-	for _, tc := range []struct {
-		dropIn, want string
-	}{{dropIn, "flower claude's sessions are in " + filepath.Join(dropIn, "sessions.db")}, {t.TempDir(), ""}} {
-		e, out, errb := testEnv("")
-		e.Getenv = func(k string) string { return map[string]string{"FLOWER_RUN_DIR": tc.dropIn}[k] }
-		if code := run(context.Background(), e, []string{"flower", "sessions", "list", "-C", ws}); code != 0 {
-			t.Fatalf("exit %d: %s", code, errb.String())
-		}
-		looked := "no session store at " + filepath.Join(ws, ".flower", "runs", "sessions.db")
-		if !strings.Contains(out.String(), looked) || strings.Contains(out.String(), "flower claude") != (tc.want != "") || !strings.Contains(out.String(), tc.want) {
-			t.Errorf("sessions list: %q", out.String())
-		}
-		e, out, _ = testEnv("")
-		if code := run(context.Background(), e, []string{"flower", "sessions", "list", "-C", ws, "--json"}); code != 0 || strings.TrimSpace(out.String()) != "[]" {
-			t.Errorf("--json: exit %d %q", code, out.String())
-		}
-	}
-}
-
-// TestDemoScriptParses: `flower demo --print-script` prints the embedded
-// script the demo runs (no model, no claude); it parses once the workspace
-// is filled in, and holds what the demo's tests rely on.
-func TestDemoScriptParses(t *testing.T) {
-	e, out, errb := testEnv("")
-	e.parsed = nil
-	if code := run(context.Background(), e, []string{"flower", "demo", "--print-script"}); code != 0 || out.String() != demoScriptYAML {
-		t.Fatalf("exit %d, %s; printed %d bytes of %d", code, errb.String(), out.Len(), len(demoScriptYAML))
-	}
-	s := demoScript("/ws")
-	if len(s.Conversations) != 5 || !strings.Contains(demoBrief, "## 未知与假设") || !strings.Contains(demoGoal, "## 检查清单") || !strings.Contains(demoAchieved, "已达成") {
-		t.Errorf("demo script: %d conversations; brief %q goal %q", len(s.Conversations), demoBrief, demoGoal)
-	}
-	if !strings.Contains(string(s.Conversations[0].Replies[0].ToolUse.Input), demoAnswer) || strings.Contains(demoScriptYAML, "/ws/") {
-		t.Error("the demo's answer is not an option, or a path is not the placeholder")
 	}
 }

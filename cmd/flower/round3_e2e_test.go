@@ -217,6 +217,7 @@ func TestE2E_TerminalFitsTheWidth(t *testing.T) {
 // bash and, sourced, complete a command and a flag; the fish script parses
 // when fish is there. Control: a cut script does not parse.
 func TestE2E_CompletionLoadsInBash(t *testing.T) {
+	skipShort(t, "it builds flower and runs it")
 	t.Parallel()
 	bash := testbed.RequireTool(t, "bash", "the completion script is loaded in a real bash")
 	flower := testbed.BuildBinary(t, "./cmd/flower")
@@ -292,6 +293,7 @@ func TestE2E_DoctorAndVersionJSON(t *testing.T) {
 // ASCII too (the stray word's hint, flower "..."); the control, TERM=xterm,
 // prints the same line with its ellipsis.
 func TestE2E_DumbTerminalErrors(t *testing.T) {
+	skipShort(t, "it builds flower and runs it")
 	t.Parallel()
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	for term, want := range map[string]string{"dumb": `flower "..."`, "xterm": `flower "…"`} {

@@ -13,10 +13,6 @@ import (
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
-// TestMain stops the PostgreSQL test cluster (if a test started one) and
-// removes the binaries testbed.BuildBinary built.
-func TestMain(m *testing.M) { os.Exit(testbed.Main(func() int { return pgtest.Main(m) })) }
-
 // machine is one "machine" running flower: its own HOME and run dir.
 type machine struct {
 	t      *testing.T

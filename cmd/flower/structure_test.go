@@ -86,3 +86,138 @@ func exprText(e ast.Expr) string {
 	})
 	return sb.String()
 }
+
+// testTopics are the test files' names that pair with no source file: what
+// they test crosses commands. Every other X_test.go and X_e2e_test.go
+// pairs with X.go (cmd_tell.go, cmd_tell_test.go, cmd_tell_e2e_test.go).
+var testTopics = map[string]string{
+	"agentsdk":         "the Agent SDK drives flower claude",
+	"cancel":           "signals during a flow",
+	"cassette":         "record and replay",
+	"cli":              "flags anywhere, words that are no asks",
+	"deploy":           "the Kubernetes templates",
+	"deploy_worker":    "the worker deployment",
+	"example":          "examples/",
+	"fence":            "the write fence in a whole flow",
+	"fidelity":         "what a run records",
+	"fleet":            "queue and worker across machines",
+	"install":          "go install and the plugin",
+	"lock":             "one flow per workspace",
+	"marketplace":      "the plugin marketplace",
+	"private":          "file modes and secrets of a step",
+	"resume_elsewhere": "resuming on another machine",
+	"round3":           "views and demo output",
+	"secrets":          "no secret on disk",
+	"structure":        "this file",
+	"tempclean":        "temporary files on signals",
+	"terminal":         "the tmux terminal of the e2e tests",
+	"verdict":          "verdicts end to end",
+}
+
+// TestTestFilesPairWithTheirSource: every test file's name is a source
+// file's (X_test.go, X_e2e_test.go for X.go) or a declared topic.
+// Control: a stray name is found.
+func TestTestFilesPairWithTheirSource(t *testing.T) {
+	files, _ := filepath.Glob("*.go")
+	for _, bad := range unpaired(files) {
+		t.Errorf("%s pairs with no source file and no declared topic (name it for the file it tests, or add a topic)", bad)
+	}
+	if got := unpaired([]string{"cmd_tell.go", "cmd_tell_test.go", "cmd_tell_e2e_test.go", "tell_test.go", "fleet_e2e_test.go"}); len(got) != 1 || got[0] != "tell_test.go" {
+		t.Errorf("control: unpaired = %v, want [tell_test.go]", got)
+	}
+}
+
+// unpaired lists the test files among files that pair with nothing.
+func unpaired(files []string) []string {
+	src := map[string]bool{}
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.go") {
+			src[strings.TrimSuffix(f, ".go")] = true
+		}
+	}
+	var out []string
+	for _, f := range files {
+		stem, ok := strings.CutSuffix(f, "_test.go")
+		if !ok {
+			continue
+		}
+		stem = strings.TrimSuffix(stem, "_e2e")
+		if !src[stem] && testTopics[stem] == "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// e2eOnly are the testbed helpers that start claude, a scripted model or a
+// built binary: only *_e2e_test.go files may call them (or the helpers
+// declared there).
+var e2eOnly = map[string]bool{"ClaudePath": true, "New": true, "NewFor": true, "BuildBinary": true, "Command": true, "Exec": true, "Start": true, "RequireTool": true}
+
+// TestUnitTestsStartNothing: a test file that is not *_e2e_test.go calls
+// no testbed helper that starts claude or a binary, and no helper an e2e
+// file declares, so the unit loop (-short) runs in process. Control: a file
+// calling testbed.New and an e2e helper is caught.
+func TestUnitTestsStartNothing(t *testing.T) {
+	files, _ := filepath.Glob("*_test.go")
+	e2eFuncs := map[string]bool{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_e2e_test.go") {
+			for _, d := range parseFile(t, f, nil).Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+					e2eFuncs[fd.Name.Name] = true
+				}
+			}
+		}
+	}
+	delete(e2eFuncs, "skipShort")
+	for _, f := range files {
+		if strings.HasSuffix(f, "_e2e_test.go") {
+			continue
+		}
+		for _, bad := range startsSomething(parseFile(t, f, nil), e2eFuncs) {
+			t.Errorf("%s calls %s: move the test into a *_e2e_test.go file", f, bad)
+		}
+	}
+	ctl := parseFile(t, "control_test.go", []byte("package main\nfunc TestX(t *testing.T) { testbed.New(t, nil); delegationBed(t); testbed.RepoRoot(t) }\n"))
+	if got := startsSomething(ctl, map[string]bool{"delegationBed": true}); len(got) != 2 {
+		t.Errorf("control: found %v, want testbed.New and delegationBed", got)
+	}
+}
+
+// startsSomething lists the calls in f of e2eOnly testbed helpers and of
+// the functions in e2eFuncs.
+func startsSomething(f *ast.File, e2eFuncs map[string]bool) []string {
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		switch fn := call.Fun.(type) {
+		case *ast.SelectorExpr:
+			if id, ok := fn.X.(*ast.Ident); ok && id.Name == "testbed" && e2eOnly[fn.Sel.Name] {
+				out = append(out, "testbed."+fn.Sel.Name)
+			}
+		case *ast.Ident:
+			if e2eFuncs[fn.Name] {
+				out = append(out, fn.Name)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+func parseFile(t *testing.T, name string, src []byte) *ast.File {
+	t.Helper()
+	var s any
+	if src != nil {
+		s = src
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), name, s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

@@ -4,16 +4,19 @@
 // (`flower mcp-channel` → flower) are both one of these.
 //
 // Lifecycle: Listen makes a fresh 0700 folder in the temp dir with a 0600
-// socket in it and serves until Close; Close stops listening, cancels the
-// context the handler got, gives open connections closeGrace to send what
-// they still have (a line already sent is still answered), waits for every
-// handler to return and removes the folder. Close is idempotent. A leaf: it imports
+// socket in it and serves until Close; ListenAt does the same at a path
+// FreshPath named earlier (nothing exists before ListenAt, so the path can
+// be handed out first). Close stops listening, cancels the context the
+// handler got, gives open connections closeGrace to send what they still
+// have (a line already sent is still answered), waits for every handler to
+// return and removes the folder. Close is idempotent. A leaf: it imports
 // nothing of this module.
 package linesock
 
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"net"
 	"os"
@@ -56,7 +59,34 @@ func Listen(prefix string, deadline time.Duration, h Handler) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("socket: %w", err)
 	}
-	path := filepath.Join(dir, "s.sock")
+	return listenIn(filepath.Join(dir, sockName), deadline, h)
+}
+
+// sockName is the socket's name inside its folder.
+const sockName = "s.sock"
+
+// FreshPath names a socket for ListenAt: s.sock in a folder under the temp
+// dir whose name is prefix and 16 random characters (80 bits). Nothing is created, so
+// a caller can hand the path out before anything listens.
+func FreshPath(prefix string) string {
+	return filepath.Join(os.TempDir(), prefix+rand.Text()[:16], sockName)
+}
+
+// ListenAt starts a server at path, a socket named by FreshPath: its folder
+// is made now (0700) and must not exist yet, so nothing planted there is
+// used. After Close the same path can be listened at again. deadline is as
+// for Listen.
+func ListenAt(path string, deadline time.Duration, h Handler) (*Server, error) {
+	if err := os.Mkdir(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("socket: %w", err)
+	}
+	return listenIn(path, deadline, h)
+}
+
+// listenIn listens at path, in a fresh private folder that it removes again
+// when listening fails.
+func listenIn(path string, deadline time.Duration, h Handler) (*Server, error) {
+	dir := filepath.Dir(path)
 	ln, err := net.Listen("unix", path)
 	if err == nil {
 		if err = os.Chmod(path, 0o600); err != nil {

@@ -97,3 +97,42 @@ func TestDeadlineEndsAQuietClient(t *testing.T) {
 		t.Errorf("Close: %v", err)
 	}
 }
+
+// TestListenAt: FreshPath creates nothing; ListenAt serves there privately,
+// Close removes the folder and the same path can be listened at again.
+// Control: a folder planted at the path first is refused, not used.
+func TestListenAt(t *testing.T) {
+	echo := func(_ context.Context, line []byte) []byte { return line }
+	path := FreshPath("linesock-test-")
+	if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("FreshPath created %s: %v", filepath.Dir(path), err)
+	}
+	for round := range 2 {
+		s, err := ListenAt(path, time.Minute, echo)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if st, err := os.Stat(filepath.Dir(path)); err != nil || st.Mode().Perm() != 0o700 || s.Path() != path {
+			t.Errorf("round %d: folder %v, %v; path %s", round, st, err, s.Path())
+		}
+		c, r := dial(t, s)
+		c.Write([]byte("hi\n"))
+		if got, _ := r.ReadString('\n'); got != "hi\n" {
+			t.Errorf("round %d: reply %q", round, got)
+		}
+		c.Close()
+		s.Close()
+		if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("round %d: Close left %s", round, filepath.Dir(path))
+		}
+	}
+	planted := FreshPath("linesock-test-")
+	if err := os.Mkdir(filepath.Dir(planted), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(filepath.Dir(planted))
+	if s, err := ListenAt(planted, time.Minute, echo); err == nil {
+		s.Close()
+		t.Error("ListenAt used a folder that was there before it")
+	}
+}

@@ -2,16 +2,20 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
@@ -159,4 +163,149 @@ func startPolledFlow(t *testing.T, flower string, env []string, runDir string, b
 		t.Fatalf("the coordinator never polled its inbox\nstderr: %s\nstdout: %s", stderr.String(), tailOf(stdout.Bytes()))
 	}
 	return run, &stdout, &stderr
+}
+
+// manyTold is how many messages TestE2E_TellManyAllArrive tells: more than
+// two inbox pages.
+const manyTold = 45
+
+// toldSeen counts the distinct told messages in r's tool results.
+func toldSeen(r scripted.Request) int {
+	seen := map[string]bool{}
+	for _, tr := range r.AllToolResults() {
+		for i := range manyTold {
+			if m := fmt.Sprintf("MANY-%02d;", i); strings.Contains(tr.Content, m) {
+				seen[m] = true
+			}
+		}
+	}
+	return len(seen)
+}
+
+// TestE2E_TellManyAllArrive: 45 messages told while the coordinator polls
+// its inbox all reach it, in pages (one call finds them all waiting; the
+// tool's text asks for the next call), and the flow result counts no
+// unread message.
+func TestE2E_TellManyAllArrive(t *testing.T) {
+	t.Parallel()
+	var paged atomic.Bool
+	release := make(chan struct{}) // closed once every message is told
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer free()
+	bed := testbed.NewFor(t, func(string) *scripted.Script {
+		return &scripted.Script{Conversations: []scripted.Conversation{
+			{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Func: func(scripted.Request) scripted.Reply {
+				return scripted.Reply{Text: demoBrief}
+			}},
+			{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: func(r scripted.Request) scripted.Reply {
+				if strings.Contains(r.LastUser(), "条留言没取完") {
+					paged.Store(true)
+				}
+				if toldSeen(r) == manyTold || len(r.AllToolResults()) > 600 {
+					return scripted.Reply{Text: "留言都看过了。"}
+				}
+				if len(r.AllToolResults()) >= 2 {
+					select { // the next inbox call finds every message waiting
+					case <-release:
+					case <-time.After(2 * time.Minute):
+					}
+				}
+				poll := demoTool("mcp__flower__inbox", map[string]any{})
+				poll.DelayMS = 100
+				return poll
+			}},
+		}}
+	})
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	runDir := filepath.Join(t.TempDir(), "runs")
+	env := flowerEnv(t, bed.Env(), bed.Claude)
+	run, stdout, stderr := startPolledFlow(t, flower, env, runDir, bed)
+	// Told while the model holds its answer, so that one inbox call finds
+	// them all waiting: only paging hands them all over.
+	for i := range manyTold {
+		cmd := testbed.Command(t, flower, "tell", "--run-dir", runDir, "-C", bed.Workspace, fmt.Sprintf("MANY-%02d; 消息正文", i))
+		cmd.Env, cmd.Dir = env, t.TempDir()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("tell %d: %v %s", i, err, out)
+		}
+	}
+	free()
+	if err := run.Wait(); err != nil {
+		t.Fatalf("flower: %v\nstderr: %s", err, stderr.String())
+	}
+	reqs := bed.Model.RequestsFor("coordinator")
+	if n := toldSeen(reqs[len(reqs)-1]); n != manyTold {
+		t.Fatalf("%d of %d told messages reached the coordinator", n, manyTold)
+	}
+	lines := jsonLines(t, stdout.Bytes())
+	final := lines[len(lines)-1]
+	if !final.Get("ok").Bool() || final.Get("unread_messages").Int() != 0 {
+		t.Errorf("flow result: %s", final.Raw)
+	}
+	if !paged.Load() {
+		t.Error("no inbox call said that more messages wait")
+	}
+}
+
+// TestE2E_TellUnreadAtTheEnd: a message told while the coordinator is
+// finishing (after its last inbox call) never reaches the model; the flow's
+// result counts it (unread_messages 1) and the Q&A log keeps it, so the
+// person can tell it again. TestE2E_TellManyAllArrive is the control (every
+// message read: 0).
+func TestE2E_TellUnreadAtTheEnd(t *testing.T) {
+	t.Parallel()
+	holding, release := make(chan struct{}), make(chan struct{})
+	var hold, free sync.Once
+	defer free.Do(func() { close(release) })
+	bed := testbed.NewFor(t, func(string) *scripted.Script {
+		return pollingScript(func(r scripted.Request) string {
+			if len(r.AllToolResults()) == 0 {
+				return ""
+			}
+			hold.Do(func() { close(holding) })
+			select { // hold the final answer until the message is told
+			case <-release:
+			case <-time.After(2 * time.Minute):
+			}
+			return "做完了。"
+		})
+	})
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	runDir := filepath.Join(t.TempDir(), "runs")
+	env := flowerEnv(t, bed.Env(), bed.Claude)
+	run := testbed.Command(t, flower, "--json", "--timeout", "0", "--no-goal", "--run-dir", runDir, "-C", bed.Workspace, "写个 hello.txt")
+	run.Env, run.Dir = env, t.TempDir()
+	var stdout, stderr bytes.Buffer
+	run.Stdout, run.Stderr = &stdout, &stderr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-holding:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the coordinator never came back from its inbox call\nstderr: %s", stderr.String())
+	}
+	cmd := testbed.Command(t, flower, "tell", "--run-dir", runDir, "-C", bed.Workspace, "LATE-1; 也写个 bye.txt")
+	cmd.Env, cmd.Dir = env, t.TempDir()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tell: %v %s", err, out)
+	}
+	free.Do(func() { close(release) })
+	if err := run.Wait(); err != nil {
+		t.Fatalf("flower: %v\nstderr: %s", err, stderr.String())
+	}
+	for _, r := range bed.Model.RequestsFor("coordinator") {
+		if strings.Contains(r.Text(), "LATE-1") {
+			t.Fatalf("the coordinator was sent the late message: %.800s", r.Text())
+		}
+	}
+	lines := jsonLines(t, stdout.Bytes())
+	if final := lines[len(lines)-1]; final.Get("kind").String() != "flow_result" || final.Get("unread_messages").Int() != 1 {
+		t.Errorf("flow result (want unread_messages 1): %s", final.Raw)
+	}
+	log, err := os.ReadFile(filepath.Join(bed.Workspace, ".flower", "notes", flow.DefaultLogName))
+	if err != nil || !strings.Contains(string(log), "LATE-1") {
+		t.Errorf("the Q&A log lacks the told message: %v\n%s", err, log)
+	}
 }

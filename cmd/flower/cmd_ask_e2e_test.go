@@ -1,10 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,25 +10,6 @@ import (
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
-
-// treeHash hashes every file (path and bytes) under dir.
-func treeHash(t *testing.T, dir string) string {
-	t.Helper()
-	h := sha256.New()
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		h.Write([]byte(p + "\x00"))
-		h.Write(b)
-		return nil
-	})
-	return hex.EncodeToString(h.Sum(nil))
-}
 
 // askBed is the run dir of the ask tests and a runner of the built flower
 // in bed (combined output and exit code).

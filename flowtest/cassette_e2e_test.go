@@ -67,14 +67,14 @@ func (f *fakeT) runCleanups() {
 	}
 }
 
-// TestCassetteRecordsThenReplays: with FLOWER_RECORD=1 and a key, a
+// TestE2E_CassetteRecordsThenReplays: with FLOWER_RECORD=1 and a key, a
 // workflow test records through the proxy (here to the scripted model); then,
 // with no upstream at all, the same test replays the cassette in another
 // workspace — same answer, same marker, same number of requests, no key in
 // the file. A changed prompt on replay fails the test naming the difference;
 // with no cassette and no FLOWER_RECORD the test fails with the command
 // that records it.
-func TestCassetteRecordsThenReplays(t *testing.T) {
+func TestE2E_CassetteRecordsThenReplays(t *testing.T) {
 	testbed.ClaudePath(t)
 	const key = "sk-ant-flowtest-key-5e1f0a9c"
 	dir := t.TempDir()

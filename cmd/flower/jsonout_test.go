@@ -180,66 +180,13 @@ func TestInProcessJSON(t *testing.T) {
 		}
 		checkSchema(t, strings.Join(args, " "), v.Raw)
 	}
-	// The human table: English label with the seed's name beside, plurals.
+	// The human table: English label with the step's own name beside, plurals.
 	e, out, _ := testEnv("")
 	run(context.Background(), e, []string{"flower", "runs", "show", "-C", ws})
 	for _, want := range []string{"clarify (确认需求)", "1 denial, 0 spills", "0 retries, 0 handoffs"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("runs show lacks %q:\n%s", want, out.String())
 		}
-	}
-}
-
-func TestStepLabels(t *testing.T) {
-	for _, tc := range []struct{ name, en string }{
-		{"确认需求", "clarify"}, {"设定目标", "goal"}, {"执行", "work"}, {"执行-评审#1", "review #1"},
-		{"执行-评审#12", "review #12"}, {"执行#round2", "work round 2"}, {"确认需求#retry1", "clarify retry 1"},
-		{"确认需求-评审#2", "clarify review #2"}, {"plain", "plain"}, {"my step", "my step"}, {"协调者", "coordinator"},
-	} {
-		if got := stepLabel(tc.name, false); got != tc.en {
-			t.Errorf("stepLabel(%q) = %q, want %q", tc.name, got, tc.en)
-		}
-		if got := stepLabel(tc.name, true); got != tc.name {
-			t.Errorf("zh: stepLabel(%q) = %q", tc.name, got)
-		}
-	}
-	for _, tc := range []struct {
-		env  map[string]string
-		want bool
-	}{
-		{map[string]string{"LANG": "zh_CN.UTF-8"}, true}, {map[string]string{"LANG": "en_US.UTF-8"}, false},
-		{map[string]string{"LC_ALL": "C", "LANG": "zh_CN"}, false}, {map[string]string{"LC_MESSAGES": "zh_TW"}, true}, {nil, false},
-	} {
-		if got := chineseLocale(func(k string) string { return tc.env[k] }); got != tc.want {
-			t.Errorf("chineseLocale(%v) = %v", tc.env, got)
-		}
-	}
-}
-
-func TestPluralAndTable(t *testing.T) {
-	for n, want := range map[int]string{0: "0 turns", 1: "1 turn", 2: "2 turns"} {
-		if got := plural(n, "turn"); got != want {
-			t.Errorf("plural(%d) = %q", n, got)
-		}
-	}
-	if got := plural(1, "retry|retries") + " " + plural(3, "retry|retries"); got != "1 retry 3 retries" {
-		t.Errorf("irregular: %q", got)
-	}
-	var tb table
-	tb.row("STEP", "OK")
-	tb.row("确认需求", true)
-	tb.row("work", false)
-	var buf bytes.Buffer
-	tb.write(&buf)
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	// The OK column starts at the same display column on every row.
-	for _, l := range lines {
-		if i := strings.IndexAny(l, "Otf"); displayCol(l[:i]) != 10 {
-			t.Errorf("misaligned: %q\n%s", l, buf.String())
-		}
-	}
-	if got := clipWidth("确认需求确认需求", 9); got != "确认需求…" {
-		t.Errorf("clipWidth = %q", got)
 	}
 }
 

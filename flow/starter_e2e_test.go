@@ -103,7 +103,7 @@ func newRuntime(t *testing.T, b *testbed.Bed, runDir string, wb *harness.Workben
 	return rt
 }
 
-func runFlow(t *testing.T, wf *flow.Workflow, rt *harness.Runtime) flow.Ctx {
+func runFlow(t *testing.T, wf *flow.Starter, rt *harness.Runtime) flow.Ctx {
 	t.Helper()
 	c, err := wf.Run(t.Context(), rt, func(e harness.Event) {
 		if e.Kind == "step" || e.Kind == "task" || e.Kind == "error" {
@@ -120,7 +120,7 @@ func runFlow(t *testing.T, wf *flow.Workflow, rt *harness.Runtime) flow.Ctx {
 
 // runStarter runs the starter flow for sentence with o on bed's real CLI
 // (closing it when the test ends) and wants a successful outcome.
-func runStarter(t *testing.T, bed *testbed.Bed, sentence string, o flow.StarterOptions) (flow.Ctx, *flow.Workflow) {
+func runStarter(t *testing.T, bed *testbed.Bed, sentence string, o flow.StarterOptions) (flow.Ctx, *flow.Starter) {
 	t.Helper()
 	wf, err := flow.StarterFlow(sentence, o)
 	if err != nil {

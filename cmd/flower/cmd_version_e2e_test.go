@@ -13,7 +13,8 @@ import (
 // a missing git gives) still names its commit when scripts/setup.sh's
 // -ldflags -X set it; the control, the same build without them, says
 // "unknown commit". setup.sh sets exactly these variables.
-func TestVersionCommitFromLdflags(t *testing.T) {
+func TestE2E_VersionCommitFromLdflags(t *testing.T) {
+	skipShort(t, "it builds flower twice")
 	setup, err := os.ReadFile(filepath.Join(testbed.RepoRoot(t), "scripts", "setup.sh"))
 	if err != nil {
 		t.Fatal(err)

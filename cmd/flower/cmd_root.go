@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -19,8 +17,8 @@ import (
 	"github.com/flowerhq/flower/sessionstore"
 )
 
-// starterOptions are the options of `flower "ask"`: starter_flow's
-// parameters (design.md §3) and where it runs.
+// starterOptions are the options of `flower "ask"`: the starter flow's
+// parameters (flow.StarterOptions) and where it runs.
 type starterOptions struct {
 	Workspace, RunDir, Claude, Hook     string
 	Store, Flow                         string // Flow: the name the flow's documents travel under in Store
@@ -156,23 +154,15 @@ func readAsk(e *cmdEnv, words []string) (string, error) {
 	return strings.TrimSpace(strings.Join(words, " ")), nil
 }
 
-// askTimeout maps --timeout to flow's: 0 is the seed's timeout_s=0
-// (unattended, flow.NoWait); flow reads a zero Duration as the 1800 s default.
+// askTimeout maps --timeout to flow's: 0 means unattended, a question does
+// not wait at all (flow.NoWait); flow reads a zero Duration as the 1800 s
+// default.
 func askTimeout(d time.Duration) time.Duration {
 	if d <= 0 {
 		return flow.NoWait
 	}
 	return d
 }
-
-// flowExit is the outcome of a flow run as an exit code.
-type flowExit struct {
-	code int
-	msg  string
-}
-
-func (e *flowExit) Error() string { return e.msg }
-func (e *flowExit) ExitCode() int { return e.code }
 
 // runStarterCmd runs the starter flow for o.
 func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
@@ -193,20 +183,9 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	v := newView(e, o.JSON, o.Quiet)
 	jsonOut := v.json
 
-	so := flow.DefaultStarterOptions()
-	so.Workspace, so.RunDir = pl.Workspace, pl.RunDir
-	so.New, so.Isolate, so.ClarifyOnly, so.NoGoal = o.New, o.Isolate, o.ClarifyOnly, o.NoGoal
-	so.Rounds, so.JudgeCanRun, so.MaxAsks, so.Timeout = o.Rounds, o.JudgeCanRun, o.MaxAsks, askTimeout(o.Timeout)
-	so.Instructions, so.Model = o.Instructions, o.Model
-	switch {
-	case o.Answers != "":
-		fa, err := flow.LoadFileAnswers(o.Answers)
-		if err != nil {
-			return err
-		}
-		so.Answerer = fa
-	case e.IsTTY(e.Stdin) && !jsonOut:
-		so.Answerer = &flow.TerminalAnswers{Lines: flow.NewLines(e.Stdin), Out: e.Stderr}
+	so, err := starterFlowOptions(e, o, pl, jsonOut)
+	if err != nil {
+		return err
 	}
 	ro := runtimeOptions(pl.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, o.Claude, o.Hook
@@ -219,7 +198,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	if err := flow.CheckWorkspace(pl.Workspace); err != nil {
 		return err
 	}
-	st, release, err := withStore(ctx, e.Stderr, o.Store, &ro)
+	st, release, err := withStore(ctx, e, o.Store, &ro)
 	if err != nil {
 		return err
 	}
@@ -230,10 +209,10 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	}
 	if !o.NoSelfTest {
 		// Before anything is written: a refused start leaves no trace.
-		if err := selfTestOnce(ctx, ro, e.Getenv); errors.Is(err, context.Canceled) {
+		if err := selfTestOnce(ctx, e, ro); errors.Is(err, context.Canceled) {
 			return err // interrupted: exit 130, no word about the guards
 		} else if err != nil {
-			return fmt.Errorf("%w\n(the guards would not hold; `flower doctor` shows details; --no-self-test starts anyway)", err)
+			return errSelfTestStops(err)
 		}
 	}
 	if err := pl.prepare(); err != nil {
@@ -262,6 +241,28 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	return out.exitError(jsonOut)
 }
 
+// starterFlowOptions are the starter flow's options for o in pl; who
+// answers the agents' questions: the --answers file, else the person at a
+// terminal (not with --json), else nobody.
+func starterFlowOptions(e *cmdEnv, o *starterOptions, pl place, jsonOut bool) (flow.StarterOptions, error) {
+	so := flow.DefaultStarterOptions()
+	so.Workspace, so.RunDir = pl.Workspace, pl.RunDir
+	so.New, so.Isolate, so.ClarifyOnly, so.NoGoal = o.New, o.Isolate, o.ClarifyOnly, o.NoGoal
+	so.Rounds, so.JudgeCanRun, so.MaxAsks, so.Timeout = o.Rounds, o.JudgeCanRun, o.MaxAsks, askTimeout(o.Timeout)
+	so.Instructions, so.Model = o.Instructions, o.Model
+	switch {
+	case o.Answers != "":
+		fa, err := flow.LoadFileAnswers(o.Answers)
+		if err != nil {
+			return so, err
+		}
+		so.Answerer = fa
+	case e.IsTTY(e.Stdin) && !jsonOut:
+		so.Answerer = &flow.TerminalAnswers{Lines: flow.NewLines(e.Stdin), Out: e.Stderr}
+	}
+	return so, nil
+}
+
 // runStore is what a run keeps in a --store store: the run's record (st)
 // and, with --flow, the flow's documents (docs; nil without).
 type runStore struct {
@@ -287,18 +288,16 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	}
 	defer wf.Close()
 	ro.Workbench = wf.Workbench
-	rt, err := harness.New(ctx, ro)
+	rt, err := e.NewRuntime(ctx, ro)
 	if err != nil {
 		return flowOutcome{}, err
 	}
 	defer rt.Close()
 	defer recordRun(ctx, e.Stderr, rs.st, rt)
-	prog.announceWake(wf, ask)
-	if hc, ok := wf.Channel.(*flow.HumanChannel); ok {
-		hc.OnInbox = prog.inboxWaiting
-		if err := hc.Publish(rt.RunDir(), rt.RunID(), rt.Workspace()); err != nil { // `flower tell` finds the run by it
-			return flowOutcome{}, err
-		}
+	prog.announceWake(wf.Workflow, ask)
+	wf.Channel.OnInbox = prog.inboxWaiting
+	if err := wf.Channel.Open(rt.RunDir(), rt.RunID(), rt.Workspace()); err != nil { // `flower tell` finds the run by it
+		return flowOutcome{}, err
 	}
 	// One reader of the terminal: the channel's questions and the interrupt
 	// prompt share it.
@@ -317,109 +316,10 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	}
 	runner, budget := withBudget(rt, budgetUSD)
 	fc, runErr := wf.Run(rctx, runner, onEvent, stepDone)
-	out := summarize(wf, rt, fc, runErr, rctx.Err())
+	out := summarize(wf.Workflow, rt, fc, runErr, rctx.Err())
 	budget.apply(&out)
-	if hc, ok := wf.Channel.(*flow.HumanChannel); ok {
-		out.Unread = hc.Waiting()
-	}
+	out.Unread = wf.Channel.Waiting()
 	prog.finish(out)
 	return out, nil
 }
 
-// flowOutcome is how a run ended and where everything is; its JSON form
-// (the flow_result line) is flowResultJSON.
-type flowOutcome struct {
-	OK                              bool
-	ExitCode                        int
-	Error, Run, RunDir, Events      string
-	Workbench, Brief, Goal, Verdict string
-	VerdictReason                   string // why the goal was not achieved (the summary's line; in Error too)
-	FailedStep                      string // the step that failed, if one did
-	Unread                          int    // told messages no inbox call took
-	CostUSD, Seconds                float64
-	Steps                           []harness.StepResult
-}
-
-func summarize(wf *flow.Workflow, rt *harness.Runtime, fc flow.Ctx, runErr, ctxErr error) flowOutcome {
-	o := flowOutcome{Run: rt.RunID(), RunDir: rt.RunDir(), Events: rt.EventsPath(), Steps: rt.Results()}
-	if o.Steps == nil {
-		o.Steps = []harness.StepResult{}
-	}
-	if wb := wf.Workbench; wb != nil {
-		o.Workbench = wb.Root()
-		for _, p := range []struct {
-			dst  *string
-			name string
-		}{{&o.Brief, flow.DefaultBriefName}, {&o.Goal, flow.DefaultGoalName}} {
-			if f := filepath.Join(wb.Notes(), p.name); fileExists(f) {
-				*p.dst = f
-			}
-		}
-	}
-	var first, last float64
-	for _, s := range o.Steps {
-		o.CostUSD += s.CostUSD
-		if first == 0 || s.StartedAt < first {
-			first = s.StartedAt
-		}
-		if s.EndedAt > last {
-			last = s.EndedAt
-		}
-	}
-	o.Seconds = last - first
-	if v, ok := fc[flow.VerdictKey].(flow.Verdict); ok {
-		o.Verdict = v.State
-	}
-	var se *flow.StepError
-	switch {
-	case ctxErr != nil || errors.Is(runErr, context.Canceled):
-		o.ExitCode, o.Error = exitInterrupted, "interrupted; run the same command again to pick up where it stopped"
-	case fc != nil && fc.Aborted() != "":
-		o.ExitCode, o.Error = exitAborted, "aborted: "+fc.Aborted()
-	case errors.As(runErr, &se) && se.Aborted != "":
-		o.ExitCode, o.Error = exitAborted, "aborted: "+se.Aborted
-	case runErr != nil:
-		o.ExitCode, o.Error = exitFailed, runErr.Error()
-	case fc != nil && fc.String(flow.KeyFailed) != "":
-		o.failedAt(fc.String(flow.KeyFailed), fc)
-	default:
-		o.OK = true
-	}
-	return o
-}
-
-// failedAt is the outcome of a run that step name stopped: exit 1, the
-// step's own error, and when the goal guard's rounds ran out, the last
-// verdict's reason (a failed judge's error among them).
-func (o *flowOutcome) failedAt(name string, fc flow.Ctx) {
-	o.ExitCode, o.Error, o.FailedStep = exitFailed, "step "+name+" failed", name
-	for _, s := range o.Steps {
-		if s.Step == name && s.Error != "" {
-			o.Error += ": " + s.Error
-		}
-	}
-	if v, ok := fc[flow.VerdictKey].(flow.Verdict); ok && !v.Achieved() && name == flow.WorkStepName {
-		o.VerdictReason = clipWidth(strings.Join(strings.Fields(v.Reason), " "), 300)
-		o.Error += ": goal not achieved: " + o.VerdictReason
-	}
-}
-
-// exitError is the outcome as flower's exit: nil when it went well. At a
-// terminal the summary already said what went wrong, so nothing more is
-// printed; in a pipeline stdout is JSON and the error goes to stderr once.
-func (o flowOutcome) exitError(jsonOut bool) error {
-	switch {
-	case o.ExitCode == exitOK:
-		return nil
-	case o.ExitCode == exitInterrupted:
-		return &resumeHint{err: context.Canceled}
-	case !jsonOut:
-		return silentExit(o.ExitCode)
-	}
-	return &flowExit{code: o.ExitCode, msg: o.Error}
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}

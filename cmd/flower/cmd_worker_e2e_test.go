@@ -12,7 +12,7 @@ import (
 
 // TestE2E_WorkerCanRunCommands: in the starter flow the coordinator may not
 // touch anything, but the coder it delegates to must be able to run a
-// command that changes the workspace (the seed: Bash/Write in a subagent
+// command that changes the workspace (Bash and Write in a subagent
 // just work) — under -p, the CLI alone would deny it.
 func TestE2E_WorkerCanRunCommands(t *testing.T) {
 	t.Parallel()
