@@ -24,6 +24,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -71,8 +73,14 @@ func RepoRoot(t testing.TB) string {
 // scripts/setup.sh installed in the checkout. It skips the test loudly when
 // neither exists, and fails it when FLOWER_REQUIRE_CLAUDE=1. Under
 // `go test -short` (the unit loop) it always skips: nothing spawns claude.
+// A test that spawns claude lives in a *_e2e_test.go file: ClaudePath (and
+// so New and NewFor) fails a caller whose test function sits in another
+// file, in the unit loop too, so that the file name says what a test costs.
 func ClaudePath(t testing.TB) string {
 	t.Helper()
+	if err := e2eFile(2); err != nil {
+		t.Fatal(err)
+	}
 	if testing.Short() {
 		t.Skip("e2e: -short is the unit loop, it runs no claude")
 	}
@@ -90,6 +98,31 @@ func ClaudePath(t testing.TB) string {
 	}
 	t.Skip("SKIPPING E2E: " + msg)
 	return ""
+}
+
+// e2eFile checks that the outermost _test.go frame of the calling
+// goroutine (the test, benchmark or fuzz function, or a subtest's closure
+// inside it) is in a file named *_e2e_test.go. skip is runtime.Callers'.
+func e2eFile(skip int) error {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(skip+1, pcs)])
+	outer := ""
+	for {
+		f, more := frames.Next()
+		if strings.HasSuffix(f.File, "_test.go") {
+			outer = f.File
+		}
+		if !more {
+			break
+		}
+	}
+	switch {
+	case outer == "":
+		return errors.New("testbed: claude is spawned from no test file's goroutine; call ClaudePath or New from the test itself (in a *_e2e_test.go file)")
+	case !strings.HasSuffix(outer, "_e2e_test.go"):
+		return errors.New("testbed: " + filepath.Base(outer) + " spawns claude: move the test into a *_e2e_test.go file (the unit loop, go test -short, must know it by name)")
+	}
+	return nil
 }
 
 // RequireTool returns the path of the program name that a test needs
