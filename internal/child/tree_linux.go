@@ -19,16 +19,38 @@ func KillTree(root int) int {
 	deadline := time.Now().Add(killTreeFor)
 	for {
 		live := Descendants(root)
-		for _, pid := range live {
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				n++
-			}
-		}
+		n += freezeThenKill(live, nil)
 		if len(live) == 0 || time.Now().After(deadline) {
 			return n
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// freezeThenKill SIGSTOPs every pid, then SIGKILLs them, and reports how
+// many it killed. Stopping them all first is what makes the order of the
+// list harmless: killed one by one, a shell whose child (`sleep 8; touch
+// MARKER`'s sleep) dies before the shell does runs its next command in
+// between, when the killer is preempted on a loaded machine. A stopped
+// process runs nothing, and a stopped child wakes no parent. between, when
+// set, runs between the two passes' signals (a test widens the window).
+func freezeThenKill(pids []int, between func()) int {
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGSTOP)
+		if between != nil {
+			between()
+		}
+	}
+	n := 0
+	for _, pid := range pids {
+		if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			n++
+		}
+		if between != nil {
+			between()
+		}
+	}
+	return n
 }
 
 // Descendants lists the live (not zombie) processes whose chain of parents

@@ -1,0 +1,64 @@
+package child
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// shellWithSleep starts `sh -c 'sleep 30; touch marker'` and returns it
+// with the pid of its sleep, once that runs.
+func shellWithSleep(t *testing.T, marker string) (*exec.Cmd, int) {
+	t.Helper()
+	sh := Command(t.Context(), "sh", "-c", "sleep 30; touch "+marker)
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Signal(sh, syscall.SIGKILL); sh.Wait() })
+	end := time.Now().Add(10 * time.Second)
+	for time.Now().Before(end) {
+		if kids := Descendants(sh.Process.Pid); len(kids) == 1 {
+			return sh, kids[0]
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("the shell's sleep never started")
+	return nil, 0
+}
+
+// TestFreezeThenKillLeavesNoGap: a tree listed child first (the sleep, then
+// its shell) and killed with a pause between the signals (a preempted
+// killer on a loaded machine) runs nothing more: the shell was stopped
+// before its sleep died, so `touch marker` never runs. The control kills the
+// same way without the stop pass, and the shell does run touch in the gap —
+// the late marker TestFlowerStep_ToolTreeDiesWithFlower saw under load.
+func TestFreezeThenKillLeavesNoGap(t *testing.T) {
+	pause := func() { time.Sleep(100 * time.Millisecond) }
+	for _, c := range []struct {
+		name   string
+		kill   func(pids []int)
+		marker bool
+	}{
+		{"freeze then kill", func(pids []int) { freezeThenKill(pids, pause) }, false},
+		{"control: kill one by one", func(pids []int) {
+			for _, pid := range pids {
+				syscall.Kill(pid, syscall.SIGKILL)
+				pause()
+			}
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			marker := filepath.Join(t.TempDir(), "MARKER")
+			sh, sleep := shellWithSleep(t, marker)
+			c.kill([]int{sleep, sh.Process.Pid})
+			sh.Wait()
+			time.Sleep(200 * time.Millisecond) // a touch in flight lands
+			if _, err := os.Stat(marker); (err == nil) != c.marker {
+				t.Fatalf("marker exists = %v, want %v (sleep %d, shell %d)", err == nil, c.marker, sleep, sh.Process.Pid)
+			}
+		})
+	}
+}
