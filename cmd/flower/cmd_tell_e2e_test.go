@@ -152,15 +152,23 @@ func TestE2E_Tell(t *testing.T) {
 // once (its second request).
 func startPolledFlow(t *testing.T, flower string, env []string, runDir string, bed *testbed.Bed) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
+	run, stdout, stderr := startTellFlow(t, flower, env, runDir, bed)
+	if !testbed.Eventually(120*time.Second, func() bool { return len(bed.Model.RequestsFor("coordinator")) >= 2 }) {
+		t.Fatalf("the coordinator never polled its inbox\nstderr: %s\nstdout: %s", stderr.String(), tailOf(stdout.Bytes()))
+	}
+	return run, stdout, stderr
+}
+
+// startTellFlow starts the --no-goal --json flow ("写个 hello.txt") in bed's
+// workspace, unattended, with runDir as its run dir.
+func startTellFlow(t *testing.T, flower string, env []string, runDir string, bed *testbed.Bed) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
 	run := testbed.Command(t, flower, "--json", "--timeout", "0", "--no-goal", "--run-dir", runDir, "-C", bed.Workspace, "写个 hello.txt")
 	run.Env, run.Dir = env, t.TempDir()
 	var stdout, stderr bytes.Buffer
 	run.Stdout, run.Stderr = &stdout, &stderr
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
-	}
-	if !testbed.Eventually(120*time.Second, func() bool { return len(bed.Model.RequestsFor("coordinator")) >= 2 }) {
-		t.Fatalf("the coordinator never polled its inbox\nstderr: %s\nstdout: %s", stderr.String(), tailOf(stdout.Bytes()))
 	}
 	return run, &stdout, &stderr
 }
@@ -274,13 +282,7 @@ func TestE2E_TellUnreadAtTheEnd(t *testing.T) {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	runDir := filepath.Join(t.TempDir(), "runs")
 	env := flowerEnv(t, bed.Env(), bed.Claude)
-	run := testbed.Command(t, flower, "--json", "--timeout", "0", "--no-goal", "--run-dir", runDir, "-C", bed.Workspace, "写个 hello.txt")
-	run.Env, run.Dir = env, t.TempDir()
-	var stdout, stderr bytes.Buffer
-	run.Stdout, run.Stderr = &stdout, &stderr
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
+	run, stdout, stderr := startTellFlow(t, flower, env, runDir, bed)
 	select {
 	case <-holding:
 	case <-time.After(2 * time.Minute):

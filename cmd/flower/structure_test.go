@@ -35,14 +35,7 @@ func TestCommandsBuildTheirOwnFlags(t *testing.T) {
 // variables of one file.
 func sharedState(t *testing.T, name string, src []byte) []string {
 	t.Helper()
-	var s any
-	if src != nil {
-		s = src
-	}
-	f, err := parser.ParseFile(token.NewFileSet(), name, s, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := parseFile(t, name, src)
 	var out []string
 	for _, d := range f.Decls {
 		switch d := d.(type) {

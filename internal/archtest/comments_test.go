@@ -3,14 +3,9 @@ package archtest
 import (
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/flowerhq/flower/testkit/testbed"
 )
 
 // pointer is a comment that points at a document the repository does not
@@ -41,38 +36,13 @@ func pointerComments(t *testing.T, fset *token.FileSet, name string, src []byte)
 // included) cites the specification or a design document in place of the
 // rule itself.
 func TestCommentsStandAlone(t *testing.T) {
-	root := testbed.RepoRoot(t)
 	fset := token.NewFileSet()
-	files := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		files++
-		rel, _ := filepath.Rel(root, path)
+	if files := walkGo(t, true, func(rel string, src []byte) {
 		for _, p := range pointerComments(t, fset, rel, src) {
 			t.Error(p)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 100 {
-		t.Fatalf("walked only %d Go files under %s", files, root)
+	}); files < 100 {
+		t.Fatalf("walked only %d Go files", files)
 	}
 }
 

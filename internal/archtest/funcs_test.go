@@ -50,8 +50,23 @@ func longFuncs(t *testing.T, fset *token.FileSet, name string, src []byte) []str
 // literals included) is over maxFuncLines lines, so each one fits a
 // reader's screen.
 func TestFunctionLength(t *testing.T) {
-	root := testbed.RepoRoot(t)
 	fset := token.NewFileSet()
+	if files := walkGo(t, false, func(rel string, src []byte) {
+		for _, p := range longFuncs(t, fset, rel, src) {
+			t.Error(p)
+		}
+	}); files < 50 {
+		t.Fatalf("walked only %d Go files", files)
+	}
+}
+
+// walkGo calls fn with every Go file of the module (its path relative to
+// the root, and its source), test files too when tests is set, and returns
+// how many there were; hidden folders, testdata and node_modules are
+// skipped.
+func walkGo(t *testing.T, tests bool, fn func(rel string, src []byte)) int {
+	t.Helper()
+	root := testbed.RepoRoot(t)
 	files := 0
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -63,7 +78,7 @@ func TestFunctionLength(t *testing.T) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		if !strings.HasSuffix(path, ".go") || !tests && strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
 		src, err := os.ReadFile(path)
@@ -72,17 +87,13 @@ func TestFunctionLength(t *testing.T) {
 		}
 		files++
 		rel, _ := filepath.Rel(root, path)
-		for _, p := range longFuncs(t, fset, rel, src) {
-			t.Error(p)
-		}
+		fn(rel, src)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if files < 50 {
-		t.Fatalf("walked only %d Go files under %s", files, root)
-	}
+	return files
 }
 
 // TestFunctionLength_Control: a function of maxFuncLines+1 lines is caught,
