@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 )
@@ -237,7 +238,22 @@ func (f *Fleet) keepLease(ctx context.Context, l *lease, o WorkOptions, fenced c
 		for _, id := range ids {
 			o.Logf("worker %s: job %d's worker stopped renewing its lease; the flow is available again", o.ID, id)
 		}
+		fctx, cancel := context.WithTimeout(ctx, LeaseEvery(o.RescueAfter))
+		err = forgetOrphans(fctx, f.pool)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			o.Logf("worker %s: deleting the attempts of deleted flows: %v", o.ID, err)
+		}
 	}
+}
+
+// forgetOrphans deletes the attempt rows of flows River's cleaner deleted
+// (after KeepFinished): they would otherwise outlive their flows forever.
+// Job ids are never reused, and an attempt row is written only while its
+// job exists.
+func forgetOrphans(ctx context.Context, pool *pgxpool.Pool) error {
+	_, err := pool.Exec(ctx, `DELETE FROM flower_flow_attempts a WHERE NOT EXISTS (SELECT 1 FROM river_job j WHERE j.id = a.job_id)`)
+	return err
 }
 
 // flowWorker is River's worker of flow jobs.
