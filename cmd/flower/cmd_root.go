@@ -322,4 +322,3 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	prog.finish(out)
 	return out, nil
 }
-
