@@ -6,22 +6,18 @@ import (
 	"io"
 
 	"github.com/flowerhq/flower/batteries"
+	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/sessionstore"
 )
 
-// stepRunner is what the commands need from a Runtime: flow.Runner (Run)
-// and the methods a Workflow looks for on its runner (OnSession, RunDir,
-// Workspace, Record), the run's names and paths, its results so far, the
+// stepRunner is what the commands need from a Runtime: a flow.Host (what a
+// Workflow runs on), the run's id and events file, its results so far, the
 // human interrupt and Close. harness.Runtime is the real one; tests run
 // commands on fakes.
 type stepRunner interface {
-	Run(ctx context.Context, spec harness.AgentSpec, prompt string, o harness.RunOptions) (harness.StepResult, error)
-	OnSession(fn func(sessionID string)) (restore func())
-	Record(ev harness.Event)
+	flow.Host // Run, RunDir, Workspace, Record, OnSession
 	RunID() string
-	RunDir() string
-	Workspace() string
 	EventsPath() string
 	Results() []harness.StepResult
 	Interrupt(words string) int
