@@ -89,7 +89,10 @@ var rules = []rule{
 	{pkg: redact, ours: []string{redact}},
 	{pkg: atomicfile, ours: []string{atomicfile}},
 	{pkg: mod + "harness", forbid: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/stdlib", mod + "sessionstore", mod + "scripted"}},
-	{pkg: mod + "flow", forbid: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/stdlib", mod + "sessionstore", mod + "scripted"}, forbidDirect: []string{"os/exec"}},
+	// flow is what a library user links to run workflows: no SQLite, no
+	// PostgreSQL driver, and no MCP SDK (which brings net/http, TLS and
+	// oauth2): only the hidden `flower mcp-channel` command serves MCP.
+	{pkg: mod + "flow", forbid: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/stdlib", "github.com/modelcontextprotocol/go-sdk/mcp", mod + "sessionstore", mod + "scripted"}, forbidDirect: []string{"os/exec"}},
 	{pkg: glance, noCgo: true, ours: []string{glance}},
 	// batteries is linked by library users for the default store: not the
 	// scripted model, not the workflow layer above it.
