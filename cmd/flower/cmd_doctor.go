@@ -97,6 +97,11 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 	check("flower-hook", hook, herr)
 	plugin, perr := pluginDir(e.Getenv, o.Hook)
 	check("plugin", plugin, perr)
+	if path := userScopePlugin(e.Getenv); path != "" {
+		warn := "the guards plugin is enabled at user scope (" + path + "): every claude session of yours is delegate-only; reinstall it with `claude plugin install flower@flower --scope project`"
+		rep.Checks = append(rep.Checks, doctorCheck{Name: "plugin scope", Status: "warning", Detail: warn})
+		fmt.Fprintf(w, "! %-12s %s\n", "plugin scope", warn)
+	}
 	if err == nil && herr == nil {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()

@@ -55,13 +55,20 @@ func TestE2E_Doctor(t *testing.T) {
 	if err := os.Remove(filepath.Join(noBin, "bin", "flower-hook")); err != nil {
 		t.Fatal(err)
 	}
+	userHome := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(userHome, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(userHome, ".claude", "settings.json"), []byte(`{"enabledPlugins":{"flower@flower":true}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name   string
 		args   []string
 		code   int
 		want   []string
 		plugin string
-		env    []string // TERM=dumb: ASCII only, every line
+		env    []string // extra environment (TERM=dumb: ASCII only, every line)
 	}{
 		{"healthy", []string{"--hook", hook}, 0, []string{"✓ workspace", "✓ self-test", versionLine(t, claude), "✓ plugin"}, "", nil},
 		{"untested claude version", []string{"--hook", hook, "--claude", newerClaude(t, claude)}, 0, []string{"! version      2.1.999 (Claude Code) (flower is tested on " + pinned.ClaudeVersion, "✓ self-test"}, "", nil},
@@ -71,6 +78,10 @@ func TestE2E_Doctor(t *testing.T) {
 		{"plugin without flower-hook", []string{"--hook", hook}, 1, []string{"✗ plugin", "bin/flower-hook", "scripts/setup.sh"}, noBin, nil},
 		// TERM=dumb: the marks are ASCII and so is every line (the
 		// cases above, with TERM=xterm, are the control: they carry ✓ and ✗).
+		// The guards plugin enabled at user scope (what a bare `claude
+		// plugin install` does): a warning, not a failure; "healthy" above
+		// is the control (its HOME enables nothing: no such line).
+		{"plugin at user scope", []string{"--hook", hook}, 0, []string{"! plugin scope", userHome + "/.claude/settings.json", "--scope project", "✓ self-test"}, "", []string{"HOME=" + userHome}},
 		{"dumb terminal", []string{"--hook", "/bin/true", "--claude", newerClaude(t, claude)}, 1, []string{"ok workspace", "! version", "x self-test"}, "", []string{"TERM=dumb"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,7 +102,10 @@ func TestE2E_Doctor(t *testing.T) {
 					t.Errorf("output lacks %q:\n%s", w, out.String())
 				}
 			}
-			if i := strings.IndexFunc(out.String(), func(r rune) bool { return r > 127 }); tc.env != nil && i >= 0 {
+			if tc.name == "healthy" && strings.Contains(out.String(), "plugin scope") {
+				t.Errorf("a HOME without the plugin got the scope warning:\n%s", out.String())
+			}
+			if i := strings.IndexFunc(out.String(), func(r rune) bool { return r > 127 }); tc.env != nil && tc.name == "dumb terminal" && i >= 0 {
 				t.Errorf("not ASCII at %d under TERM=dumb:\n%s", i, out.String())
 			}
 			if ents, _ := os.ReadDir(cwd); len(ents) != 0 {
