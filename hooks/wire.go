@@ -169,6 +169,11 @@ func NewReport(guard string, in Input, d Decision) Report {
 	if detail == nil {
 		detail = map[string]any{}
 	}
+	if d.Verdict == Deny && d.Reason != "" {
+		if _, ok := detail["reason"]; !ok {
+			detail["reason"] = d.Reason // what the model was told, for `flower claude` off a terminal
+		}
+	}
 	return Report{V: ReportVersion, Kind: "guard", Guard: guard, Decision: d.Verdict, Tool: in.ToolName,
 		ToolUseID: in.ToolUseID, SessionID: in.SessionID, AgentID: in.AgentID, Detail: detail}
 }

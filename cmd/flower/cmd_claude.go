@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/hooks"
 	"github.com/flowerhq/flower/internal/child"
 	"github.com/flowerhq/flower/internal/envlist"
 	"github.com/flowerhq/flower/internal/redact"
@@ -95,6 +96,10 @@ func runClaudeDropIn(ctx context.Context, e *cmdEnv, claudeArgs []string) error 
 	} else {
 		cmd := child.Command(context.Background(), bin, args...)
 		cmd.Env = env
+		if echo, err := startDenialEcho(e.Stderr); err == nil {
+			defer echo.Close()
+			cmd.Env = envlist.Set(env, hooks.SocketEnv, echo.Path())
+		}
 		runErr = runPassThrough(cmd, e.Stdin, redact.Underlying(e.Stdout), redact.Underlying(e.Stderr)) // the drop-in's streams are claude's
 	}
 	// The mirror runs after a SIGTERM too (what the Agent SDK's abort()

@@ -131,6 +131,48 @@ func TestE2E_ClaudeDropIn_Pipe(t *testing.T) {
 	}
 }
 
+// TestE2E_ClaudeDropIn_PrintShowsDenials: in `-p` text mode claude says
+// nothing of a guard's denial (the model's text, exit 0); flower claude
+// prints it on stderr, one line naming the guard, the tool and the reason,
+// and stdout stays claude's. The control: a prompt whose model calls no
+// tool leaves stderr without such a line.
+func TestE2E_ClaudeDropIn_PrintShowsDenials(t *testing.T) {
+	t.Parallel()
+	s, err := scripted.Parse([]byte(`{"conversations":[
+	  {"name":"main","match":{"first_user":"please make the file"},"replies":[
+	    {"tool_use":{"name":"Bash","input":{"command":"touch main-wrote-this","description":"make a file"}}},
+	    {"text":"GUARDED-REPLY-OK"}]},
+	  {"name":"plain","match":{"first_user":"say ok"},"replies":[{"text":"PLAIN-OK"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bed := testbed.New(t, s)
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	env := dropInEnv(t, bed, filepath.Join(t.TempDir(), "runs"))
+	for _, tc := range []struct {
+		prompt, out string
+		denied      bool
+	}{{"please make the file", "GUARDED-REPLY-OK", true}, {"say ok", "PLAIN-OK", false}} {
+		cmd := testbed.Command(t, flower, "claude", "-p", tc.prompt)
+		cmd.Env, cmd.Dir = env, bed.Workspace
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%q: %v\n%s", tc.prompt, err, stderr.String())
+		}
+		if strings.TrimSpace(stdout.String()) != tc.out {
+			t.Errorf("%q: stdout = %q, want claude's text only", tc.prompt, stdout.String())
+		}
+		line := "flower: the delegate guard denied Bash: "
+		if got := strings.Contains(stderr.String(), line); got != tc.denied {
+			t.Errorf("%q: denial on stderr = %v, want %v:\n%s", tc.prompt, got, tc.denied, stderr.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(bed.Workspace, "main-wrote-this")); err == nil {
+		t.Error("the main thread's Bash ran: the guard did not apply")
+	}
+}
+
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // TestE2E_ClaudeDropIn_MirrorAfterSIGTERM: SIGTERM to `flower claude -p`
