@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,15 +27,19 @@ import (
 
 const claudeHelp = `flower claude [claude args…]
 
-A drop-in for claude: the same arguments, the same exit code, interactive under
-a pseudo-terminal when you are at one (window size forwarded), plain pass-through
-in a pipeline. flower adds two things: the guards plugin (embedded in flower,
-passed as --plugin-dir from your cache folder, or $FLOWER_PLUGIN_DIR; the
-coordinator-style delegate guard, the fence, spill and index), and, when claude
-exits, the
-session transcripts it wrote are mirrored into the session store
-($FLOWER_RUN_DIR/sessions.db, default ~/.flower/sessions.db). Every argument
-goes to claude; claude's own help follows.
+claude as a guarded coordinator: the same arguments, the same exit code,
+interactive under a pseudo-terminal when you are at one (window size
+forwarded), plain pass-through in a pipeline. It is not plain claude: the
+guards plugin (embedded in flower, passed as --plugin-dir from your cache
+folder, or $FLOWER_PLUGIN_DIR) makes the main thread delegate-only — it may
+glance (read-only Bash, Read, Grep) but sends subagents (the Agent tool) to
+change anything — and adds the fence, spill and index. Off a terminal each
+denial is also printed on stderr ("flower: the delegate guard denied Bash:
+…"). When claude exits, the session transcripts it wrote are mirrored into
+the session store ($FLOWER_RUN_DIR/sessions.db, default ~/.flower/sessions.db),
+and at a terminal flower names the way back with the guards on (flower claude
+--resume <id>; claude's own hint would drop them). Every argument goes to
+claude; claude's own help follows.
 
 Examples:
    flower claude                          # interactive, guarded
@@ -89,7 +94,9 @@ func runClaudeDropIn(ctx context.Context, e *cmdEnv, claudeArgs []string) error 
 	// claude, not a context, decides when the drop-in ends: Ctrl-C is
 	// claude's to interpret. Both variants die with flower (internal/child).
 	var runErr error
-	if f, ok := e.Stdin.(*os.File); ok && e.IsTTY(f) {
+	f, tty := e.Stdin.(*os.File)
+	tty = tty && e.IsTTY(f)
+	if tty {
 		cmd := child.Terminal(context.Background(), bin, args...)
 		cmd.Env = env
 		runErr = runUnderPTY(cmd, f, redact.Underlying(e.Stdout)) // claude's own screen, as it draws it
@@ -105,8 +112,14 @@ func runClaudeDropIn(ctx context.Context, e *cmdEnv, claudeArgs []string) error 
 	// The mirror runs after a SIGTERM too (what the Agent SDK's abort()
 	// sends, which also cancels ctx): on a context of its own, bounded.
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mirrorTimeout)
-	mirrorTranscripts(mctx, e, started)
+	newest := mirrorTranscripts(mctx, e, started)
 	cancel()
+	if tty && newest != "" {
+		// claude's own exit hint says `claude --resume <id>`, which drops
+		// the guards: say how to come back with them.
+		id := strings.TrimSuffix(filepath.Base(newest), ".jsonl")
+		fmt.Fprintf(e.Stdout, "flower: resume this session with the guards on: flower claude --resume %s\n", id)
+	}
 
 	var ee *exec.ExitError
 	switch {
@@ -193,10 +206,12 @@ func runUnderPTY(cmd *exec.Cmd, tty *os.File, out io.Writer) error {
 const mirrorTimeout = 30 * time.Second
 
 // mirrorTranscripts imports the transcripts claude wrote during this run
-// into the session store. Best effort: a failure is reported, never fatal,
-// since the transcripts stay in claude's own folder either way.
-func mirrorTranscripts(ctx context.Context, e *cmdEnv, since time.Time) {
+// into the session store and returns the newest one's path ("" for none).
+// Best effort: a failure is reported, never fatal, since the transcripts
+// stay in claude's own folder either way.
+func mirrorTranscripts(ctx context.Context, e *cmdEnv, since time.Time) (newest string) {
 	errOut := e.Stderr
+	var newestMod time.Time
 	projects := filepath.Join(harness.UserConfigDir(e.Getenv), "projects")
 	var files []string
 	filepath.WalkDir(projects, func(p string, d os.DirEntry, err error) error {
@@ -205,11 +220,14 @@ func mirrorTranscripts(ctx context.Context, e *cmdEnv, since time.Time) {
 		}
 		if info, err := d.Info(); err == nil && !info.ModTime().Before(since) {
 			files = append(files, p)
+			if !info.ModTime().Before(newestMod) && !strings.Contains(p, string(filepath.Separator)+"subagents"+string(filepath.Separator)) {
+				newest, newestMod = p, info.ModTime()
+			}
 		}
 		return nil
 	})
 	if len(files) == 0 {
-		return
+		return ""
 	}
 	dir := dropInRunDir(e.Getenv)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -227,6 +245,7 @@ func mirrorTranscripts(ctx context.Context, e *cmdEnv, since time.Time) {
 			fmt.Fprintf(errOut, "flower: session mirror: %s: %v\n", f, err)
 		}
 	}
+	return newest
 }
 
 // wantsHelp reports whether claude is asked for its help: flower shows its

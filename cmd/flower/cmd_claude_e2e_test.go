@@ -93,6 +93,9 @@ func TestE2E_ClaudeDropIn_TTY(t *testing.T) {
 
 	term.typeLine("/exit")
 	term.waitFor("FLOWER-EXIT=0")
+	// claude's own hint (claude --resume) would drop the guards; flower
+	// names the way back with them.
+	term.waitFor("flower claude --resume ")
 
 	st, err := sessionstore.Open(filepath.Join(runDir, "sessions.db"))
 	if err != nil {
