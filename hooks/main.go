@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -41,12 +40,6 @@ type guard struct {
 	// event is the hook event the guard answers when the input has none.
 	event  string
 	decide func(Input) Decision
-}
-
-// Main runs flower-hook with os.Args: cmd/flower-hook is
-// os.Exit(hooks.Main(os.Stdin, os.Stdout, os.Stderr, os.Getenv)).
-func Main(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	return Run(os.Args[1:], stdin, stdout, stderr, getenv)
 }
 
 // Run runs one guard (args[0]) on the hook input from stdin, writes the

@@ -24,5 +24,5 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == child.SuperviseArg {
 		os.Exit(child.Supervise(os.Args[2:], os.Stderr))
 	}
-	os.Exit(hooks.Main(os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	os.Exit(hooks.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
