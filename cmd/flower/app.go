@@ -14,14 +14,18 @@ import (
 	"github.com/flowerhq/flower/internal/redact"
 )
 
-// Exit codes: 0 done, 1 failed, 2 usage, 3 aborted (the goal is unreachable),
-// 130 interrupted (resumable).
+// Exit codes, every one flower itself chooses (README's table lists the
+// same): 0 done, 1 failed, 2 usage, 3 aborted (the goal is unreachable),
+// 130 interrupted (resumable), 141 stdout closed (128 + SIGPIPE, what a
+// shell shows for a process a closed pipe ended). `flower claude` exits
+// with claude's own code.
 const (
 	exitOK          = 0
 	exitFailed      = 1
 	exitUsage       = 2
 	exitAborted     = 3
 	exitInterrupted = 130
+	exitPipe        = 141
 )
 
 // cmdEnv is everything a command touches outside its options: the streams,

@@ -13,10 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// exitPipe is the exit code after stdout was closed: what a shell shows for
-// a process that a closed pipe ended (128 + SIGPIPE).
-const exitPipe = 141
-
 // errStdoutClosed is the root context's cause once stdout's reader went
 // away (`flower demo | head`): a cancel, so every command unwinds (its temp
 // folders go), and exitFor then says so instead of "interrupted".
