@@ -28,11 +28,20 @@ if [ "$installed" != "$CLAUDE_VERSION" ] || [ ! -x "$claude" ]; then
   say "installing @anthropic-ai/claude-code@$CLAUDE_VERSION into $cli_dir"
   mkdir -p "$cli_dir"
   [ -f "$cli_dir/package.json" ] || echo '{"name":"flower-claude-cli","private":true}' > "$cli_dir/package.json"
-  if ! npm install --prefix "$cli_dir" --no-audit --no-fund --loglevel=error \
-      "@anthropic-ai/claude-code@$CLAUDE_VERSION" >"$cli_dir/npm.log" 2>&1; then
+  # npm is silent for about a minute: a heartbeat every 10 s says it works.
+  npm install --prefix "$cli_dir" --no-audit --no-fund --loglevel=error \
+      "@anthropic-ai/claude-code@$CLAUDE_VERSION" >"$cli_dir/npm.log" 2>&1 &
+  npm_pid=$! s=0
+  while kill -0 "$npm_pid" 2>/dev/null; do
+    sleep 1
+    s=$((s + 1))
+    if [ $((s % 10)) = 0 ] && kill -0 "$npm_pid" 2>/dev/null; then say "  still installing claude (${s}s; about a minute)"; fi
+  done
+  if ! wait "$npm_pid"; then
     tail -20 "$cli_dir/npm.log" >&2
     die "npm could not install @anthropic-ai/claude-code@$CLAUDE_VERSION — is the npm registry reachable? (log: $cli_dir/npm.log)"
   fi
+  say "  installed claude in ${s}s"
 fi
 [ -x "$claude" ] || die "the native claude binary is missing at $claude (the npm package's linux-x64 part did not install)"
 version=$("$claude" --version 2>/dev/null | head -1 || true)
