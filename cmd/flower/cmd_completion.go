@@ -91,16 +91,37 @@ func bashCompletion(app *cli.App) string {
 		fmt.Fprintf(&offer, "    %q) words=%q ;;\n", p, strings.Join(words[p], " "))
 	}
 	return `# flower's completion for bash: source <(flower completion bash)
+# Directories after -C, --workspace, --run-dir and --allow-dir; run ids after
+# runs show and session ids after sessions show/report/export, from the
+# manifest of the run dir the line names (flower __complete).
 _flower() {
-  local cur="${COMP_WORDS[COMP_CWORD]}" path="" words="" w i
+  local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" path="" words="" w i
+  local -a place=()
+  case "$prev" in
+    -C|--workspace|--run-dir|--allow-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+  esac
   for ((i = 1; i < COMP_CWORD; i++)); do
     w="${COMP_WORDS[i]}"
-    [[ $w == -* ]] && continue
+    case "$w" in
+      -C|--workspace|--run-dir) place+=("$w" "${COMP_WORDS[i+1]}"); ((i++)); continue ;;
+      --allow-dir) ((i++)); continue ;;
+      -*) continue ;;
+    esac
     case "$path $w" in
 ` + known.String() + `    esac
   done
   case "$path" in
 ` + offer.String() + `  esac
+  if [[ $cur != -* ]]; then
+    # flags only when a dash is typed: ids and commands are what's wanted
+    local -a kept=()
+    for w in $words; do [[ $w == -* ]] || kept+=("$w"); done
+    words="${kept[*]}"
+    case "$path" in
+      " runs show") words="$words $(command flower __complete runs "${place[@]}" 2>/dev/null)" ;;
+      " sessions show"|" sessions report"|" sessions export") words="$words $(command flower __complete sessions "${place[@]}" 2>/dev/null)" ;;
+    esac
+  fi
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }
 complete -o default -F _flower flower

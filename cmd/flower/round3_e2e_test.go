@@ -213,49 +213,6 @@ func TestE2E_TerminalFitsTheWidth(t *testing.T) {
 	})
 }
 
-// TestE2E_CompletionLoadsInBash: the bash and zsh scripts parse in a real
-// bash and, sourced, complete a command and a flag; the fish script parses
-// when fish is there. Control: a cut script does not parse.
-func TestE2E_CompletionLoadsInBash(t *testing.T) {
-	skipShort(t, "it builds flower and runs it")
-	t.Parallel()
-	bash := testbed.RequireTool(t, "bash", "the completion script is loaded in a real bash")
-	flower := testbed.BuildBinary(t, "./cmd/flower")
-	dir := t.TempDir()
-	script := func(shell string) string {
-		out, _ := mustOutput(t, testbed.Command(t, flower, "completion", shell), "completion "+shell)
-		p := filepath.Join(dir, shell)
-		os.WriteFile(p, out, 0o600)
-		return p
-	}
-	for _, shell := range []string{"bash", "zsh"} {
-		if out, err := testbed.Command(t, bash, "-n", script(shell)).CombinedOutput(); err != nil {
-			t.Errorf("bash -n on the %s script: %v %s", shell, err, out)
-		}
-	}
-	const probe = `source "$1"; complete -p flower >/dev/null || exit 3
-COMP_WORDS=(flower ses); COMP_CWORD=1; _flower; echo "${COMPREPLY[*]}"
-COMP_WORDS=(flower runs -C /x show --j); COMP_CWORD=5; _flower; echo "${COMPREPLY[*]}"`
-	out, err := testbed.Command(t, bash, "-c", probe, "probe", script("bash")).CombinedOutput()
-	if err != nil || string(out) != "sessions\n--json\n" {
-		t.Errorf("sourced completion: %v %q", err, out)
-	}
-	b, _ := os.ReadFile(script("bash"))
-	cut := filepath.Join(dir, "cut")
-	os.WriteFile(cut, b[:len(b)/2], 0o600)
-	if err := testbed.Command(t, bash, "-n", cut).Run(); err == nil {
-		t.Error("control: a cut script parses")
-	}
-	if fish, err := exec.LookPath("fish"); err == nil {
-		if out, err := testbed.Command(t, fish, "-n", script("fish")).CombinedOutput(); err != nil {
-			t.Errorf("fish -n: %v %s", err, out)
-		}
-	}
-	if man, _ := mustOutput(t, testbed.Command(t, flower, "man"), "man"); !bytes.Contains(man, []byte(".TH flower 1")) {
-		t.Errorf("flower man: %.200s", man)
-	}
-}
-
 // TestE2E_DoctorAndVersionJSON: doctor --json is one object whose ok says
 // whether any check failed, with the self-test among its checks; a hook
 // that never denies (the control) fails it and exits 1. version --json
