@@ -55,7 +55,6 @@ COMP_WORDS=(flower runs -C /x show --j); COMP_CWORD=5; _flower; echo "${COMPREPL
 	}
 }
 
-
 // dynamicCompletion: in a real bash, `runs show <TAB>` offers the run ids of
 // the run dir named on the line (newest first), `sessions show <TAB>` their
 // session ids, and `-C <TAB>` directories, not commands. The control: the
