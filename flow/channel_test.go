@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flowerhq/flower/harness"
 )
 
 // blockingAnswerer never answers until ctx ends.
@@ -226,5 +228,45 @@ func TestInboxPages(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %d messages, want all %d in order", len(got), len(want))
+	}
+}
+
+// The channel records each exchange: a told message, its pickup by an
+// inbox call (an event per message and one read mark in the Q&A log), and
+// a question with its answer. A message never taken gets no read mark (the
+// control).
+func TestHumanChannelRecords(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "log.md")
+	h := NewHumanChannel(logPath, "", answers(t, "2"))
+	h.Timeout = NoWait
+	var got []harness.Event
+	h.OnRecord = func(ev harness.Event) { got = append(got, ev) }
+	h.SetStep("执行")
+	if _, err := h.Tell("READ-ME 请加测试"); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(logPath)
+	if strings.Contains(string(log), "已读") {
+		t.Fatalf("a read mark before any inbox call:\n%s", log)
+	}
+	if page, _ := h.TakeInbox(); len(page) != 1 {
+		t.Fatalf("inbox = %v", page)
+	}
+	h.Ask(t.Context(), Question{Text: "选哪个?", Options: []string{"A", "B"}})
+	var lines []string
+	for _, ev := range got {
+		lines = append(lines, ev.Kind+" "+ev.Step+" "+FlowEventLine(ev))
+	}
+	want := []string{
+		"message 执行 message told in 执行: READ-ME 请加测试",
+		"message 执行 message read in 执行: READ-ME 请加测试",
+		"question 执行 question in 执行: 选哪个? → [answered] 2",
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("records:\n got %q\nwant %q", lines, want)
+	}
+	log, _ = os.ReadFile(logPath)
+	if !regexp.MustCompile(`## 已读 \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(执行\)\n\n> READ-ME 请加测试\n\n\*\*状态\*\*: 协调者已取走`).Match(log) {
+		t.Errorf("no read mark in the Q&A log:\n%s", log)
 	}
 }

@@ -13,9 +13,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/atomicfile"
 	"github.com/flowerhq/flower/internal/linesock"
 	"github.com/flowerhq/flower/internal/redact"
+	"github.com/flowerhq/flower/internal/textclip"
 	"github.com/flowerhq/flower/mdsections"
 )
 
@@ -53,6 +55,12 @@ type HumanChannel struct {
 	// time that changes (a message told, the inbox read): the terminal's
 	// status line shows it.
 	OnInbox func(waiting int)
+	// OnRecord, when set, is given an event for each exchange with the
+	// person: a message told and read (harness.EventMessage), a question
+	// and its answer (harness.EventQuestion). The command writes them to
+	// the run's record (`flower runs show`) and shows a read message at
+	// the terminal.
+	OnRecord func(harness.Event)
 
 	mu       sync.Mutex
 	asks     int
@@ -244,8 +252,10 @@ func (h *HumanChannel) Ask(ctx context.Context, q Question) (Answer, error) {
 		return a, h.log(q, a)
 	}
 	h.asks++
+	step := h.step
 	h.mu.Unlock()
 	a := h.wait(ctx, q)
+	h.record(harness.EventQuestion, step, harness.ChannelEvent{State: a.State, Text: q.Text, Options: q.Options, Answer: a.Text})
 	return a, h.log(q, a)
 }
 
@@ -340,7 +350,37 @@ func (h *HumanChannel) Tell(msg string) (step string, err error) {
 		return step, errors.New("empty message")
 	}
 	h.Post(msg)
+	h.record(harness.EventMessage, step, harness.ChannelEvent{State: harness.MessageTold, Text: msg})
 	return step, h.logLine("## 留言 "+time.Now().Format("2006-01-02 15:04:05")+stepNote(step), msg+"\n\n**状态**: 等协调者下次查看 inbox 时取走")
+}
+
+// record hands one channel event to OnRecord, if set.
+func (h *HumanChannel) record(kind, step string, ev harness.ChannelEvent) {
+	h.mu.Lock()
+	cb := h.OnRecord
+	h.mu.Unlock()
+	if cb != nil {
+		cb(eventOf(kind, step, ev))
+	}
+}
+
+// markRead records that an inbox call handed msgs to the model: an event
+// each, and one read mark in the Q&A log, so its "等…取走" entries are
+// answered rather than waiting forever.
+func (h *HumanChannel) markRead(msgs []string) {
+	if len(msgs) == 0 {
+		return
+	}
+	h.mu.Lock()
+	step := h.step
+	h.mu.Unlock()
+	var body strings.Builder
+	for _, m := range msgs {
+		h.record(harness.EventMessage, step, harness.ChannelEvent{State: harness.MessageRead, Text: m})
+		body.WriteString("> " + strings.Join(strings.Fields(textclip.Mark(m, 200)), " ") + "\n")
+	}
+	body.WriteString("\n**状态**: 协调者已取走")
+	_ = h.logLine("## 已读 "+time.Now().Format("2006-01-02 15:04:05")+stepNote(step), body.String())
 }
 
 func stepNote(step string) string {
@@ -376,6 +416,7 @@ func (h *HumanChannel) TakeInbox() (page []string, left int) {
 	if cb != nil && n > 0 {
 		cb(left)
 	}
+	h.markRead(page)
 	return page, left
 }
 

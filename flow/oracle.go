@@ -64,7 +64,7 @@ func digestLine(e harness.Event) string {
 		if g, _ := e.Guard(); g.Denied() || g.Decision == "rewrite" {
 			return fmt.Sprintf("%s %s guard %s %s %s", at, e.Step, g.Guard, g.Decision, g.Tool)
 		}
-	case harness.EventStep, harness.EventTask, harness.EventGoal:
+	case harness.EventStep, harness.EventTask, harness.EventGoal, harness.EventMessage, harness.EventQuestion:
 		return fmt.Sprintf("%s %s", at, FlowEventLine(e))
 	case harness.EventRetry, harness.EventHandoff, harness.EventInterrupt, harness.EventError, harness.EventOffline:
 		return fmt.Sprintf("%s %s %s %v", at, e.Step, e.Kind, e.Data)
@@ -72,7 +72,8 @@ func digestLine(e harness.Event) string {
 	return ""
 }
 
-// FlowEventLine describes a workflow event ("step", "task" or "goal") in one line,
+// FlowEventLine describes a workflow event ("step", "task", "goal", and the
+// channel's "message" and "question") in one line,
 // for `flower runs show` and the oracle; "" for any other kind. It reads
 // events fresh from Workflow.Run and events read back from events.jsonl.
 func FlowEventLine(e harness.Event) string {
@@ -92,7 +93,28 @@ func FlowEventLine(e harness.Event) string {
 	if g, ok := e.Goal(); ok {
 		return GoalEventLine(e.Step, g)
 	}
+	if c, ok := e.Channel(); ok {
+		return ChannelEventLine(e.Kind, e.Step, c)
+	}
 	return ""
+}
+
+// ChannelEventLine describes an exchange with the person in one line: a
+// message told or read (by the coordinator's inbox call), or a question
+// and its answer.
+func ChannelEventLine(kind, step string, c harness.ChannelEvent) string {
+	text := textclip.Mark(strings.Join(strings.Fields(c.Text), " "), 120)
+	in := ""
+	if step != "" {
+		in = " in " + step
+	}
+	switch {
+	case kind == harness.EventQuestion:
+		return fmt.Sprintf("question%s: %s → [%s] %s", in, text, c.State, textclip.Mark(strings.Join(strings.Fields(c.Answer), " "), 120))
+	case c.State == harness.MessageRead:
+		return fmt.Sprintf("message read%s: %s", in, text)
+	}
+	return fmt.Sprintf("message told%s: %s", in, text)
 }
 
 // GoalEventLine describes an Event("goal") in one line: the goal frozen, or

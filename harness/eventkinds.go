@@ -45,7 +45,28 @@ const (
 	EventStep = "step" // FlowStepEvent: a workflow step begins
 	EventTask = "task" // TaskEvent: a step's note (unverifiable goal checks)
 	EventGoal = "goal" // GoalEvent: the goal was frozen, or its file changed on disk
+
+	// Emitted by the human channel (flow.HumanChannel.OnRecord).
+	EventMessage  = "message"  // ChannelEvent: a message told (flower tell), or read by an inbox call
+	EventQuestion = "question" // ChannelEvent: a question put to the person (ask), with its answer
 )
+
+// Channel event states.
+const (
+	MessageTold = "told" // EventMessage: queued for the coordinator's next inbox call
+	MessageRead = "read" // EventMessage: an inbox call handed it to the model
+)
+
+// ChannelEvent is one exchange with the person (EventMessage,
+// EventQuestion). A message: State told or read, Text the message. A
+// question: Text the question, Options its choices, State the answer's
+// state (answered, timeout, refused) and Answer its text.
+type ChannelEvent struct {
+	State   string   `json:"state"`
+	Text    string   `json:"text"`
+	Options []string `json:"options,omitempty"`
+	Answer  string   `json:"answer,omitempty"`
+}
 
 // Goal event states.
 const (
@@ -337,6 +358,11 @@ func (e Event) Task() (TaskEvent, bool) { return decodeData[TaskEvent](e, EventT
 
 // Goal is the payload of an EventGoal event.
 func (e Event) Goal() (GoalEvent, bool) { return decodeData[GoalEvent](e, EventGoal) }
+
+// Channel is the payload of an EventMessage or EventQuestion event.
+func (e Event) Channel() (ChannelEvent, bool) {
+	return decodeData[ChannelEvent](e, EventMessage, EventQuestion)
+}
 
 // StepStart is the payload of a EventStepStart event.
 func (e Event) StepStart() (StepStartEvent, bool) {

@@ -57,7 +57,18 @@ func FindClaude(explicit string, getenv func(string) string) (string, error) {
 	if p, err := exec.LookPath("claude"); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("harness: %w: pass --claude PATH, set FLOWER_CLAUDE, run scripts/setup.sh (installs %s), or put claude on PATH", ErrClaudeNotFound, pinned.ClaudeRelPath)
+	return "", fmt.Errorf("harness: %w: %s", ErrClaudeNotFound, claudeInstallLine())
+}
+
+// claudeInstallLine says how to get claude the way this flower was
+// installed: from a checkout, its set-up script; otherwise (go install, a
+// copied binary) npm.
+func claudeInstallLine() string {
+	if r := exeRepo(); r != "" && isExec(filepath.Join(r, "scripts", "setup.sh")) {
+		return fmt.Sprintf("run %s (installs the pinned %s into %s), pass --claude PATH or set FLOWER_CLAUDE",
+			filepath.Join(r, "scripts", "setup.sh"), pinned.ClaudeVersion, pinned.ClaudeRelPath)
+	}
+	return fmt.Sprintf("install it with `npm install -g @anthropic-ai/claude-code@%s`, pass --claude PATH or set FLOWER_CLAUDE", pinned.ClaudeVersion)
 }
 
 // FindHook locates flower-hook: explicit, then next to the running

@@ -69,7 +69,7 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 		if err != nil {
 			failed = true
 			rep.Checks = append(rep.Checks, doctorCheck{Name: name, Status: "fail", Detail: userMessage(err)})
-			fmt.Fprintf(w, "✗ %-12s %v\n", name, err)
+			fmt.Fprintf(w, "✗ %-12s %s\n", name, userMessage(err))
 			return
 		}
 		rep.Checks = append(rep.Checks, doctorCheck{Name: name, Status: "ok", Detail: detail})

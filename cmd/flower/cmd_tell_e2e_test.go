@@ -139,6 +139,29 @@ func TestE2E_Tell(t *testing.T) {
 	if !regexp.MustCompile(`## 留言 \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(执行\)\n\n` + tellMsg).Match(log) {
 		t.Errorf("Q&A log lacks the message with its time:\n%s", log)
 	}
+	// The pickup is recorded: a read mark in the Q&A log (the 留言 entry
+	// no longer waits forever), a "message" read event in --json, and both
+	// lines in runs show. TestE2E_TellUnreadAtTheEnd is the control.
+	if !regexp.MustCompile(`## 已读 \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(执行\)\n\n> ` + tellMsg).Match(log) {
+		t.Errorf("Q&A log lacks the read mark:\n%s", log)
+	}
+	read := 0
+	for _, l := range lines {
+		if l.Get("kind").String() == "message" && l.Get("data.state").String() == "read" && l.Get("data.text").String() == tellMsg {
+			read++
+		}
+	}
+	if read != 2 {
+		t.Errorf("--json carries %d message-read events, want 2", read)
+	}
+	show := testbed.Command(t, flower, "runs", "show", "--run-dir", runDir, "-C", bed.Workspace)
+	show.Env, show.Dir = env, t.TempDir()
+	shown, _ := show.CombinedOutput()
+	for _, w := range []string{"message told in 执行: " + tellMsg, "message read in 执行: " + tellMsg} {
+		if !strings.Contains(string(shown), w) {
+			t.Errorf("runs show lacks %q:\n%s", w, shown)
+		}
+	}
 	if out, code := tell(); code != 1 || !strings.Contains(out, "no flow is running") {
 		t.Errorf("tell after the flow ended: exit %d\n%s", code, out)
 	}
@@ -309,5 +332,14 @@ func TestE2E_TellUnreadAtTheEnd(t *testing.T) {
 	log, err := os.ReadFile(filepath.Join(bed.Workspace, ".flower", "notes", flow.DefaultLogName))
 	if err != nil || !strings.Contains(string(log), "LATE-1") {
 		t.Errorf("the Q&A log lacks the told message: %v\n%s", err, log)
+	}
+	if strings.Contains(string(log), "> LATE-1") {
+		t.Errorf("a message no inbox call took has a read mark:\n%s", log)
+	}
+	show := testbed.Command(t, flower, "runs", "show", "--run-dir", runDir, "-C", bed.Workspace)
+	show.Env, show.Dir = env, t.TempDir()
+	shown, _ := show.CombinedOutput()
+	if !strings.Contains(string(shown), "message told in 执行: LATE-1") || strings.Contains(string(shown), "message read in 执行: LATE-1") {
+		t.Errorf("runs show: want LATE-1 told and not read:\n%s", shown)
 	}
 }

@@ -180,6 +180,22 @@ func (p *progress) inboxWaiting(n int) {
 	}
 }
 
+// channel shows an exchange with the person: in --json its event line; at
+// a terminal the pickup of a told message (the person sees that the
+// coordinator read it). Questions show themselves where they are asked.
+func (p *progress) channel(e harness.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json {
+		writeJSON(p.w, eventOut(e))
+		return
+	}
+	if c, ok := e.Channel(); ok && e.Kind == harness.EventMessage && c.State == harness.MessageRead {
+		p.say("✉ " + flow.ChannelEventLine(e.Kind, stepLabel(e.Step, p.zh), c))
+		p.paint()
+	}
+}
+
 // stepDone closes a step's status line with its outcome.
 func (p *progress) stepDone(s flow.Step, r harness.StepResult) {
 	p.mu.Lock()
