@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mattn/go-runewidth"
+
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 )
@@ -232,14 +234,61 @@ func (p *progress) finish(o flowOutcome) {
 	if o.VerdictReason != "" {
 		verdict += ": " + o.VerdictReason
 	}
-	for _, x := range [][2]string{{"brief", o.Brief}, {"goal", o.Goal}, {"verdict", verdict}, {"workbench", o.Workbench}, {"events", o.Events}} {
+	if o.Verdict != "" {
+		p.sayWrappedLine(fmt.Sprintf("  %-9s %s", "verdict", verdict))
+	}
+	for _, x := range [][2]string{{"brief", o.Brief}, {"goal", o.Goal}, {"workbench", o.Workbench}, {"events", o.Events}} {
 		if x[1] != "" {
-			p.say(fmt.Sprintf("  %-9s %s", x[0], relPath(x[1])))
+			p.sayPath(x[0], relPath(x[1]))
 		}
 	}
 	if o.Unread > 0 {
 		fmt.Fprintf(p.w, "  %-9s %d told message(s) never reached the coordinator (they are in the Q&A log): tell them again on the next run\n", "unread", o.Unread)
 	}
+}
+
+// sayWrappedLine prints s wrapped at spaces to the width, unless quiet.
+func (p *progress) sayWrappedLine(s string) {
+	if !p.v.quiet {
+		p.sayWrapped(s)
+	}
+}
+
+// sayPath prints a summary line whose value is a path, never clipped: the
+// summary exists to show where things are. When "  label path" is wider
+// than the terminal, the label stands alone and the path follows in pieces
+// of the width, each on its own line, nothing added in between, so the
+// lines put together give the path back.
+func (p *progress) sayPath(label, path string) {
+	line := fmt.Sprintf("  %-9s %s", label, path)
+	w := p.v.width()
+	if p.v.quiet {
+		return
+	}
+	if w <= 4 || runewidth.StringWidth(line) <= w {
+		p.say(line)
+		return
+	}
+	p.say("  " + label)
+	for _, piece := range widthPieces(path, w) {
+		p.say(piece)
+	}
+}
+
+// widthPieces cuts s into pieces of at most w columns each.
+func widthPieces(s string, w int) []string {
+	var out []string
+	piece, cols := "", 0
+	for _, r := range s {
+		rw := runewidth.RuneWidth(r)
+		if cols+rw > w {
+			out = append(out, piece)
+			piece, cols = "", 0
+		}
+		piece += string(r)
+		cols += rw
+	}
+	return append(out, piece)
 }
 
 // showAnswers wraps an answerer that answers without a person at the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,5 +86,22 @@ func TestSummaryNamesWhyTheGoalWasNotAchieved(t *testing.T) {
 	c.failedAt(flow.ClarifyStepName, flow.Ctx{flow.KeyFailed: flow.ClarifyStepName})
 	if c.VerdictReason != "" || strings.Contains(c.Error, "goal not achieved") {
 		t.Errorf("clarify failure = %+v", c)
+	}
+}
+
+func TestWidthPieces(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		w    int
+		want []string
+	}{
+		{"/tmp/abc/events.jsonl", 8, []string{"/tmp/abc", "/events.", "jsonl"}},
+		{"a/目标.md", 4, []string{"a/目", "标.m", "d"}},
+		{"short", 10, []string{"short"}},
+	} {
+		got := widthPieces(tc.s, tc.w)
+		if strings.Join(got, "") != tc.s || !slices.Equal(got, tc.want) {
+			t.Errorf("widthPieces(%q, %d) = %q, want %q", tc.s, tc.w, got, tc.want)
+		}
 	}
 }

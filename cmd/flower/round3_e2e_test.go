@@ -183,7 +183,7 @@ func TestE2E_TerminalFitsTheWidth(t *testing.T) {
 	for _, tc := range []struct {
 		cols  int
 		extra []string
-	}{{50, nil}, {120, nil}, {80, []string{"NO_COLOR=1", "TERM=dumb"}}} {
+	}{{50, nil}, {60, nil}, {120, nil}, {80, []string{"NO_COLOR=1", "TERM=dumb"}}} {
 		t.Run(strconv.Itoa(tc.cols), func(t *testing.T) {
 			t.Parallel()
 			term := newTerminalSized(t, append(env, tc.extra...), t.TempDir(), flower+" demo", tc.cols, 30)
@@ -195,6 +195,13 @@ func TestE2E_TerminalFitsTheWidth(t *testing.T) {
 			}
 			if !strings.Contains(screen, "review #2") {
 				t.Errorf("the demo's steps are not on screen:\n%s", screen)
+			}
+			// The summary's paths are whole at every width: wrapped onto
+			// lines of their own, never clipped.
+			for label, suffix := range map[string]string{"events": "events.jsonl", "goal": ".md", "brief": ".md"} {
+				if p := summaryPath(lines, label); !strings.HasSuffix(p, suffix) || strings.Contains(p, "…") || strings.Contains(p, "...") {
+					t.Errorf("%d columns: the summary's %s path is %q, not whole:\n%s", tc.cols, label, p, screen)
+				}
 			}
 			colored := strings.Contains(term.tmux("capture-pane", "-t", "t", "-p", "-e", "-S", "-"), "\033[32m")
 			glyphs := strings.ContainsAny(screen, "✓·→")
@@ -264,4 +271,28 @@ func TestE2E_DumbTerminalErrors(t *testing.T) {
 			t.Errorf("TERM=dumb: not ASCII at %d:\n%s", i, errOut)
 		}
 	}
+}
+
+// summaryPath is the path the end-of-run summary shows for label: on the
+// label's line, or, when it did not fit, the pieces on the lines below it
+// put together.
+func summaryPath(lines []string, label string) string {
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) == 0 || f[0] != label || !strings.HasPrefix(l, "  "+label) {
+			continue
+		}
+		if len(f) > 1 {
+			return strings.Join(f[1:], " ")
+		}
+		var path strings.Builder
+		for _, next := range lines[i+1:] {
+			if next == "" || strings.HasPrefix(next, "  ") {
+				break
+			}
+			path.WriteString(strings.TrimRight(next, " "))
+		}
+		return path.String()
+	}
+	return ""
 }
