@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -155,5 +157,117 @@ func TestE2E_InterruptedSaysHowToResume(t *testing.T) {
 	}
 	if strings.Count(errb.String(), "interrupted") != 1 {
 		t.Errorf("the interruption is reported more than once:\n%s", errb.String())
+	}
+}
+
+// writeBrief puts the demo's complete brief and goal into ws's notes, as a
+// finished clarify and goal step leave them.
+func writeBrief(t *testing.T, ws string) string {
+	t.Helper()
+	notes := filepath.Join(ws, ".flower", "notes")
+	if err := os.MkdirAll(notes, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	brief := filepath.Join(notes, "需求.md")
+	os.WriteFile(brief, []byte(demoBrief+"\n"), 0o600)
+	os.WriteFile(filepath.Join(notes, "目标.md"), []byte(demoGoal+"\n"), 0o600)
+	return brief
+}
+
+// noJSONLine fails when a line of out is a JSON object, or out redraws.
+func noJSONLine(t *testing.T, what string, out []byte) {
+	t.Helper()
+	for _, l := range bytes.Split(out, []byte("\n")) {
+		if l = bytes.TrimSpace(l); len(l) > 0 && l[0] == '{' && json.Valid(l) {
+			t.Errorf("%s: a JSON line: %.200s", what, l)
+		}
+	}
+	if bytes.ContainsAny(out, "\r\033") {
+		t.Errorf("%s: piped output redraws or colours: %q", what, tailOf(out))
+	}
+}
+
+// TestE2E_OnlyAnAskStartsARun: in a workspace with a brief, each stray
+// word, a bare flower and an empty ask exit 2 and send the model nothing
+// (the bare ones say how to continue); then `flower continue`, piped,
+// wakes the work without new words (announced at the top, clarify never
+// asked), shown as plain lines for a person; its record in `runs --json`
+// carries the verdict, `runs show` each denial and spill. The continue run
+// is the control: the same bed does reach the model.
+func TestE2E_OnlyAnAskStartsARun(t *testing.T) {
+	t.Parallel()
+	bed := testbed.NewFor(t, demoScript)
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	brief := writeBrief(t, bed.Workspace)
+	runDir := filepath.Join(t.TempDir(), "runs")
+	env := flowerEnv(t, bed.Env(), bed.Claude, "FLOWER_RUN_DIR="+runDir)
+	command := func(args ...string) *exec.Cmd {
+		cmd := testbed.Command(t, flower, args...)
+		cmd.Env, cmd.Dir, cmd.Stdin = env, bed.Workspace, strings.NewReader("")
+		return cmd
+	}
+	for _, args := range [][]string{{"status"}, {"list"}, {"init"}, {"logs"}, {"login"}, {"logs", "--json"}, {}, {""}, {"  "}, {"completion"}} {
+		cmd := command(args...)
+		out, _ := cmd.CombinedOutput()
+		code := cmd.ProcessState.ExitCode()
+		want := `is not a command. To ask flower, write a sentence: flower "…"`
+		switch {
+		case len(args) == 0 || strings.TrimSpace(args[0]) == "":
+			want = "to wake it as it is: flower continue"
+			if !strings.Contains(string(out), brief) {
+				t.Errorf("flower %q does not name the brief:\n%s", args, out)
+			}
+		case args[0] == "completion":
+			want = "completion needs one shell"
+		}
+		if code != exitUsage || !strings.Contains(string(out), want) {
+			t.Errorf("flower %q: exit %d, want 2 and %q:\n%s", args, code, want, out)
+		}
+	}
+	if n := len(bed.Model.Requests()); n != 0 {
+		t.Fatalf("%d requests reached the model before any ask", n)
+	}
+	if _, err := os.Stat(runDir); err == nil {
+		t.Error("a word that is no ask created the run dir")
+	}
+
+	out, stderr := mustOutput(t, command("continue", "--timeout", "0"), "flower continue")
+	noJSONLine(t, "continue", out)
+	for _, want := range []string{"waking the work: found the brief", "clarify is skipped; no new words: the goal is derived from the brief again",
+		"○ [", "→ not_yet", "✓ [", "→ achieved", "done — $"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("continue's output lacks %q:\n%s\nstderr: %s", want, out, stderr)
+		}
+	}
+	if n := len(bed.Model.RequestsFor("clarify")); n != 0 || len(bed.Model.RequestsFor("coordinator")) == 0 {
+		t.Errorf("continue: %d requests to clarify, %d to the coordinator", n, len(bed.Model.RequestsFor("coordinator")))
+	}
+	if b, _ := os.ReadFile(brief); !strings.HasPrefix(string(b), demoBrief) || strings.Contains(string(b), "唤醒") {
+		t.Errorf("continue changed the brief: %q", b)
+	}
+
+	runs, _ := mustOutput(t, command("runs", "--json"), "runs --json")
+	arr := gjson.ParseBytes(runs)
+	if len(arr.Array()) != 1 || arr.Get("0.verdict").String() != "achieved" || arr.Get("0.outcome").String() != "achieved" {
+		t.Fatalf("runs --json: %s", runs)
+	}
+	checkSchema(t, "runs --json", arr.Get("0").Raw)
+	text, _ := mustOutput(t, command("runs"), "runs")
+	if !strings.Contains(string(text), "OUTCOME") || !strings.Contains(string(text), "achieved") {
+		t.Errorf("runs:\n%s", text)
+	}
+	show, _ := mustOutput(t, command("runs", "show", "--json"), "runs show --json")
+	detail := gjson.ParseBytes(show)
+	checkSchema(t, "runs show --json", detail.Raw)
+	denial, spill := detail.Get("denials.0"), detail.Get("spills.0")
+	if denial.Get("tool").String() != "Write" || denial.Get("guard").String() != "delegate" || denial.Get("reason").String() == "" {
+		t.Errorf("denials: %s", detail.Get("denials").Raw)
+	}
+	if st, err := os.Stat(spill.Get("path").String()); err != nil || spill.Get("bytes").Int() != st.Size() || st.Size() == 0 {
+		t.Errorf("spills: %s (%v)", detail.Get("spills").Raw, err)
+	}
+	showText, _ := mustOutput(t, command("runs", "show"), "runs show")
+	if !strings.Contains(string(showText), "denied     Write in work") || !strings.Contains(string(showText), "spilled    Bash output of") {
+		t.Errorf("runs show:\n%s", showText)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/flowerhq/flower/internal/pinned"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
@@ -112,5 +114,38 @@ func TestE2E_Doctor(t *testing.T) {
 				t.Errorf("doctor left %v in the workspace", ents)
 			}
 		})
+	}
+}
+
+// TestE2E_DoctorAndVersionJSON: doctor --json is one object whose ok says
+// whether any check failed, with the self-test among its checks; a hook
+// that never denies (the control) fails it and exits 1. version --json
+// names the pinned claude.
+func TestE2E_DoctorAndVersionJSON(t *testing.T) {
+	t.Parallel()
+	claude := testbed.ClaudePath(t)
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
+	env := append(os.Environ(), "HOME="+t.TempDir(), "ANTHROPIC_API_KEY=sk-test", "FLOWER_CLAUDE="+claude)
+	for _, tc := range []struct {
+		hook, selfTest string
+	}{{hook, "ok"}, {"/bin/true", "fail"}} {
+		cmd := testbed.Command(t, flower, "doctor", "--json", "--hook", tc.hook)
+		cmd.Env, cmd.Dir = env, t.TempDir()
+		out, _ := cmd.Output()
+		js := gjson.ParseBytes(out)
+		checkSchema(t, "doctor --json", js.Raw)
+		failed := false
+		for _, c := range js.Get("checks").Array() {
+			failed = failed || c.Get("status").String() == "fail"
+		}
+		st := js.Get(`checks.#(name=="self-test").status`).String()
+		if st != tc.selfTest || js.Get("ok").Bool() == failed || (cmd.ProcessState.ExitCode() == 0) == failed {
+			t.Errorf("--hook %s: exit %d, self-test %q: %s", tc.hook, cmd.ProcessState.ExitCode(), st, out)
+		}
+	}
+	out, _ := mustOutput(t, testbed.Command(t, flower, "version", "--json"), "version --json")
+	if v := gjson.ParseBytes(out); v.Get("kind").String() != "version" || v.Get("claude").String() != pinned.ClaudeVersion {
+		t.Errorf("version --json: %s", out)
 	}
 }

@@ -99,7 +99,6 @@ var testTopics = map[string]string{
 	"marketplace":      "the plugin marketplace",
 	"private":          "file modes and secrets of a step",
 	"resume_elsewhere": "resuming on another machine",
-	"round3":           "views and demo output",
 	"secrets":          "no secret on disk",
 	"structure":        "this file",
 	"tempclean":        "temporary files on signals",

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mattn/go-runewidth"
+
+	"github.com/flowerhq/flower/testkit/testbed"
+)
+
+// TestE2E_DemoPipedForPeople: `flower demo --json=false | cat` (and with
+// FLOWER_JSON=0) prints the human view as plain lines: no JSON, no
+// redraws, and the clarifier's question with its answer on stdout;
+// --json=false wins over FLOWER_JSON=1. (TestE2E_Demo is the control:
+// --json makes the same pipe JSON.)
+func TestE2E_DemoPipedForPeople(t *testing.T) {
+	t.Parallel()
+	claude := testbed.ClaudePath(t)
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  string
+	}{{"--json=false", []string{"demo", "--json=false"}, "FLOWER_JSON=1"}, {"FLOWER_JSON=0", []string{"demo"}, "FLOWER_JSON=0"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := testbed.Command(t, flower, tc.args...)
+			cmd.Env = append(flowerEnv(t, os.Environ(), claude), "TMPDIR="+t.TempDir(), tc.env)
+			out, _ := mustOutput(t, cmd, "demo")
+			noJSONLine(t, tc.name, out)
+			for _, want := range []string{"? hello.txt 里写什么问候语?", "> " + demoAnswer, "→ achieved", "done — $"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("stdout lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
+
+// TestE2E_TerminalFitsTheWidth: `flower demo` at a terminal of 50 and of
+// 120 columns writes no line wider than the terminal (a wrapped line comes
+// back joined) and leaves no status line behind (each is redrawn in place,
+// then replaced by its step's end line); colour only where the terminal
+// may have it, ASCII marks under TERM=dumb. Control: a line wider than the
+// pane is caught by the same check.
+func TestE2E_TerminalFitsTheWidth(t *testing.T) {
+	t.Parallel()
+	claude := testbed.ClaudePath(t)
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	env := append(flowerEnv(t, os.Environ(), claude), "TMPDIR="+t.TempDir())
+	overWide := func(lines []string, cols int) []string {
+		var bad []string
+		for _, l := range lines {
+			if l = strings.TrimRight(l, " "); runewidth.StringWidth(l) > cols || strings.HasPrefix(l, "[") {
+				bad = append(bad, l)
+			}
+		}
+		return bad
+	}
+	// At 50 and 120 columns a colour terminal (redrawn, coloured marks);
+	// at 80 NO_COLOR and TERM=dumb: no colour, ASCII marks.
+	for _, tc := range []struct {
+		cols  int
+		extra []string
+	}{{50, nil}, {60, nil}, {120, nil}, {80, []string{"NO_COLOR=1", "TERM=dumb"}}} {
+		t.Run(strconv.Itoa(tc.cols), func(t *testing.T) {
+			t.Parallel()
+			term := newTerminalSized(t, append(env, tc.extra...), t.TempDir(), flower+" demo", tc.cols, 30)
+			term.waitFor("FLOWER-EXIT=0")
+			lines := term.lines()
+			screen := strings.Join(lines, "\n")
+			if bad := overWide(lines, tc.cols); len(bad) > 0 {
+				t.Errorf("%d columns: lines too wide or left stacked: %q\nscreen:\n%s", tc.cols, bad, screen)
+			}
+			if !strings.Contains(screen, "review #2") {
+				t.Errorf("the demo's steps are not on screen:\n%s", screen)
+			}
+			// The summary's paths are whole at every width: wrapped onto
+			// lines of their own, never clipped.
+			for label, suffix := range map[string]string{"events": "events.jsonl", "goal": ".md", "brief": ".md"} {
+				if p := summaryPath(lines, label); !strings.HasSuffix(p, suffix) || strings.Contains(p, "…") || strings.Contains(p, "...") {
+					t.Errorf("%d columns: the summary's %s path is %q, not whole:\n%s", tc.cols, label, p, screen)
+				}
+			}
+			colored := strings.Contains(term.tmux("capture-pane", "-t", "t", "-p", "-e", "-S", "-"), "\033[32m")
+			glyphs := strings.ContainsAny(screen, "✓·→")
+			if dumb := tc.extra != nil; colored == dumb || glyphs == dumb {
+				t.Errorf("%d columns (dumb, no colour: %v): colour %v, glyphs %v:\n%s", tc.cols, dumb, colored, glyphs, screen)
+			}
+		})
+	}
+	t.Run("control", func(t *testing.T) {
+		t.Parallel()
+		term := newTerminalSized(t, env, t.TempDir(), "printf '%060d\\n' 0; printf '[1/3] stacked\\n'", 50, 10)
+		term.waitFor("FLOWER-EXIT=0")
+		if bad := overWide(term.lines(), 50); len(bad) != 2 {
+			t.Errorf("control: caught %q", bad)
+		}
+	})
+}
+
+// summaryPath is the path the end-of-run summary shows for label: on the
+// label's line, or, when it did not fit, the pieces on the lines below it
+// put together.
+func summaryPath(lines []string, label string) string {
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) == 0 || f[0] != label || !strings.HasPrefix(l, "  "+label) {
+			continue
+		}
+		if len(f) > 1 {
+			return strings.Join(f[1:], " ")
+		}
+		var path strings.Builder
+		for _, next := range lines[i+1:] {
+			if next == "" || strings.HasPrefix(next, "  ") {
+				break
+			}
+			path.WriteString(strings.TrimRight(next, " "))
+		}
+		return path.String()
+	}
+	return ""
+}
+
+// TestE2E_DumbTerminalErrors: under TERM=dumb flower's own error lines are
+// ASCII too (the stray word's hint, flower "..."); the control, TERM=xterm,
+// prints the same line with its ellipsis.
+func TestE2E_DumbTerminalErrors(t *testing.T) {
+	skipShort(t, "it builds flower and runs it")
+	t.Parallel()
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	for term, want := range map[string]string{"dumb": `flower "..."`, "xterm": `flower "…"`} {
+		cmd := testbed.Command(t, flower, "status")
+		cmd.Env, cmd.Dir = append(testbed.BaseEnv(t.TempDir(), "http://127.0.0.1:9"), "TERM="+term), t.TempDir()
+		_, errOut, code := testbed.Exec(t, cmd)
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("TERM=%s: exit %d, stderr lacks %q:\n%s", term, code, want, errOut)
+		}
+		if i := strings.IndexFunc(errOut, func(r rune) bool { return r > 127 }); term == "dumb" && i >= 0 {
+			t.Errorf("TERM=dumb: not ASCII at %d:\n%s", i, errOut)
+		}
+	}
+}
