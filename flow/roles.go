@@ -26,6 +26,8 @@ type RoleOptions struct {
 	Instructions string
 	Model        string
 	Effort       string
+	// MaxTurns and MaxBudgetUSD override the factory's limit; NoLimit
+	// lifts it (the seed's max_turns=None, max_budget_usd=None).
 	MaxTurns     int
 	MaxBudgetUSD float64
 	// NoRead turns can_read off (can_read is on by default).
@@ -204,13 +206,23 @@ func applyCommon(spec *harness.AgentSpec, o RoleOptions) {
 	if o.Effort != "" {
 		spec.Effort = o.Effort
 	}
-	if o.MaxTurns > 0 {
+	switch {
+	case o.MaxTurns == NoLimit:
+		spec.MaxTurns = 0
+	case o.MaxTurns > 0:
 		spec.MaxTurns = o.MaxTurns
 	}
-	if o.MaxBudgetUSD > 0 {
+	switch {
+	case o.MaxBudgetUSD == NoLimit:
+		spec.MaxBudgetUSD = 0
+	case o.MaxBudgetUSD > 0:
 		spec.MaxBudgetUSD = o.MaxBudgetUSD
 	}
 }
+
+// NoLimit, as RoleOptions.MaxTurns or MaxBudgetUSD, lifts the role's own
+// limit (the oracle's 12 turns and $0.5): the seed's None.
+const NoLimit = -1
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

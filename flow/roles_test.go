@@ -129,6 +129,14 @@ func TestClarifyJudgeOracle(t *testing.T) {
 	if o.Name != "旁路问答" || o.MaxTurns != 12 || o.MaxBudgetUSD != 0.5 || o.MCPServers != nil {
 		t.Errorf("oracle = %+v", o)
 	}
+	// The oracle's limits can be set and lifted, as oracle(max_turns=None,
+	// max_budget_usd=None) does.
+	if o := Oracle("", RoleOptions{MaxTurns: NoLimit, MaxBudgetUSD: NoLimit}); o.MaxTurns != 0 || o.MaxBudgetUSD != 0 {
+		t.Errorf("lifted oracle limits = %d turns, $%v", o.MaxTurns, o.MaxBudgetUSD)
+	}
+	if o := Oracle("", RoleOptions{MaxTurns: 30, MaxBudgetUSD: 2}); o.MaxTurns != 30 || o.MaxBudgetUSD != 2 {
+		t.Errorf("set oracle limits = %d turns, $%v", o.MaxTurns, o.MaxBudgetUSD)
+	}
 	if c := Clarify("c", ch, RoleOptions{}); c.MCPServers["fake"] == nil {
 		t.Error("clarify without the channel's MCP server")
 	}
