@@ -106,8 +106,8 @@
 //     already install, and both would run.
 //   - The Handoff document (在做什么 / 已定结论 / 走不通的路 / 下一步 / 现场)
 //     lives here, since the Runtime writes it; its headings are parsed by
-//     mdsections with the same rules as flow's Brief, Goal and Verdict,
-//     and flow.Handoff is an alias of it.
+//     mdsections with the same rules as flow's Brief, Goal and Verdict
+//     (flow re-exports none of it: one name, one place).
 //   - manifest.json is a JSON array of ManifestRow, one per run.
 //
 // Performance notes: a step's own bookkeeping runs beside claude where that
