@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/flowerhq/flower/batteries"
+	flower "github.com/flowerhq/flower"
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 )
@@ -16,7 +16,7 @@ func Example() {
 	ctx := context.Background()
 	wf, _ := flow.StarterFlow("add a --verbose flag", flow.DefaultStarterOptions())
 	o := harness.NewOptions(".")
-	batteries.Defaults(&o)     // the SQLite store and the credentials copy
+	flower.Defaults(&o)     // the SQLite store and the credentials copy
 	o.Workbench = wf.Workbench // the guards that come with a workbench
 	rt, _ := harness.New(ctx, o)
 	c, err := wf.Run(ctx, rt, func(e harness.Event) { log.Println(e.Kind, e.Step) }, nil)

@@ -27,7 +27,7 @@ type RoleOptions struct {
 	Model        string
 	Effort       string
 	// MaxTurns and MaxBudgetUSD override the factory's limit; NoLimit
-	// lifts it (the seed's max_turns=None, max_budget_usd=None).
+	// lifts it.
 	MaxTurns     int
 	MaxBudgetUSD float64
 	// NoRead turns can_read off (can_read is on by default).
@@ -221,7 +221,7 @@ func applyCommon(spec *harness.AgentSpec, o RoleOptions) {
 }
 
 // NoLimit, as RoleOptions.MaxTurns or MaxBudgetUSD, lifts the role's own
-// limit (the oracle's 12 turns and $0.5): the seed's None.
+// limit (the oracle's 12 turns and $0.5).
 const NoLimit = -1
 
 func sortedKeys[V any](m map[string]V) []string {

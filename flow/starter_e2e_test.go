@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowerhq/flower/batteries"
+	flower "github.com/flowerhq/flower"
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/scripted"
@@ -86,7 +86,7 @@ var placeholder = &scripted.Script{Conversations: []scripted.Conversation{{Name:
 func newRuntime(t *testing.T, b *testbed.Bed, runDir string, wb *harness.Workbench) *harness.Runtime {
 	t.Helper()
 	o := harness.NewOptions(b.Workspace)
-	batteries.Defaults(&o)
+	flower.Defaults(&o)
 	o.RunDir = runDir
 	o.Env = b.Env()
 	o.Claude = b.Claude

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowerhq/flower/batteries"
+	flower "github.com/flowerhq/flower"
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/flowtest"
 	"github.com/flowerhq/flower/harness"
@@ -27,7 +27,7 @@ func runWorkflow(t testing.TB, m *flowtest.Model, ws, prompt string) string {
 	t.Helper()
 	os.MkdirAll(ws, 0o700)
 	o := harness.NewOptions(ws)
-	batteries.Defaults(&o)
+	flower.Defaults(&o)
 	o.RunDir = filepath.Join(t.TempDir(), "runs")
 	o.Env = m.Env
 	o.Claude = testbed.ClaudePath(t)

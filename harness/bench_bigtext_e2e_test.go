@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowerhq/flower/batteries"
+	flower "github.com/flowerhq/flower"
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
@@ -70,7 +70,7 @@ printf '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"tot
 	var written float64
 	for i := 0; i < b.N; i++ {
 		o := harness.NewOptions(ws)
-		batteries.Defaults(&o)
+		flower.Defaults(&o)
 		o.RunDir = filepath.Join(root, fmt.Sprintf("runs%d", i))
 		o.Env = []string{"HOME=" + filepath.Join(root, "home"), "PATH=" + os.Getenv("PATH"), "ANTHROPIC_API_KEY=sk-test", "ANTHROPIC_BASE_URL=http://127.0.0.1:1"}
 		o.Claude, o.HookPath = claude, hook

@@ -73,9 +73,9 @@
 // and suspend the limit.
 //
 // Wiring: harness links neither a session store nor the scripted model.
-// Options.OpenStore and Options.CopyCredentials are plugged in by package
-// batteries (batteries.New is the default Runtime with its SQLite store), the
-// guard self-test by the command; without OpenStore a Runtime runs with no
+// Options.OpenStore and Options.CopyCredentials are plugged in by the root
+// package flower (flower.New is the default Runtime with its SQLite
+// store), the guard self-test by the command; without OpenStore a Runtime runs with no
 // store.
 //
 // Choices written down here on purpose:

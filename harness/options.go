@@ -50,7 +50,7 @@ type Options struct {
 	// OpenStore opens the session store at path (<run_dir>/sessions.db).
 	// harness links no store of its own: nil runs without one (no
 	// mirroring; a resume reads the CLI's own files). The command wires
-	// the SQLite store in (batteries.Defaults, batteries.New).
+	// the SQLite store in (flower.Defaults, flower.New).
 	OpenStore func(ctx context.Context, path string, o StoreOptions) (SessionStore, error)
 	// NoStore runs without a session store even when OpenStore is set.
 	NoStore bool

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowerhq/flower/batteries"
+	flower "github.com/flowerhq/flower"
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/testkit/testbed"
@@ -34,7 +34,7 @@ func bareOptions(t *testing.T) harness.Options {
 	ws := filepath.Join(root, "ws")
 	os.MkdirAll(ws, 0o755)
 	o := harness.NewOptions(ws)
-	batteries.Defaults(&o)
+	flower.Defaults(&o)
 	o.RunDir = filepath.Join(root, "runs")
 	o.Env = []string{"HOME=" + filepath.Join(root, "home"), "PATH=" + os.Getenv("PATH"), "ANTHROPIC_API_KEY=sk-test", "ANTHROPIC_BASE_URL=http://127.0.0.1:1"}
 	o.HookPath = hookBinary(t)

@@ -207,7 +207,7 @@ func (r *Runtime) copyCredentials(getenv func(string) string) error {
 		return nil
 	}
 	return fmt.Errorf("harness: %w: a portable run cannot use the login in %s without Options.CopyCredentials: "+
-		"wire one in (batteries.Defaults does), set ANTHROPIC_API_KEY, or turn Portable off", ErrNoCredentials, from)
+		"wire one in (flower.Defaults does), set ANTHROPIC_API_KEY, or turn Portable off", ErrNoCredentials, from)
 }
 
 // Close stops the socket (removing its directory) while it closes the

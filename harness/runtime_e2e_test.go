@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowerhq/flower/batteries"
+	flower "github.com/flowerhq/flower"
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/testkit/testbed"
@@ -26,7 +26,7 @@ func hookBinary(t *testing.T) string {
 func newRuntime(t *testing.T, b *testbed.Bed, mod func(*harness.Options)) *harness.Runtime {
 	t.Helper()
 	o := harness.NewOptions(b.Workspace)
-	batteries.Defaults(&o)
+	flower.Defaults(&o)
 	o.RunDir = filepath.Join(filepath.Dir(b.Workspace), "runs")
 	o.Env = b.Env()
 	o.Claude = b.Claude

@@ -265,7 +265,7 @@ func exitFor(e *cmdEnv, err error) int {
 
 // internalPrefixes are package names library errors start with; a person
 // reading flower's one line has no use for them.
-var internalPrefixes = []string{"harness: ", "sessionstore: ", "flow: ", "scripted: ", "hooks: ", "mdsections: ", "fleet: ", "batteries: "}
+var internalPrefixes = []string{"harness: ", "sessionstore: ", "flow: ", "scripted: ", "hooks: ", "mdsections: ", "fleet: "}
 
 // userMessage is err's text without internal package prefixes, wherever in
 // the chain of wrapped messages they appear.

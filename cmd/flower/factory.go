@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/flowerhq/flower/batteries"
+	flower "github.com/flowerhq/flower"
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/sessionstore"
@@ -42,7 +42,7 @@ type factory struct {
 }
 
 // realFactory is the factory of a flower process: harness.New, the
-// sessionstore with batteries' options (its warnings on stderr) and
+// sessionstore with the composition's options (flower.StoreOptions) (its warnings on stderr) and
 // GuardSelfTest.
 func realFactory(stderr io.Writer) factory {
 	return factory{
@@ -54,7 +54,7 @@ func realFactory(stderr io.Writer) factory {
 			return rt, nil
 		},
 		OpenStore: func(ctx context.Context, u string, o harness.StoreOptions) (*sessionstore.Store, error) {
-			return sessionstore.OpenURL(ctx, u, batteries.StoreOptions(o, func(f string, a ...any) { fmt.Fprintf(stderr, "flower: "+f+"\n", a...) })...)
+			return sessionstore.OpenURL(ctx, u, flower.StoreOptions(o, func(f string, a ...any) { fmt.Fprintf(stderr, "flower: "+f+"\n", a...) })...)
 		},
 		SelfTest: GuardSelfTest,
 	}
@@ -62,5 +62,5 @@ func realFactory(stderr io.Writer) factory {
 
 // runtimeOptions are the Runtime defaults for workspace with what the
 // libraries leave to the command wired in: the SQLite session store and the
-// credentials copy (package batteries).
-func runtimeOptions(workspace string) harness.Options { return batteries.NewOptions(workspace) }
+// credentials copy (the root package flower).
+func runtimeOptions(workspace string) harness.Options { return flower.NewOptions(workspace) }

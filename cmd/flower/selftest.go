@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowerhq/flower/batteries"
+	flower "github.com/flowerhq/flower"
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/scripted"
 )
@@ -62,7 +62,7 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 		}
 	}
 	o := harness.NewOptions(ws)
-	batteries.Defaults(&o)
+	flower.Defaults(&o)
 	o.RunDir = filepath.Join(tmp, "runs")
 	o.Claude, o.HookPath = claude, hook
 	// claude's own temp folders (claude-<uid>, cc-socks) go with ours.

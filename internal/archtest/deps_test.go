@@ -9,6 +9,9 @@ import (
 
 const mod = "github.com/flowerhq/flower/"
 
+// root is the module's root package, flower: the composition (flower.New).
+const root = "github.com/flowerhq/flower"
+
 // glance is the leaf package of the shell classifier that hooks and
 // sessionstore share; it imports nothing of ours.
 const glance = mod + "glance"
@@ -94,9 +97,10 @@ var rules = []rule{
 	// oauth2): only the hidden `flower mcp-channel` command serves MCP.
 	{pkg: mod + "flow", forbid: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/stdlib", "github.com/modelcontextprotocol/go-sdk/mcp", mod + "sessionstore", mod + "scripted"}, forbidDirect: []string{"os/exec"}},
 	{pkg: glance, noCgo: true, ours: []string{glance}},
-	// batteries is linked by library users for the default store: not the
-	// scripted model, not the workflow layer above it.
-	{pkg: mod + "batteries", forbid: []string{mod + "scripted", mod + "flow", mod + "testkit/testbed"}},
+	// The root package (the composition) is linked by library users for
+	// the default store: not the scripted model, not the workflow layer
+	// above it.
+	{pkg: root, forbid: []string{mod + "scripted", mod + "flow", mod + "testkit/testbed"}},
 	// fleet (the queue and its workers) sits above flow, beside the command:
 	// never the scripted model or the test bed.
 	{pkg: mod + "fleet", forbid: []string{mod + "scripted", mod + "testkit/testbed", mod + "testkit/pgtest"}},

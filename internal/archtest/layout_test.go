@@ -30,7 +30,7 @@ func pkgImports(t *testing.T) map[string][]string {
 }
 
 // layoutProblems checks the house's floors: every package under internal/
-// imports nothing of this module (a leaf); batteries (the composition) is
+// imports nothing of this module (a leaf); the root package flower (the composition) is
 // imported only by commands and tests; the test wing testkit/ only by tests
 // and scripts.
 func layoutProblems(imports map[string][]string) []string {
@@ -39,14 +39,14 @@ func layoutProblems(imports map[string][]string) []string {
 		tests := strings.HasSuffix(pkg, " (tests)")
 		p := strings.TrimSuffix(pkg, " (tests)")
 		for _, imp := range imps {
-			if !strings.HasPrefix(imp, mod) {
+			if !strings.HasPrefix(imp, mod) && imp != root {
 				continue
 			}
 			switch {
 			case !tests && strings.HasPrefix(p, mod+"internal/"):
 				out = append(out, p+" (under internal/) imports "+imp)
-			case !tests && imp == mod+"batteries" && !strings.HasPrefix(p, mod+"cmd/"):
-				out = append(out, p+" imports batteries (only commands and tests may)")
+			case !tests && imp == root && !strings.HasPrefix(p, mod+"cmd/"):
+				out = append(out, p+" imports the root package flower, the composition (only commands and tests may)")
 			case !tests && strings.HasPrefix(imp, mod+"testkit/") && !strings.HasPrefix(p, mod+"testkit/") && !strings.HasPrefix(p, mod+"scripts/"):
 				out = append(out, p+" imports the test wing "+imp)
 			}
@@ -63,18 +63,18 @@ func TestLayout(t *testing.T) {
 }
 
 // Control: a leaf that imports a package of ours, a library that imports
-// batteries and one that imports the test wing are each found; the same
+// the root package and one that imports the test wing are each found; the same
 // imports from tests are not.
 func TestLayout_Control(t *testing.T) {
 	got := layoutProblems(map[string][]string{
 		mod + "internal/x":           {mod + "harness"},
-		mod + "flow":                 {mod + "batteries"},
+		mod + "flow":                 {root},
 		mod + "harness":              {mod + "testkit/testbed"},
-		mod + "harness (tests)":      {mod + "testkit/testbed", mod + "batteries"},
-		mod + "cmd/flower":           {mod + "batteries"},
+		mod + "harness (tests)":      {mod + "testkit/testbed", root},
+		mod + "cmd/flower":           {root},
 		mod + "scripts/recordshapes": {mod + "testkit/testbed"},
 	})
 	if len(got) != 3 {
-		t.Fatalf("problems = %v, want the leaf, the batteries import and the test-wing import", got)
+		t.Fatalf("problems = %v, want the leaf, the root package import and the test-wing import", got)
 	}
 }

@@ -1,4 +1,4 @@
-package batteries_test
+package flower_test
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package batteries_test
+package flower_test
 
 import (
 	"context"
@@ -8,18 +8,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowerhq/flower/batteries"
+	flower "github.com/flowerhq/flower"
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/sessionstore"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
-// notPortable is a Runtime from batteries.New on the bed, not portable:
+// notPortable is a Runtime from flower.New on the bed, not portable:
 // claude keeps the bed's own HOME/.claude, as `claude` run by hand does.
 func notPortable(t *testing.T, b *testbed.Bed, noStore bool) *harness.Runtime {
 	t.Helper()
-	o := batteries.NewOptions(b.Workspace)
+	o := flower.NewOptions(b.Workspace)
 	o.Portable = false
 	o.NoStore = noStore
 	o.RunDir = filepath.Join(filepath.Dir(b.Workspace), "runs")
@@ -28,9 +28,9 @@ func notPortable(t *testing.T, b *testbed.Bed, noStore bool) *harness.Runtime {
 	o.HookPath = testbed.BuildBinary(t, "./cmd/flower-hook")
 	o.Resilience = harness.Resilience{}
 	o.CLIRetries = 0
-	rt, err := batteries.New(t.Context(), o)
+	rt, err := flower.New(t.Context(), o)
 	if err != nil {
-		t.Fatalf("batteries.New: %v", err)
+		t.Fatalf("flower.New: %v", err)
 	}
 	t.Cleanup(func() { rt.Close() })
 	return rt
@@ -70,7 +70,7 @@ func resumeWithoutCLIFiles(t *testing.T, noStore bool) (harness.StepResult, harn
 }
 
 // The store is in the path of every resume, portable or not: a
-// Runtime from batteries.New with Portable false resumes a session whose
+// Runtime from flower.New with Portable false resumes a session whose
 // CLI files are gone, from sessions.db, through a private claude-resume-*
 // folder that is gone again after the step; the resumed transcript is
 // mirrored under the workspace's project key.

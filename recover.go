@@ -1,4 +1,4 @@
-package batteries
+package flower
 
 import (
 	"context"
@@ -103,13 +103,13 @@ func (a *sqliteStore) reset(old *sessionstore.Store, why error) (*sessionstore.S
 func openFresh(path string, why error, opts []sessionstore.Option) (*sessionstore.Store, error) {
 	aside, err := sessionstore.MoveAside(path, time.Now())
 	if err != nil {
-		return nil, fmt.Errorf("batteries: %w (the store is damaged: %v)", err, why)
+		return nil, fmt.Errorf("session store: %w (the store is damaged: %v)", err, why)
 	}
 	fmt.Fprintf(os.Stderr, "flower: warning: the session store %s is damaged (%v); moved it to %s and started a fresh one: the sessions it held start fresh (brief, goal and notes are kept)\n",
 		path, why, filepath.Base(aside))
 	s, err := sessionstore.Open(path, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("batteries: %w", err)
+		return nil, fmt.Errorf("session store: %w", err)
 	}
 	return s, nil
 }
