@@ -92,7 +92,7 @@ func awkProgramSafe(p string) bool {
 			case "print", "printf":
 				inPrint, depth = true, 0
 			}
-			i, operand = j, !awkKeywords[w]
+			i, operand = j, !inSet(awkKeywords, w)
 			ambiguous = operand && !(w[0] >= '0' && w[0] <= '9' || w[0] == '.')
 			continue
 		case (c == '+' || c == '-') && i+1 < len(p) && p[i+1] == c:
@@ -135,8 +135,7 @@ func awkProgramSafe(p string) bool {
 }
 
 // awkKeywords are words after which a "/" starts a regex, not a division.
-var awkKeywords = map[string]bool{"print": true, "printf": true, "return": true, "in": true, "if": true,
-	"while": true, "for": true, "do": true, "else": true, "delete": true, "case": true}
+const awkKeywords = "print printf return in if while for do else delete case"
 
 func isAwkWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.'

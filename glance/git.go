@@ -9,8 +9,8 @@ import (
 // -c, --config-env, --exec-path=, --git-dir, --work-tree, -p/--paginate and
 // --namespace are out: they can make git run any program (core.pager,
 // core.fsmonitor, diff.external) or read another repository's config.
-var gitGlobal = opts("-P --no-pager --no-optional-locks --literal-pathspecs --glob-pathspecs " +
-	"--noglob-pathspecs --icase-pathspecs --no-replace-objects --no-lazy-fetch --no-advice")
+var gitGlobal = &optSet{specs: []string{"-P --no-pager --no-optional-locks --literal-pathspecs --glob-pathspecs " +
+	"--noglob-pathspecs --icase-pathspecs --no-replace-objects --no-lazy-fetch --no-advice"}}
 
 // gitDiffOpts are the options of the diff machinery (diff, show, log, …)
 // that only select and format. --output, --ext-diff and --textconv-free
@@ -49,35 +49,35 @@ const gitLogOpts = " -n: -i -E -F -P -g -c --max-count= --skip= --since= --after
 	"--in-commit-order --header --timestamp --disk-usage=? --show-origin -L:"
 
 var (
-	gitDiff      = opts(gitDiffOpts)
-	gitLog       = opts(gitDiffOpts + gitLogOpts)
-	gitStatus    = opts("-sbvz -u? --short --branch --porcelain=? --long --verbose --untracked-files=? --ignored=? --ignore-submodules=? --column=? --no-column --ahead-behind --no-ahead-behind --renames --no-renames --find-renames=? --show-stash")
-	gitRevParse  = opts("-q --abbrev-ref=? --show-toplevel --git-dir --git-common-dir --absolute-git-dir --is-inside-work-tree --is-inside-git-dir --is-bare-repository --is-shallow-repository --show-prefix --show-cdup --show-superproject-working-tree --show-object-format=? --show-ref-format --short=? --verify --quiet --symbolic --symbolic-full-name --all --branches=? --tags=? --remotes=? --glob= --exclude= --since= --after= --until= --before= --default= --revs-only --no-revs --flags --no-flags --sq --not --local-env-vars --path-format= --git-path= --shared-index-path --resolve-git-dir=")
-	gitLsFiles   = opts("-cdomiksuvftz -x: -X: --cached --deleted --modified --others --ignored --stage --killed --unmerged --directory --no-empty-directory --eol --exclude= --exclude-from= --exclude-per-directory= --exclude-standard --error-unmatch --full-name --recurse-submodules --abbrev=? --format= --sparse --deduplicate --with-tree= --resolve-undo")
-	gitLsTree    = opts("-rdtlz --long --name-only --name-status --object-only --full-name --full-tree --abbrev=? --format=")
-	gitBlame     = opts("-bltsfnpecw -M? -C? -L: -S: --root --show-stats --porcelain --line-porcelain --incremental --encoding= --contents= --date= --progress --no-progress --reverse --first-parent --since= --show-name --show-number --show-email --ignore-rev= --ignore-revs-file= --color-lines --color-by-age --abbrev=? --score-debug")
-	gitDescribe  = opts("--tags --all --always --long --abbrev=? --dirty=? --broken=? --exact-match --candidates= --match= --exclude= --first-parent --contains --debug")
-	gitCatFile   = opts("-tsep --path= --batch=? --batch-check=? --batch-all-objects --unordered --buffer --follow-symlinks --allow-unknown-type --use-mailmap --no-use-mailmap -Z")
-	gitForEach   = opts("--format= --sort= --count= --points-at= --merged=? --no-merged=? --contains=? --no-contains=? --shell --perl --python --tcl --ignore-case --omit-empty --exclude= --color=? --stdin --include-root-refs")
-	gitNameRev   = opts("--tags --refs= --exclude= --all --annotate-stdin --name-only --no-undefined --always")
-	gitMergeBase = opts("-a --all --octopus --independent --is-ancestor --fork-point")
-	gitCountObj  = opts("-vH --verbose --human-readable")
-	gitShowRef   = opts("-dsq --head --tags --heads --branches --verify --exists --dereference --hash=? --abbrev=? --quiet")
-	gitCheckIgn  = opts("-qvnz --quiet --verbose --non-matching --no-index --stdin")
-	gitCheckAttr = opts("-az --all --cached --stdin --source=")
-	gitCherry    = opts("-v --abbrev=?")
-	gitLsRemote  = opts("-htbq -o: --heads --tags --branches --refs --quiet --exit-code --get-url --sort= --symref --server-option=")
-	gitGrep      = opts("-# -acEFGhHiIlLnPrvwz -A: -B: -C: -e: -f: -m: --cached --untracked --no-index --no-exclude-standard --exclude-standard --recurse-submodules --text --no-textconv --ignore-case --max-depth= --recursive --no-recursive --word-regexp --invert-match --full-name --extended-regexp --basic-regexp --perl-regexp --fixed-strings --line-number --column --files-with-matches --name-only --files-without-match --null --only-matching --count --color=? --no-color --break --heading --show-function --function-context --context= --after-context= --before-context= --threads= --and --or --not --all-match --quiet --max-count=")
-	gitVersion   = opts("--build-options")
-	gitShortlog  = opts(gitLogOpts, "-snec -w? --numbered --summary --email --committer --group= --format=")
-	gitRemote    = opts("-v --verbose")
-	gitRemoteSh  = opts("-n")
-	gitRemoteURL = opts("--push --all")
-	gitWorktree  = opts("-vz --verbose --porcelain")
-	gitSubmod    = opts("-q --quiet --cached --recursive")
-	gitConfigOpt = opts("-z -f: --global --system --local --worktree --file= --blob= --show-origin --show-scope --null --name-only --type= --bool --int --bool-or-int --path --expiry-date --includes --no-includes --default= --all --regexp --value= --fixed-value --url=")
-	gitBranchOpt = opts("-avrlqi --list --all --remotes --verbose --quiet --show-current --sort= --format= --color=? --no-color --column=? --no-column --abbrev=? --no-abbrev --ignore-case --omit-empty")
-	gitTagOpt    = opts("-li -n? --list --sort= --format= --color=? --column=? --no-column --ignore-case --omit-empty")
+	gitDiff      = &optSet{specs: []string{gitDiffOpts}}
+	gitLog       = &optSet{specs: []string{gitDiffOpts + gitLogOpts}}
+	gitStatus    = &optSet{specs: []string{"-sbvz -u? --short --branch --porcelain=? --long --verbose --untracked-files=? --ignored=? --ignore-submodules=? --column=? --no-column --ahead-behind --no-ahead-behind --renames --no-renames --find-renames=? --show-stash"}}
+	gitRevParse  = &optSet{specs: []string{"-q --abbrev-ref=? --show-toplevel --git-dir --git-common-dir --absolute-git-dir --is-inside-work-tree --is-inside-git-dir --is-bare-repository --is-shallow-repository --show-prefix --show-cdup --show-superproject-working-tree --show-object-format=? --show-ref-format --short=? --verify --quiet --symbolic --symbolic-full-name --all --branches=? --tags=? --remotes=? --glob= --exclude= --since= --after= --until= --before= --default= --revs-only --no-revs --flags --no-flags --sq --not --local-env-vars --path-format= --git-path= --shared-index-path --resolve-git-dir="}}
+	gitLsFiles   = &optSet{specs: []string{"-cdomiksuvftz -x: -X: --cached --deleted --modified --others --ignored --stage --killed --unmerged --directory --no-empty-directory --eol --exclude= --exclude-from= --exclude-per-directory= --exclude-standard --error-unmatch --full-name --recurse-submodules --abbrev=? --format= --sparse --deduplicate --with-tree= --resolve-undo"}}
+	gitLsTree    = &optSet{specs: []string{"-rdtlz --long --name-only --name-status --object-only --full-name --full-tree --abbrev=? --format="}}
+	gitBlame     = &optSet{specs: []string{"-bltsfnpecw -M? -C? -L: -S: --root --show-stats --porcelain --line-porcelain --incremental --encoding= --contents= --date= --progress --no-progress --reverse --first-parent --since= --show-name --show-number --show-email --ignore-rev= --ignore-revs-file= --color-lines --color-by-age --abbrev=? --score-debug"}}
+	gitDescribe  = &optSet{specs: []string{"--tags --all --always --long --abbrev=? --dirty=? --broken=? --exact-match --candidates= --match= --exclude= --first-parent --contains --debug"}}
+	gitCatFile   = &optSet{specs: []string{"-tsep --path= --batch=? --batch-check=? --batch-all-objects --unordered --buffer --follow-symlinks --allow-unknown-type --use-mailmap --no-use-mailmap -Z"}}
+	gitForEach   = &optSet{specs: []string{"--format= --sort= --count= --points-at= --merged=? --no-merged=? --contains=? --no-contains=? --shell --perl --python --tcl --ignore-case --omit-empty --exclude= --color=? --stdin --include-root-refs"}}
+	gitNameRev   = &optSet{specs: []string{"--tags --refs= --exclude= --all --annotate-stdin --name-only --no-undefined --always"}}
+	gitMergeBase = &optSet{specs: []string{"-a --all --octopus --independent --is-ancestor --fork-point"}}
+	gitCountObj  = &optSet{specs: []string{"-vH --verbose --human-readable"}}
+	gitShowRef   = &optSet{specs: []string{"-dsq --head --tags --heads --branches --verify --exists --dereference --hash=? --abbrev=? --quiet"}}
+	gitCheckIgn  = &optSet{specs: []string{"-qvnz --quiet --verbose --non-matching --no-index --stdin"}}
+	gitCheckAttr = &optSet{specs: []string{"-az --all --cached --stdin --source="}}
+	gitCherry    = &optSet{specs: []string{"-v --abbrev=?"}}
+	gitLsRemote  = &optSet{specs: []string{"-htbq -o: --heads --tags --branches --refs --quiet --exit-code --get-url --sort= --symref --server-option="}}
+	gitGrep      = &optSet{specs: []string{"-# -acEFGhHiIlLnPrvwz -A: -B: -C: -e: -f: -m: --cached --untracked --no-index --no-exclude-standard --exclude-standard --recurse-submodules --text --no-textconv --ignore-case --max-depth= --recursive --no-recursive --word-regexp --invert-match --full-name --extended-regexp --basic-regexp --perl-regexp --fixed-strings --line-number --column --files-with-matches --name-only --files-without-match --null --only-matching --count --color=? --no-color --break --heading --show-function --function-context --context= --after-context= --before-context= --threads= --and --or --not --all-match --quiet --max-count="}}
+	gitVersion   = &optSet{specs: []string{"--build-options"}}
+	gitShortlog  = &optSet{specs: []string{gitLogOpts, "-snec -w? --numbered --summary --email --committer --group= --format="}}
+	gitRemote    = &optSet{specs: []string{"-v --verbose"}}
+	gitRemoteSh  = &optSet{specs: []string{"-n"}}
+	gitRemoteURL = &optSet{specs: []string{"--push --all"}}
+	gitWorktree  = &optSet{specs: []string{"-vz --verbose --porcelain"}}
+	gitSubmod    = &optSet{specs: []string{"-q --quiet --cached --recursive"}}
+	gitConfigOpt = &optSet{specs: []string{"-z -f: --global --system --local --worktree --file= --blob= --show-origin --show-scope --null --name-only --type= --bool --int --bool-or-int --path --expiry-date --includes --no-includes --default= --all --regexp --value= --fixed-value --url="}}
+	gitBranchOpt = &optSet{specs: []string{"-avrlqi --list --all --remotes --verbose --quiet --show-current --sort= --format= --color=? --no-color --column=? --no-column --abbrev=? --no-abbrev --ignore-case --omit-empty"}}
+	gitTagOpt    = &optSet{specs: []string{"-li -n? --list --sort= --format= --color=? --column=? --no-column --ignore-case --omit-empty"}}
 )
 
 // gitSub is one allowed git subcommand: its options and operand check.

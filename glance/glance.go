@@ -92,9 +92,7 @@ func trailingBackslash(cmd string) bool {
 }
 
 // shellKeywords may start a command without being a verb.
-var shellKeywords = map[string]bool{"if": true, "then": true, "else": true, "elif": true, "fi": true,
-	"for": true, "while": true, "until": true, "do": true, "done": true, "case": true, "esac": true,
-	"select": true, "function": true, "time": true, "coproc": true, "in": true}
+const shellKeywords = "if then else elif fi for while until do done case esac select function time coproc in"
 
 // rejectFirstWord is a fast path that skips the parser for the common
 // non-glance: a command whose first word is a plain unquoted word (no
@@ -120,7 +118,7 @@ func rejectFirstWord(cmd string) bool {
 	}
 	w := cmd[i:j]
 	_, ok := verbs[w]
-	return !ok && !shellKeywords[w]
+	return !ok && !inSet(shellKeywords, w)
 }
 
 // safeNodes rejects, anywhere in the tree, the constructs that run or
@@ -349,7 +347,7 @@ func safeTest(c *syntax.TestClause) bool {
 }
 
 // safeSinks are the only files an output redirection may name.
-var safeSinks = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true}
+const safeSinks = "/dev/null /dev/stdout /dev/stderr"
 
 func safeRedirect(r *syntax.Redirect) bool {
 	if r.N != nil && !isDigits(r.N.Value) {
@@ -369,7 +367,7 @@ func safeRedirect(r *syntax.Redirect) bool {
 	case syntax.DplOut, syntax.DplIn:
 		return isDigits(target) || target == "-"
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
-		return safeSinks[target]
+		return inSet(safeSinks, target)
 	case syntax.RdrIn:
 		return target == "/dev/null" || workspaceFile(target)
 	}
@@ -403,13 +401,17 @@ func workspaceFile(p string) bool {
 	return true
 }
 
-// safeAssigns are the variables a prefix assignment may set: they change
+// safeAssign: the variables a prefix assignment may set: they change
 // formatting only. PAGER-like variables name programs and are accepted only
 // with the value "cat".
-var safeAssigns = map[string]string{
-	"LANG": "*", "LC_ALL": "*", "LC_MESSAGES": "*", "LC_COLLATE": "*", "LC_CTYPE": "*",
-	"TZ": "*", "NO_COLOR": "*", "COLUMNS": "*", "TERM": "*", "CLICOLOR": "*",
-	"GIT_PAGER": "cat", "PAGER": "cat",
+func safeAssign(name string) (want string, listed bool) {
+	switch name {
+	case "LANG", "LC_ALL", "LC_MESSAGES", "LC_COLLATE", "LC_CTYPE", "TZ", "NO_COLOR", "COLUMNS", "TERM", "CLICOLOR":
+		return "*", true
+	case "GIT_PAGER", "PAGER":
+		return "cat", true
+	}
+	return "", false
 }
 
 // noBindings is the one empty binding of a command that bound nothing
@@ -571,7 +573,7 @@ func tildedValue(parts []syntax.WordPart) bool {
 }
 
 // prefixAssignOK accepts a prefix assignment (X=v cmd), which the program
-// sees in its environment: a formatting variable from safeAssigns with a
+// sees in its environment: a formatting variable from safeAssign with a
 // known value, or a variable no program reads.
 func prefixAssignOK(a *syntax.Assign) bool {
 	if a.Append || a.Naked || a.Index != nil || a.Array != nil || a.Name == nil {
@@ -584,7 +586,7 @@ func prefixAssignOK(a *syntax.Assign) bool {
 	if shellVarOK(a.Name.Value) {
 		return true
 	}
-	want, listed := safeAssigns[a.Name.Value]
+	want, listed := safeAssign(a.Name.Value)
 	if !listed || want != "*" && v != want {
 		return false
 	}
@@ -610,7 +612,7 @@ func checkArgv(argv []arg) bool {
 
 // trustedBinDirs are the directories from which an absolute verb path is
 // accepted (/usr/bin/git is git; ./git is whatever sits in the workspace).
-var trustedBinDirs = map[string]bool{"/bin": true, "/usr/bin": true, "/usr/local/bin": true, "/sbin": true, "/usr/sbin": true}
+const trustedBinDirs = "/bin /usr/bin /usr/local/bin /sbin /usr/sbin"
 
 func verbName(a arg) (string, bool) {
 	if !a.known || a.v == "" {
@@ -620,7 +622,7 @@ func verbName(a arg) (string, bool) {
 	if i < 0 {
 		return a.v, true
 	}
-	if !trustedBinDirs[a.v[:i]] {
+	if !inSet(trustedBinDirs, a.v[:i]) {
 		return "", false
 	}
 	return a.v[i+1:], true
