@@ -1,7 +1,6 @@
 package glance
 
 import (
-	"path"
 	"strings"
 )
 
@@ -133,7 +132,9 @@ func gitRule(args []arg) bool {
 	}
 	// -C only to the workspace itself: another folder's repository brings
 	// its own config (core.fsmonitor, diff.external, textconv, gpg.program).
-	for len(args) >= 2 && args[0].v == "-C" && path.Clean(args[1].v) == "." {
+	// Only "." spelled without "..": x/.. is "." to path.Clean but leaves
+	// the workspace when x is a symlink.
+	for len(args) >= 2 && args[0].v == "-C" && onlyDots(args[1].v) {
 		args = args[2:]
 	}
 	s := scanner{args: args}
@@ -322,8 +323,54 @@ func gitConfigRule(args []arg) bool {
 	return false
 }
 
-// runsGPG reports a git word that shows signatures: %G placeholders of a
-// pretty format and %(signature) atoms run gpg (gpg.program).
+// onlyDots reports a path whose every component is "." (".", "./", ".//.").
+func onlyDots(p string) bool {
+	for _, c := range strings.Split(p, "/") {
+		if c != "." && c != "" {
+			return false
+		}
+	}
+	return strings.HasPrefix(p, ".")
+}
+
+// runsGPG reports a git word that shows signatures or names a format
+// alias. A pretty format's placeholder is "%", optional modifiers ("+",
+// "-", " "), then the letter: %G…, %+G?, %-GS, % GG all verify signatures
+// and run gpg (gpg.program); so do the %(signature…) atoms. "%%" is a
+// literal percent. --format=NAME and --pretty=NAME without a "%" that is
+// not one of git's built-in formats looks up pretty.NAME in the
+// repository's config, which can hold any of these.
 func runsGPG(w string) bool {
-	return strings.Contains(w, "%G") || strings.Contains(w, "%(signature")
+	for i := 0; i < len(w); i++ {
+		if w[i] != '%' {
+			continue
+		}
+		j := i + 1
+		if j < len(w) && w[j] == '%' {
+			i = j
+			continue
+		}
+		for j < len(w) && (w[j] == '+' || w[j] == '-' || w[j] == ' ') {
+			j++
+		}
+		if j < len(w) && (w[j] == 'G' || w[j] == '(' && strings.HasPrefix(w[j+1:], "signature")) {
+			return true
+		}
+	}
+	for _, p := range []string{"--format=", "--pretty="} {
+		if name, ok := strings.CutPrefix(w, p); ok && !strings.Contains(name, "%") && !builtinFormat(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// builtinFormat: git's own pretty formats (pretty.c builtin_formats) and
+// the format:/tformat: prefixes; anything else is an alias from config.
+func builtinFormat(name string) bool {
+	switch name {
+	case "", "oneline", "short", "medium", "full", "fuller", "reference", "email", "raw", "mboxrd":
+		return true
+	}
+	return strings.HasPrefix(name, "format:") || strings.HasPrefix(name, "tformat:")
 }

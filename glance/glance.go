@@ -61,10 +61,10 @@ func classify(cmd string, trace func(c *syntax.CallExpr, vars bindings, argv []a
 	if err != nil || len(f.Stmts) == 0 {
 		return false
 	}
-	if !safeNodes(f) {
+	if !safeNodes(f) || !decodeQuotes(f) {
 		return false
 	}
-	k := checker{trace: trace}
+	k := checker{trace: trace, src: cmd}
 	return k.stmts(f.Stmts)
 }
 
@@ -171,6 +171,11 @@ type checker struct {
 	// one match, known only as the pattern's prefix.
 	globs map[string]arg
 	trace func(c *syntax.CallExpr, vars bindings, argv []arg)
+	// src is the command's text (here-document checks read it).
+	src string
+	// fileFds counts the enclosing statements that redirect a descriptor
+	// from or to a file: inside them no descriptor may be reopened.
+	fileFds int
 }
 
 func (k *checker) stmts(stmts []*syntax.Stmt) bool {
@@ -189,12 +194,57 @@ func (k *checker) stmt(s *syntax.Stmt) bool {
 	if s.Background || s.Coprocess || s.Disown {
 		return false
 	}
+	file := false
 	for _, r := range s.Redirs {
-		if !safeRedirect(r) {
+		if !safeRedirect(r) || !hereDocOK(r, k.src) {
 			return false
 		}
+		file = file || redirectsFile(r)
+	}
+	if file || k.fileFds > 0 {
+		for _, r := range s.Redirs {
+			if reopensFd(r) {
+				return false
+			}
+		}
+	}
+	if file {
+		k.fileFds++
+		defer func() { k.fileFds-- }()
 	}
 	return k.command(s.Cmd)
+}
+
+// The fd table. Opening /dev/stdout, /dev/stderr (or /dev/fd/N,
+// /proc/self/fd/N, which no redirection may name) opens whatever the
+// descriptor refers to again, with O_TRUNC for ">": after 1<victim (or
+// 0<victim 1<&0, or a block's redirection around it) that is the file. So
+// within a statement that redirects a descriptor from or to a file, and
+// within everything such a statement encloses, no descriptor is reopened;
+// and a file is only ever read onto descriptor 0 (safeRedirect).
+
+// redirectsFile reports a redirection that points a descriptor at a file:
+// input from anything but /dev/null, or a here-document (a pipe or a
+// temporary file).
+func redirectsFile(r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		return true
+	case syntax.RdrIn:
+		t, known := redirectTarget(r.Word)
+		return !known || t != "/dev/null"
+	}
+	return false
+}
+
+// reopensFd reports an output redirection to /dev/stdout or /dev/stderr.
+func reopensFd(r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+		t, known := redirectTarget(r.Word)
+		return !known || t != "/dev/null"
+	}
+	return false
 }
 
 // nested walks statements that may run zero or more times (a branch, a
@@ -352,6 +402,12 @@ const safeSinks = "/dev/null /dev/stdout /dev/stderr"
 func safeRedirect(r *syntax.Redirect) bool {
 	if r.N != nil && !isDigits(r.N.Value) {
 		return false // {fd}> assigns a variable
+	}
+	switch r.Op {
+	case syntax.RdrIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		if r.N != nil && r.N.Value != "0" {
+			return false // input onto 1, 2 or 3…: a file where output is expected
+		}
 	}
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
