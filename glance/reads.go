@@ -28,8 +28,12 @@ func exactly(forms ...string) *verb {
 func addReadForms() {
 	// Not yarn or pnpm (a project's yarnPath or packageManager runs the
 	// project's own copy), not mvn or gradle (.mvn/extensions.xml loads).
-	add(exactly("--version", "-v"), "node", "npm", "npx", "bun", "deno")
-	add(exactly("--version", "-V"), "python", "python3", "pip", "pip3", "rustc", "cargo", "rustup", "poetry", "uv")
+	add(exactly("--version", "-v"), "node", "npx", "bun", "deno")
+	add(exactly("--version", "-V"), "python", "python3", "rustc", "cargo", "rustup", "poetry", "uv")
+	add(exactly("--version"), "aws", "gh")
+	add(&verb{custom: npmRule}, "npm")
+	add(&verb{custom: pipRule}, "pip", "pip3")
+	add(strict("-ldes -r:"+helpVersion).files0(), "gofmt")
 	add(exactly("-version", "--version"), "java", "javac")
 	add(exactly("--version"), "gcc", "g++", "cc", "c++", "clang", "clang++", "make", "cmake", "ninja", "ld",
 		"as", "dotnet", "tsc", "zig", "swift", "ghc")
@@ -145,26 +149,6 @@ func helmRule(args []arg) bool {
 	rest := append(append([]arg{}, args[:s.i-1]...), args[s.i:]...)
 	ops, ok := operands(o, rest)
 	return ok && (sub != "version" && sub != "list" || len(ops) == 0)
-}
-
-// goRule: go version, go env [-json] [NAME…] (not -w, -u: they write the
-// env file), go list -m all? no: only version and env.
-func goRule(args []arg) bool {
-	if !allKnown(args) || len(args) == 0 {
-		return false
-	}
-	switch args[0].v {
-	case "version":
-		return len(args) == 1
-	case "env":
-		for _, a := range args[1:] {
-			if a.v != "-json" && !isEnvName(a.v) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 func isEnvName(s string) bool {
@@ -344,8 +328,12 @@ func opensslRule(args []arg) bool {
 // sshKeygenRule: ssh-keygen -l [-v] [-E md5|sha256] -f FILE (a
 // fingerprint); any other ssh-keygen makes or changes keys.
 func sshKeygenRule(args []arg) bool {
-	if !allKnown(args) {
-		return false
+	for i, a := range args {
+		// The key file may be one in the user's home (~/.ssh/id_ed25519.pub):
+		// a single field (pathOK already pinned it under ~/, no "..").
+		if !a.known && !(a.tilde && !a.multi && i > 0 && strings.HasSuffix(args[i-1].v, "f")) {
+			return false
+		}
 	}
 	list, file := false, false
 	for i := 0; i < len(args); i++ {
