@@ -334,6 +334,10 @@ func FuzzDifferential(f *testing.F) {
 	}
 	f.Add(`find {".","-name"} x`)
 	f.Add(`echo {a,"b"}{1..3}`)
+	// Round 4: ANSI-C words, here-documents and fd redirections.
+	for _, c := range append(ansicWords()[:40], append(hereDocCommands(7, 20), fdCommandsGen(7, 20)...)...) {
+		f.Add(c)
+	}
 	f.Fuzz(func(t *testing.T, cmd string) {
 		differential(t, []string{cmd})
 	})
