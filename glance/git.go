@@ -336,7 +336,8 @@ func onlyDots(p string) bool {
 // runsGPG reports a git word that shows signatures or names a format
 // alias. A pretty format's placeholder is "%", optional modifiers ("+",
 // "-", " "), then the letter: %G…, %+G?, %-GS, % GG all verify signatures
-// and run gpg (gpg.program); so do the %(signature…) atoms. "%%" is a
+// and run gpg (gpg.program); so do the %(signature…) atoms (%(*signature)
+// of the tag's object too). "%%" is a
 // literal percent. --format=NAME and --pretty=NAME without a "%" that is
 // not one of git's built-in formats looks up pretty.NAME in the
 // repository's config, which can hold any of these.
@@ -353,7 +354,7 @@ func runsGPG(w string) bool {
 		for j < len(w) && (w[j] == '+' || w[j] == '-' || w[j] == ' ') {
 			j++
 		}
-		if j < len(w) && (w[j] == 'G' || w[j] == '(' && strings.HasPrefix(w[j+1:], "signature")) {
+		if j < len(w) && (w[j] == 'G' || w[j] == '(' && strings.HasPrefix(strings.TrimLeft(w[j+1:], "*"), "signature")) {
 			return true
 		}
 	}

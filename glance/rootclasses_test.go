@@ -47,7 +47,7 @@ var rootClassBypasses = map[string][]string{
 	"git placeholders that run a program": {
 		`git log --format=%+G?`, `git log --format=%-GS`, `git log '--format=% GG'`, `git show -s --pretty=format:%+GK`,
 		`git log --pretty=tformat:%-G?`, `git log '--format=%h% GS'`, `git log --format=%<(10)%G?`,
-		`git for-each-ref '--format=%(signature:grade)'`, `git branch --format=%+G?`, `git log --format=%%%G?`,
+		`git for-each-ref '--format=%(signature:grade)'`, `git branch --format=%+G?`, `git log --format=%%%G?`, `git for-each-ref '--format=%(*signature)'`,
 		`git log --format=sig`, `git log --pretty=mine`, `git show --format=verify HEAD`, `git log '--format=%+ -GG'`,
 	},
 	"git -C through a symlink": {
