@@ -224,12 +224,16 @@ func (k *checker) stmt(s *syntax.Stmt) bool {
 // and a file is only ever read onto descriptor 0 (safeRedirect).
 
 // redirectsFile reports a redirection that points a descriptor at a file:
-// input from anything but /dev/null, or a here-document (a pipe or a
-// temporary file).
+// input from anything but /dev/null, a here-document (a pipe or a
+// temporary file), or a copy of a descriptor other than 1 and 2 (standard
+// input, or 3 and up, which the command did not open and cannot know).
 func redirectsFile(r *syntax.Redirect) bool {
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
 		return true
+	case syntax.DplIn, syntax.DplOut:
+		t, known := redirectTarget(r.Word)
+		return !known || t != "1" && t != "2" && t != "-"
 	case syntax.RdrIn:
 		t, known := redirectTarget(r.Word)
 		return !known || t != "/dev/null"

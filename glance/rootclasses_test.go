@@ -22,6 +22,7 @@ var rootClassBypasses = map[string][]string{
 		`cat <<<x 1<&0 >/dev/stdout`, `{ { echo x >/dev/stdout; }; } <.git/config`, `echo x >/dev/fd/1 1<v`,
 		`echo x >/proc/self/fd/1`, `echo x 1>/dev/stdout <f 1<&0`, `true | { cat >/dev/stderr; } 2<&0 <f`,
 		`case x in x) echo y >/dev/stdout;; esac <f`, `cat <f >/dev/stdout`, `echo x 2</dev/null`,
+		`cat 1<&0 >/dev/stdout`, `echo x 2<&0 2>>/dev/stderr`, `{ echo x >/dev/stdout; } 1>&3`, `echo x 1>&4 >/dev/stdout`,
 	},
 	"ANSI-C and locale quoting bash decodes apart": {
 		`find . $'\x{2d}delete'`, `sort $'\x{2d}o' out in`, `git log $'\x{2d}\x{2d}output=f'`,
