@@ -152,6 +152,45 @@ func TestDifferentialHereDocs(t *testing.T) {
 		"parser or not modelled here: a parse error, a substitution)", len(cmds), accepted, len(cmds)-accepted, apart)
 }
 
+// commentPieces build the text of a comment: backslashes, quotes and the
+// like, which bash ignores there.
+var commentPieces = []string{"\\", "\\\\", "x", "'", `"`, "$'", "`", " ", "#", "\\ "}
+
+// TestDifferentialComments: every accepted "echo a # COMMENT" + newline +
+// "echo AFTER" is two commands to bash as to the parser (a comment ends at
+// the newline; the parser joins a backslash-newline into it).
+func TestDifferentialComments(t *testing.T) {
+	needBash(t)
+	dir, path := t.TempDir(), catOnlyPath(t)
+	r := rand.New(rand.NewSource(32))
+	accepted, apart := 0, 0
+	const n = 200
+	for i := 0; i < n; i++ {
+		var b strings.Builder
+		b.WriteString("echo a #")
+		for p := r.Intn(4) + 1; p > 0; p-- {
+			b.WriteString(commentPieces[r.Intn(len(commentPieces))])
+		}
+		c := b.String() + "\necho AFTER"
+		got := runBash(t, dir, path, c)
+		f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(c), "")
+		agree := err == nil && len(f.Stmts) == 2 && got == "a\nAFTER\n"
+		if !agree {
+			apart++
+		}
+		if IsEphemeral(c) {
+			accepted++
+			if !agree {
+				t.Errorf("%q accepted, but bash printed %q (parse error %v)", c, got, err)
+			}
+		}
+	}
+	if accepted < 50 || apart == 0 {
+		t.Fatalf("%d of %d accepted, %d read apart: the generator tests too little", accepted, n, apart)
+	}
+	t.Logf("%d comments: %d accepted and read as bash reads them; %d read apart by the parser, all refused", n, accepted, apart)
+}
+
 var (
 	fdRedirs = []string{"1<victim", "0<victim", "<victim", "2<victim", "3<victim", ">/dev/stdout", ">>/dev/stdout",
 		"2>/dev/stderr", ">/dev/null", "1<&0", "2<&0", "1>&3", "2>&1", ">&2", "1>&2", "&>/dev/stdout",

@@ -32,7 +32,7 @@
 //     (the fd table); a prefix assignment only of a few locale and colour
 //     variables. $'…' is decoded as bash 5.2 decodes it or refused, $"…"
 //     is refused, and a here-document needs a plain delimiter and a body
-//     without backslash-newline (quoting.go).
+//     without backslash-newline (quoting.go); so must a comment.
 //   - Verbs: only the verbs in the table, by bare name or from /bin,
 //     /usr/bin, /usr/local/bin, /sbin, /usr/sbin. No builtin that runs
 //     code, evaluates or changes the shell (eval, source, exec, trap, read,

@@ -16,7 +16,9 @@ const MaxLen = 8 << 10
 // between calls, and IsEphemeral runs once per Bash call and once per stored
 // Bash result when a session is loaded.
 var parserPool = sync.Pool{New: func() any {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
+	// Comments are kept to be checked (safeNodes): the parser joins a
+	// backslash-newline inside a comment, bash ends the comment there.
+	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
 }}
 
 // IsEphemeral reports whether cmd is an ephemeral command (a glance): one
@@ -136,6 +138,10 @@ func safeNodes(f *syntax.File) bool {
 			ok = false
 		case *syntax.ParamExp:
 			ok = safeParam(n)
+		case *syntax.Comment:
+			// "ls # x\" + newline + "rm y": bash runs rm, the parser
+			// reads it as more comment.
+			ok = !strings.Contains(n.Text, "\n")
 		}
 		return ok
 	})
