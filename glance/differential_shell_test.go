@@ -192,6 +192,79 @@ func TestDifferentialComments(t *testing.T) {
 }
 
 var (
+	stmtTails = []string{"", " # c", " # c\\", " #\\\\", " 'q'", ` "d\""`, " a\\\\", " \\#z", " $'\\x41'", " #'",
+		" x#y", " {a,b}", " \\", " 'a\\'", " \"#\"", " $'#'", " `#`"}
+	stmtSeps = []string{";", "\n", " ;\n", "\\\n", " && ", " | cat\n", "\n\n", ";#x\n", " # c\\\n"}
+)
+
+// TestDifferentialStatements: for generated lists of "echo M<i>" with
+// comments, quotes and backslashes around them, every accepted one runs in
+// bash exactly the echo commands the parser shows the classifier (the
+// markers bash prints are those of the parser's echo words, in order).
+func TestDifferentialStatements(t *testing.T) {
+	needBash(t)
+	dir, path := t.TempDir(), catOnlyPath(t)
+	r := rand.New(rand.NewSource(32))
+	accepted, apart := 0, 0
+	const n = 300
+	for i := 0; i < n; i++ {
+		var b strings.Builder
+		for s := 0; s < 3; s++ {
+			fmt.Fprintf(&b, "echo M%d%s", s, stmtTails[r.Intn(len(stmtTails))])
+			if s < 2 {
+				b.WriteString(stmtSeps[r.Intn(len(stmtSeps))])
+			}
+		}
+		c := b.String()
+		got := markers(runBash(t, dir, path, c))
+		want, parsed := parsedMarkers(c)
+		agree := parsed && got == want
+		if !agree {
+			apart++
+		}
+		if IsEphemeral(c) {
+			accepted++
+			if !agree {
+				t.Errorf("%q accepted: bash ran %q, the parser shows %q", c, got, want)
+			}
+		}
+	}
+	if accepted < 100 {
+		t.Fatalf("%d of %d accepted: the generator tests too little", accepted, n)
+	}
+	t.Logf("%d lists: %d accepted, each running in bash the commands the parser shows; %d read apart, all refused", n, accepted, apart)
+}
+
+// markers lists the first word of each line bash printed: one echo
+// command's marker each.
+func markers(out string) string {
+	var m []string
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			m = append(m, f[0])
+		}
+	}
+	return strings.Join(m, " ")
+}
+
+// parsedMarkers lists the first argument of each echo command the parser
+// sees (a command that swallowed the next line shows one marker for two).
+func parsedMarkers(cmd string) (string, bool) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return "", false
+	}
+	var m []string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 1 {
+			m = append(m, c.Args[1].Lit())
+		}
+		return true
+	})
+	return strings.Join(m, " "), true
+}
+
+var (
 	fdRedirs = []string{"1<victim", "0<victim", "<victim", "2<victim", "3<victim", ">/dev/stdout", ">>/dev/stdout",
 		"2>/dev/stderr", ">/dev/null", "1<&0", "2<&0", "1>&3", "2>&1", ">&2", "1>&2", "&>/dev/stdout",
 		">/dev/fd/1", ">/proc/self/fd/1", "<<<x", ">|/dev/stdout", "2>>/dev/stderr", "</dev/null", "0<&3"}
