@@ -63,7 +63,7 @@ func classify(cmd string, trace func(c *syntax.CallExpr, vars bindings, argv []a
 	if err != nil || len(f.Stmts) == 0 {
 		return false
 	}
-	if !safeNodes(f) || !decodeQuotes(f) {
+	if !safeNodes(f) {
 		return false
 	}
 	k := checker{trace: trace, src: cmd}
@@ -124,7 +124,8 @@ func rejectFirstWord(cmd string) bool {
 }
 
 // safeNodes rejects, anywhere in the tree, the constructs that run or
-// change something whatever command they sit in.
+// change something whatever command they sit in, and decodes each $'…' in
+// place (decodeQuote).
 func safeNodes(f *syntax.File) bool {
 	ok := true
 	syntax.Walk(f, func(n syntax.Node) bool {
@@ -138,6 +139,8 @@ func safeNodes(f *syntax.File) bool {
 			ok = false
 		case *syntax.ParamExp:
 			ok = safeParam(n)
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			ok = decodeQuote(n)
 		case *syntax.Comment:
 			// "ls # x\" + newline + "rm y": bash runs rm, the parser
 			// reads it as more comment.

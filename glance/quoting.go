@@ -26,33 +26,23 @@ import (
 //
 // The differential test runs real bash on ANSI-C words and here-documents.
 
-// decodeQuotes rewrites every $'…' of the tree into the plain '…' bash
-// makes of it; ok is false when a $'…' holds an escape outside the decoded
-// set or a $"…" appears.
-func decodeQuotes(f *syntax.File) bool {
-	ok := true
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if !ok {
-			return false
-		}
-		switch n := n.(type) {
-		case *syntax.SglQuoted:
-			if n.Dollar {
-				v, good := decodeANSIC(n.Value)
-				if !good {
-					ok = false
-					return false
-				}
-				n.Dollar, n.Value = false, v
+// decodeQuote rewrites a $'…' part into the plain '…' bash makes of it
+// (safeNodes calls it on every quoted part); ok is false when it holds an
+// escape outside the decoded set, or for any $"…".
+func decodeQuote(n syntax.Node) bool {
+	switch n := n.(type) {
+	case *syntax.SglQuoted:
+		if n.Dollar {
+			v, ok := decodeANSIC(n.Value)
+			if !ok {
+				return false
 			}
-		case *syntax.DblQuoted:
-			if n.Dollar {
-				ok = false
-			}
+			n.Dollar, n.Value = false, v
 		}
-		return ok
-	})
-	return ok
+	case *syntax.DblQuoted:
+		return !n.Dollar
+	}
+	return true
 }
 
 // decodeANSIC decodes the body of $'…' as bash 5.2's ansicstr does, for
