@@ -92,7 +92,7 @@ func awkProgramSafe(p string) bool {
 			case "print", "printf":
 				inPrint, depth = true, 0
 			}
-			i, operand = j, !awkKeywords[w]
+			i, operand = j, !inSet(awkKeywords, w)
 			ambiguous = operand && !(w[0] >= '0' && w[0] <= '9' || w[0] == '.')
 			continue
 		case (c == '+' || c == '-') && i+1 < len(p) && p[i+1] == c:
@@ -135,8 +135,7 @@ func awkProgramSafe(p string) bool {
 }
 
 // awkKeywords are words after which a "/" starts a regex, not a division.
-var awkKeywords = map[string]bool{"print": true, "printf": true, "return": true, "in": true, "if": true,
-	"while": true, "for": true, "do": true, "else": true, "delete": true, "case": true}
+const awkKeywords = "print printf return in if while for do else delete case"
 
 func isAwkWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.'
@@ -157,14 +156,46 @@ func awkSkipQuoted(p string, i int, q byte) (int, bool) {
 			return i + 1, true
 		}
 		if q == '/' && p[i] == '[' {
-			// awks disagree on whether "/" ends a regex inside a bracket
-			// expression: refuse the ambiguity.
-			j := strings.IndexByte(p[i+1:], ']')
-			if j < 0 || strings.IndexByte(p[i+1:i+2+j], '/') >= 0 {
+			j, ok := awkBracketEnd(p, i)
+			if !ok {
 				return 0, false
 			}
+			i = j
+			continue
 		}
 		i++
+	}
+	return 0, false
+}
+
+// awkBracketEnd returns the index after the bracket expression starting at
+// p[i] == '[', ended where POSIX ends it: a "]" right after "[" or "[^" is
+// a member, and [:class:], [.coll.] and [=equiv=] are skipped whole. A "/",
+// a backslash or a newline inside is refused: whether "/" ends the regex
+// there and what "\]" means is where mawk, gawk and onetrue awk part.
+func awkBracketEnd(p string, i int) (int, bool) {
+	k := i + 1
+	if k < len(p) && p[k] == '^' {
+		k++
+	}
+	if k < len(p) && p[k] == ']' {
+		k++
+	}
+	for k < len(p) {
+		switch c := p[k]; {
+		case c == ']':
+			return k + 1, true
+		case c == '/' || c == '\\' || c == '\n':
+			return 0, false
+		case c == '[' && k+1 < len(p) && (p[k+1] == ':' || p[k+1] == '.' || p[k+1] == '='):
+			end := strings.Index(p[k+2:], string(p[k+1])+"]")
+			if end < 0 || strings.ContainsAny(p[k+2:k+2+end], "/\\\n") {
+				return 0, false
+			}
+			k += 2 + end + 2
+		default:
+			k++
+		}
 	}
 	return 0, false
 }

@@ -1,6 +1,7 @@
 package glance
 
 import (
+	"sync"
 	"testing"
 )
 
@@ -26,5 +27,17 @@ func BenchmarkIsEphemeral(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "cmds/s")
 		})
+	}
+}
+
+// BenchmarkFirstClassification is what a flower-hook process pays on its
+// first glance: the verb tables built on first use (nothing is built at
+// init), then one classification. Compare BenchmarkIsEphemeral for the
+// cost once the tables exist.
+func BenchmarkFirstClassification(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		tablesOnce = sync.Once{}
+		IsEphemeral("git status")
 	}
 }

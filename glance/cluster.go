@@ -10,45 +10,52 @@ import (
 // config directory names credential helpers and CLI plugins to run. Nor
 // are -H/--host and -c/--context: an ssh:// host (or a context that names
 // one) makes the CLI run ssh, so a glance talks to the local daemon only.
-var containerGlobal = opts("-D -l: --debug --log-level=")
+var containerGlobal = &optSet{specs: []string{"-D -l: --debug --log-level="}}
+
+const ctrFormat = "-f: --format="
 
 var (
-	ctrFormat  = "-f: --format="
-	ctrPs      = opts(ctrFormat, "-aqls -n: --all --quiet --latest --size --last= --no-trunc --filter= --external")
-	ctrImages  = opts(ctrFormat, "-aq --all --quiet --digests --no-trunc --filter= --tree")
-	ctrLogs    = opts("-ft -n: --follow --timestamps --tail= --since= --until= --details --color --no-color --names")
-	ctrInspect = opts(ctrFormat, "-s --size --type=")
-	ctrStats   = opts(ctrFormat, "-a --all --no-stream --no-trunc")
-	ctrHistory = opts(ctrFormat, "-Hq --human --no-trunc --quiet")
-	ctrEvents  = opts(ctrFormat, "--since= --until= --filter=")
-	ctrVersion = opts(ctrFormat)
-	ctrTop     = opts()
-	ctrLs      = opts(ctrFormat, "-aq --all --quiet --filter= --no-trunc")
-	ctrCompose = opts("-f: -p: --file= --project-name= --project-directory= --profile= --env-file= --ansi= " +
-		"--all-resources --parallel=")
-	ctrDfOpts = opts(ctrFormat, "-v --verbose")
+	ctrPs      = &optSet{specs: []string{ctrFormat, "-aqls -n: --all --quiet --latest --size --last= --no-trunc --filter= --external"}}
+	ctrImages  = &optSet{specs: []string{ctrFormat, "-aq --all --quiet --digests --no-trunc --filter= --tree"}}
+	ctrLogs    = &optSet{specs: []string{"-ft -n: --follow --timestamps --tail= --since= --until= --details --color --no-color --names"}}
+	ctrInspect = &optSet{specs: []string{ctrFormat, "-s --size --type="}}
+	ctrStats   = &optSet{specs: []string{ctrFormat, "-a --all --no-stream --no-trunc"}}
+	ctrHistory = &optSet{specs: []string{ctrFormat, "-Hq --human --no-trunc --quiet"}}
+	ctrEvents  = &optSet{specs: []string{ctrFormat, "--since= --until= --filter="}}
+	ctrVersion = &optSet{specs: []string{ctrFormat}}
+	ctrTop     = &optSet{specs: []string{}}
+	ctrLs      = &optSet{specs: []string{ctrFormat, "-aq --all --quiet --filter= --no-trunc"}}
+	ctrCompose = &optSet{specs: []string{"-f: -p: --file= --project-name= --project-directory= --profile= --env-file= --ansi= " +
+		"--all-resources --parallel="}}
+	ctrDfOpts = &optSet{specs: []string{ctrFormat, "-v --verbose"}}
 )
 
 type subs map[string]*optSet
 
-var containerSubs = subs{
-	"ps": ctrPs, "images": ctrImages, "version": ctrVersion, "info": ctrVersion, "inspect": ctrInspect,
-	"logs": ctrLogs, "stats": ctrStats, "top": ctrTop, "port": ctrTop, "diff": ctrTop,
-	"history": ctrHistory, "events": ctrEvents,
-}
+// containerSubs and containerGroups are built by loadTables.
+var (
+	containerSubs   subs
+	containerGroups map[string]subs
+)
 
-var containerGroups = map[string]subs{
-	"container": {"ls": ctrPs, "ps": ctrPs, "list": ctrPs, "inspect": ctrInspect, "logs": ctrLogs, "top": ctrTop,
-		"port": ctrTop, "diff": ctrTop, "stats": ctrStats},
-	"image":   {"ls": ctrImages, "list": ctrImages, "inspect": ctrInspect, "history": ctrHistory},
-	"network": {"ls": ctrLs, "list": ctrLs, "inspect": ctrInspect},
-	"volume":  {"ls": ctrLs, "list": ctrLs, "inspect": ctrInspect},
-	"context": {"ls": ctrLs, "list": ctrLs, "inspect": ctrInspect, "show": ctrVersion},
-	"system":  {"df": ctrDfOpts, "info": ctrVersion},
-	// compose: only the forms that load no project file. A compose file's
-	// include: (or a remote -f) makes compose run git, and a glance cannot
-	// see the file: ps, logs, config, images and top are out.
-	"compose": {"ls": opts(ctrFormat, "-aq --all --quiet --filter="), "version": opts(ctrFormat, "--short")},
+func containerTables() (subs, map[string]subs) {
+	return subs{
+			"ps": ctrPs, "images": ctrImages, "version": ctrVersion, "info": ctrVersion, "inspect": ctrInspect,
+			"logs": ctrLogs, "stats": ctrStats, "top": ctrTop, "port": ctrTop, "diff": ctrTop,
+			"history": ctrHistory, "events": ctrEvents,
+		}, map[string]subs{
+			"container": {"ls": ctrPs, "ps": ctrPs, "list": ctrPs, "inspect": ctrInspect, "logs": ctrLogs, "top": ctrTop,
+				"port": ctrTop, "diff": ctrTop, "stats": ctrStats},
+			"image":   {"ls": ctrImages, "list": ctrImages, "inspect": ctrInspect, "history": ctrHistory},
+			"network": {"ls": ctrLs, "list": ctrLs, "inspect": ctrInspect},
+			"volume":  {"ls": ctrLs, "list": ctrLs, "inspect": ctrInspect},
+			"context": {"ls": ctrLs, "list": ctrLs, "inspect": ctrInspect, "show": ctrVersion},
+			"system":  {"df": ctrDfOpts, "info": ctrVersion},
+			// compose: only the forms that load no project file. A compose file's
+			// include: (or a remote -f) makes compose run git, and a glance cannot
+			// see the file: ps, logs, config, images and top are out.
+			"compose": {"ls": opts(ctrFormat, "-aq --all --quiet --filter="), "version": opts(ctrFormat, "--short")},
+		}
 }
 
 // containerRule accepts docker/podman listing and inspection commands.
@@ -104,30 +111,35 @@ type kubeVerb struct {
 	subs map[string]*optSet // second-level read forms (config view, auth can-i)
 }
 
-var kubeVerbs = map[string]kubeVerb{
-	"get":           {opts: opts(kubeGlobal, kubeOut, "-w -R -f: --watch --watch-only --output-watch-events --chunk-size= --ignore-not-found --raw= --subresource= --recursive --filename=")},
-	"describe":      {opts: opts(kubeGlobal, "-l: -A -R -f: --selector= --all-namespaces --show-events=? --chunk-size= --filename= --recursive")},
-	"logs":          {opts: opts(kubeGlobal, "-fp -c: -l: --follow --previous --container= --tail= --since= --since-time= --timestamps --all-containers --prefix --selector= --max-log-requests= --limit-bytes= --ignore-errors --pod-running-timeout= --all-pods")},
-	"top":           {opts: opts(kubeGlobal, "-l: -A --selector= --all-namespaces --containers --sort-by= --no-headers --use-protocol-buffers --sum --show-capacity")},
-	"version":       {opts: opts(kubeGlobal, "-o: --client --output= --short")},
-	"explain":       {opts: opts(kubeGlobal, "--recursive --api-version= --output=")},
-	"api-resources": {opts: opts(kubeGlobal, "-o: --output= --namespaced=? --verbs= --api-group= --no-headers --sort-by= --cached --categories=")},
-	"api-versions":  {opts: opts(kubeGlobal)},
-	"cluster-info":  {opts: opts(kubeGlobal)},
-	"events":        {opts: opts(kubeGlobal, "-o: -A -w --output= --all-namespaces --for= --types= --watch --no-headers --chunk-size=")},
-	"config": {opts: opts(kubeGlobal), subs: map[string]*optSet{
-		"view": opts(kubeGlobal, "-o: --minify --flatten --raw --output= --merge=?"), "current-context": opts(kubeGlobal),
-		"get-contexts": opts(kubeGlobal, "-o: --no-headers --output="), "get-clusters": opts(kubeGlobal),
-		"get-users": opts(kubeGlobal)}},
-	"rollout": {opts: opts(kubeGlobal), subs: map[string]*optSet{
-		"status":  opts(kubeGlobal, "-w -R -l: -f: --watch=? --revision= --timeout= --selector= --filename= --recursive"),
-		"history": opts(kubeGlobal, "-o: -R -l: -f: --revision= --output= --selector= --filename= --recursive --show-managed-fields --template=")}},
-	"auth": {opts: opts(kubeGlobal), subs: map[string]*optSet{
-		"can-i":  opts(kubeGlobal, "-A -q --all-namespaces --list --no-headers --quiet --subresource="),
-		"whoami": opts(kubeGlobal, "-o: --output=")}},
+// kubeVerbs is built by loadTables.
+var kubeVerbs map[string]kubeVerb
+
+func kubeTable() map[string]kubeVerb {
+	return map[string]kubeVerb{
+		"get":           {opts: opts(kubeGlobal, kubeOut, "-w -R -f: --watch --watch-only --output-watch-events --chunk-size= --ignore-not-found --raw= --subresource= --recursive --filename=")},
+		"describe":      {opts: opts(kubeGlobal, "-l: -A -R -f: --selector= --all-namespaces --show-events=? --chunk-size= --filename= --recursive")},
+		"logs":          {opts: opts(kubeGlobal, "-fp -c: -l: --follow --previous --container= --tail= --since= --since-time= --timestamps --all-containers --prefix --selector= --max-log-requests= --limit-bytes= --ignore-errors --pod-running-timeout= --all-pods")},
+		"top":           {opts: opts(kubeGlobal, "-l: -A --selector= --all-namespaces --containers --sort-by= --no-headers --use-protocol-buffers --sum --show-capacity")},
+		"version":       {opts: opts(kubeGlobal, "-o: --client --output= --short")},
+		"explain":       {opts: opts(kubeGlobal, "--recursive --api-version= --output=")},
+		"api-resources": {opts: opts(kubeGlobal, "-o: --output= --namespaced=? --verbs= --api-group= --no-headers --sort-by= --cached --categories=")},
+		"api-versions":  {opts: opts(kubeGlobal)},
+		"cluster-info":  {opts: opts(kubeGlobal)},
+		"events":        {opts: opts(kubeGlobal, "-o: -A -w --output= --all-namespaces --for= --types= --watch --no-headers --chunk-size=")},
+		"config": {opts: opts(kubeGlobal), subs: map[string]*optSet{
+			"view": opts(kubeGlobal, "-o: --minify --flatten --raw --output= --merge=?"), "current-context": opts(kubeGlobal),
+			"get-contexts": opts(kubeGlobal, "-o: --no-headers --output="), "get-clusters": opts(kubeGlobal),
+			"get-users": opts(kubeGlobal)}},
+		"rollout": {opts: opts(kubeGlobal), subs: map[string]*optSet{
+			"status":  opts(kubeGlobal, "-w -R -l: -f: --watch=? --revision= --timeout= --selector= --filename= --recursive"),
+			"history": opts(kubeGlobal, "-o: -R -l: -f: --revision= --output= --selector= --filename= --recursive --show-managed-fields --template=")}},
+		"auth": {opts: opts(kubeGlobal), subs: map[string]*optSet{
+			"can-i":  opts(kubeGlobal, "-A -q --all-namespaces --list --no-headers --quiet --subresource="),
+			"whoami": opts(kubeGlobal, "-o: --output=")}},
+	}
 }
 
-var kubeGlobalOpts = opts(kubeGlobal)
+var kubeGlobalOpts = &optSet{specs: []string{kubeGlobal}}
 
 // kubectlRule accepts kubectl's read verbs (and config/auth read forms).
 // cluster-info takes no operand (cluster-info dump writes files).
@@ -195,17 +207,21 @@ func findRule(args []arg) bool {
 
 // findPrimaries maps each allowed expression word to the number of values
 // it takes.
-var findPrimaries = map[string]int{
-	"(": 0, ")": 0, "!": 0, ",": 0, "-not": 0, "-and": 0, "-a": 0, "-or": 0, "-o": 0,
-	"-print": 0, "-print0": 0, "-printf": 1, "-ls": 0, "-prune": 0, "-quit": 0,
-	"-maxdepth": 1, "-mindepth": 1, "-depth": 0, "-d": 0, "-xdev": 0, "-mount": 0, "-follow": 0,
-	"-daystart": 0, "-noleaf": 0, "-ignore_readdir_race": 0, "-noignore_readdir_race": 0, "-regextype": 1,
-	"-warn": 0, "-nowarn": 0, "-true": 0, "-false": 0,
-	"-name": 1, "-iname": 1, "-path": 1, "-ipath": 1, "-wholename": 1, "-iwholename": 1, "-regex": 1,
-	"-iregex": 1, "-lname": 1, "-ilname": 1, "-type": 1, "-xtype": 1, "-size": 1, "-empty": 0,
-	"-newer": 1, "-anewer": 1, "-cnewer": 1, "-newermt": 1, "-newerct": 1, "-newerat": 1, "-newermm": 1,
-	"-newerBt": 1, "-mtime": 1, "-mmin": 1, "-atime": 1, "-amin": 1, "-ctime": 1, "-cmin": 1, "-used": 1,
-	"-user": 1, "-group": 1, "-uid": 1, "-gid": 1, "-nouser": 0, "-nogroup": 0, "-perm": 1, "-links": 1,
-	"-inum": 1, "-samefile": 1, "-readable": 0, "-writable": 0, "-executable": 0, "-fstype": 1,
-	"-context": 1,
+var findPrimaries map[string]int
+
+func findTable() map[string]int {
+	return map[string]int{
+		"(": 0, ")": 0, "!": 0, ",": 0, "-not": 0, "-and": 0, "-a": 0, "-or": 0, "-o": 0,
+		"-print": 0, "-print0": 0, "-printf": 1, "-ls": 0, "-prune": 0, "-quit": 0,
+		"-maxdepth": 1, "-mindepth": 1, "-depth": 0, "-d": 0, "-xdev": 0, "-mount": 0, "-follow": 0,
+		"-daystart": 0, "-noleaf": 0, "-ignore_readdir_race": 0, "-noignore_readdir_race": 0, "-regextype": 1,
+		"-warn": 0, "-nowarn": 0, "-true": 0, "-false": 0,
+		"-name": 1, "-iname": 1, "-path": 1, "-ipath": 1, "-wholename": 1, "-iwholename": 1, "-regex": 1,
+		"-iregex": 1, "-lname": 1, "-ilname": 1, "-type": 1, "-xtype": 1, "-size": 1, "-empty": 0,
+		"-newer": 1, "-anewer": 1, "-cnewer": 1, "-newermt": 1, "-newerct": 1, "-newerat": 1, "-newermm": 1,
+		"-newerBt": 1, "-mtime": 1, "-mmin": 1, "-atime": 1, "-amin": 1, "-ctime": 1, "-cmin": 1, "-used": 1,
+		"-user": 1, "-group": 1, "-uid": 1, "-gid": 1, "-nouser": 0, "-nogroup": 0, "-perm": 1, "-links": 1,
+		"-inum": 1, "-samefile": 1, "-readable": 0, "-writable": 0, "-executable": 0, "-fstype": 1,
+		"-context": 1,
+	}
 }

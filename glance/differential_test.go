@@ -275,6 +275,10 @@ var fuzzPieces = []string{
 	"{1..3}", "{a..c}", "{01..10}", "{-2..2}", "{1..10..3}", "{a..Z}", "{z..a..2}", "{1..2..0}", "{3..1}",
 	"{99999999999999999999..1}", "{a,{b,c}}", "{,a}", "{a,}", `{"a",b}`, `{a,"b"}`, `{".","-delete"}`,
 	"{a..c,d}", "{1..3..x}", "{a..1}", `{"1"..3}`, "{a,b}{1,2}", "{{a,b}", "{a,b}}", "{}", "{ }", "{a}",
+	// ANSI-C quoting (round 4): escapes bash decodes, some the classifier
+	// decodes and some it must refuse.
+	`$'\x{2d}'`, `$'\101'`, `$'\1012'`, `$'\e'`, `$'\t'`, `$'\x41B'`, `$'\'x'`, `$'\\'`, `$'\u002d'`, `$'\cA'`,
+	`$'\7'`, `$'\x7g'`, `$'a\?b'`, `$'\"'`, `$"x"`, `$'\055'`, `$'-\157'`, `$'\x2f'`, `$'{a,b}'`, `$'*'`, `$'\x2a'`,
 }
 
 // fuzzCommands generates n commands from fuzzPieces, seeded so a failure
@@ -330,7 +334,50 @@ func FuzzDifferential(f *testing.F) {
 	}
 	f.Add(`find {".","-name"} x`)
 	f.Add(`echo {a,"b"}{1..3}`)
+	// Round 4: ANSI-C words, here-documents and fd redirections.
+	for _, c := range append(ansicWords()[:40], append(hereDocCommands(7, 20), fdCommandsGen(7, 20)...)...) {
+		f.Add(c)
+	}
 	f.Fuzz(func(t *testing.T, cmd string) {
 		differential(t, []string{cmd})
 	})
+}
+
+// ansicWords are $'…' words built from every escape letter and digit run
+// bash knows, each followed by characters that could extend it.
+func ansicWords() []string {
+	var out []string
+	tails := []string{"", "a", "7", "f", "{", "'x'"}
+	escapes := []string{}
+	for c := byte(0x21); c < 0x7f; c++ {
+		if c != '\'' {
+			escapes = append(escapes, string(c))
+		}
+	}
+	escapes = append(escapes, "'", "x2", "x2d", "x41", "x7f", "x80", "x{2d}", "x{41}x", "1", "12", "101", "1011", "177",
+		"200", "377", "400", "0", "01", "0101", "u41", "u{41}", "U41", "cA", "c-", "c?", "E[", "x", "xg", "e7")
+	for _, e := range escapes {
+		for _, t := range tails {
+			out = append(out, "echo $'\\"+e+t+"'")
+		}
+	}
+	return out
+}
+
+// TestDifferentialANSIC compares the classifier's decoding of $'…' with
+// bash's, for every escape: each word the classifier accepts must be what
+// bash passes; the rest are refused.
+func TestDifferentialANSIC(t *testing.T) {
+	cmds := ansicWords()
+	accepted := 0
+	for _, c := range cmds {
+		if IsEphemeral(c) {
+			accepted++
+		}
+	}
+	n := differential(t, cmds)
+	if accepted < 150 {
+		t.Fatalf("only %d of %d ANSI-C words accepted: the test compares too little", accepted, len(cmds))
+	}
+	t.Logf("%d ANSI-C words, %d accepted, %d simple commands agree with bash", len(cmds), accepted, n)
 }

@@ -9,8 +9,10 @@
 //
 // Nothing is kept between calls: IsEphemeral parses the command with a
 // real shell parser (mvdan.cc/sh/v3, bash dialect), walks the tree and
-// answers. The verb tables are built once at package init and only read
-// afterwards, so IsEphemeral is safe for concurrent use.
+// answers. The package does no work at init (flower-hook starts once per
+// tool call): option sets are static literals, small sets are constant word
+// lists, and the verb tables are built once on first use (loadTables) and
+// only read afterwards, so IsEphemeral is safe for concurrent use.
 //
 // # An allowlist at every level
 //
@@ -24,8 +26,13 @@
 //     functions, declarations, while/until/select/coproc, background jobs,
 //     subscripts, indirect, assigning and @-transforming parameter
 //     expansions and [[ -v ]] are refused. Redirections only to /dev/null,
-//     /dev/stdout, /dev/stderr or between descriptors; a prefix assignment
-//     only of a few locale and colour variables.
+//     /dev/stdout, /dev/stderr, between descriptors or from a workspace
+//     file onto descriptor 0, and no reopening of /dev/stdout or
+//     /dev/stderr inside a statement that points a descriptor at a file
+//     (the fd table); a prefix assignment only of a few locale and colour
+//     variables. $'…' is decoded as bash 5.2 decodes it or refused, $"…"
+//     is refused, and a here-document needs a plain delimiter and a body
+//     without backslash-newline (quoting.go); so must a comment.
 //   - Verbs: only the verbs in the table, by bare name or from /bin,
 //     /usr/bin, /usr/local/bin, /sbin, /usr/sbin. No builtin that runs
 //     code, evaluates or changes the shell (eval, source, exec, trap, read,

@@ -1,7 +1,6 @@
 package glance
 
 import (
-	"path"
 	"strings"
 )
 
@@ -9,8 +8,8 @@ import (
 // -c, --config-env, --exec-path=, --git-dir, --work-tree, -p/--paginate and
 // --namespace are out: they can make git run any program (core.pager,
 // core.fsmonitor, diff.external) or read another repository's config.
-var gitGlobal = opts("-P --no-pager --no-optional-locks --literal-pathspecs --glob-pathspecs " +
-	"--noglob-pathspecs --icase-pathspecs --no-replace-objects --no-lazy-fetch --no-advice")
+var gitGlobal = &optSet{specs: []string{"-P --no-pager --no-optional-locks --literal-pathspecs --glob-pathspecs " +
+	"--noglob-pathspecs --icase-pathspecs --no-replace-objects --no-lazy-fetch --no-advice"}}
 
 // gitDiffOpts are the options of the diff machinery (diff, show, log, …)
 // that only select and format. --output, --ext-diff and --textconv-free
@@ -49,35 +48,35 @@ const gitLogOpts = " -n: -i -E -F -P -g -c --max-count= --skip= --since= --after
 	"--in-commit-order --header --timestamp --disk-usage=? --show-origin -L:"
 
 var (
-	gitDiff      = opts(gitDiffOpts)
-	gitLog       = opts(gitDiffOpts + gitLogOpts)
-	gitStatus    = opts("-sbvz -u? --short --branch --porcelain=? --long --verbose --untracked-files=? --ignored=? --ignore-submodules=? --column=? --no-column --ahead-behind --no-ahead-behind --renames --no-renames --find-renames=? --show-stash")
-	gitRevParse  = opts("-q --abbrev-ref=? --show-toplevel --git-dir --git-common-dir --absolute-git-dir --is-inside-work-tree --is-inside-git-dir --is-bare-repository --is-shallow-repository --show-prefix --show-cdup --show-superproject-working-tree --show-object-format=? --show-ref-format --short=? --verify --quiet --symbolic --symbolic-full-name --all --branches=? --tags=? --remotes=? --glob= --exclude= --since= --after= --until= --before= --default= --revs-only --no-revs --flags --no-flags --sq --not --local-env-vars --path-format= --git-path= --shared-index-path --resolve-git-dir=")
-	gitLsFiles   = opts("-cdomiksuvftz -x: -X: --cached --deleted --modified --others --ignored --stage --killed --unmerged --directory --no-empty-directory --eol --exclude= --exclude-from= --exclude-per-directory= --exclude-standard --error-unmatch --full-name --recurse-submodules --abbrev=? --format= --sparse --deduplicate --with-tree= --resolve-undo")
-	gitLsTree    = opts("-rdtlz --long --name-only --name-status --object-only --full-name --full-tree --abbrev=? --format=")
-	gitBlame     = opts("-bltsfnpecw -M? -C? -L: -S: --root --show-stats --porcelain --line-porcelain --incremental --encoding= --contents= --date= --progress --no-progress --reverse --first-parent --since= --show-name --show-number --show-email --ignore-rev= --ignore-revs-file= --color-lines --color-by-age --abbrev=? --score-debug")
-	gitDescribe  = opts("--tags --all --always --long --abbrev=? --dirty=? --broken=? --exact-match --candidates= --match= --exclude= --first-parent --contains --debug")
-	gitCatFile   = opts("-tsep --path= --batch=? --batch-check=? --batch-all-objects --unordered --buffer --follow-symlinks --allow-unknown-type --use-mailmap --no-use-mailmap -Z")
-	gitForEach   = opts("--format= --sort= --count= --points-at= --merged=? --no-merged=? --contains=? --no-contains=? --shell --perl --python --tcl --ignore-case --omit-empty --exclude= --color=? --stdin --include-root-refs")
-	gitNameRev   = opts("--tags --refs= --exclude= --all --annotate-stdin --name-only --no-undefined --always")
-	gitMergeBase = opts("-a --all --octopus --independent --is-ancestor --fork-point")
-	gitCountObj  = opts("-vH --verbose --human-readable")
-	gitShowRef   = opts("-dsq --head --tags --heads --branches --verify --exists --dereference --hash=? --abbrev=? --quiet")
-	gitCheckIgn  = opts("-qvnz --quiet --verbose --non-matching --no-index --stdin")
-	gitCheckAttr = opts("-az --all --cached --stdin --source=")
-	gitCherry    = opts("-v --abbrev=?")
-	gitLsRemote  = opts("-htbq -o: --heads --tags --branches --refs --quiet --exit-code --get-url --sort= --symref --server-option=")
-	gitGrep      = opts("-# -acEFGhHiIlLnPrvwz -A: -B: -C: -e: -f: -m: --cached --untracked --no-index --no-exclude-standard --exclude-standard --recurse-submodules --text --no-textconv --ignore-case --max-depth= --recursive --no-recursive --word-regexp --invert-match --full-name --extended-regexp --basic-regexp --perl-regexp --fixed-strings --line-number --column --files-with-matches --name-only --files-without-match --null --only-matching --count --color=? --no-color --break --heading --show-function --function-context --context= --after-context= --before-context= --threads= --and --or --not --all-match --quiet --max-count=")
-	gitVersion   = opts("--build-options")
-	gitShortlog  = opts(gitLogOpts, "-snec -w? --numbered --summary --email --committer --group= --format=")
-	gitRemote    = opts("-v --verbose")
-	gitRemoteSh  = opts("-n")
-	gitRemoteURL = opts("--push --all")
-	gitWorktree  = opts("-vz --verbose --porcelain")
-	gitSubmod    = opts("-q --quiet --cached --recursive")
-	gitConfigOpt = opts("-z -f: --global --system --local --worktree --file= --blob= --show-origin --show-scope --null --name-only --type= --bool --int --bool-or-int --path --expiry-date --includes --no-includes --default= --all --regexp --value= --fixed-value --url=")
-	gitBranchOpt = opts("-avrlqi --list --all --remotes --verbose --quiet --show-current --sort= --format= --color=? --no-color --column=? --no-column --abbrev=? --no-abbrev --ignore-case --omit-empty")
-	gitTagOpt    = opts("-li -n? --list --sort= --format= --color=? --column=? --no-column --ignore-case --omit-empty")
+	gitDiff      = &optSet{specs: []string{gitDiffOpts}}
+	gitLog       = &optSet{specs: []string{gitDiffOpts + gitLogOpts}}
+	gitStatus    = &optSet{specs: []string{"-sbvz -u? --short --branch --porcelain=? --long --verbose --untracked-files=? --ignored=? --ignore-submodules=? --column=? --no-column --ahead-behind --no-ahead-behind --renames --no-renames --find-renames=? --show-stash"}}
+	gitRevParse  = &optSet{specs: []string{"-q --abbrev-ref=? --show-toplevel --git-dir --git-common-dir --absolute-git-dir --is-inside-work-tree --is-inside-git-dir --is-bare-repository --is-shallow-repository --show-prefix --show-cdup --show-superproject-working-tree --show-object-format=? --show-ref-format --short=? --verify --quiet --symbolic --symbolic-full-name --all --branches=? --tags=? --remotes=? --glob= --exclude= --since= --after= --until= --before= --default= --revs-only --no-revs --flags --no-flags --sq --not --local-env-vars --path-format= --git-path= --shared-index-path --resolve-git-dir="}}
+	gitLsFiles   = &optSet{specs: []string{"-cdomiksuvftz -x: -X: --cached --deleted --modified --others --ignored --stage --killed --unmerged --directory --no-empty-directory --eol --exclude= --exclude-from= --exclude-per-directory= --exclude-standard --error-unmatch --full-name --recurse-submodules --abbrev=? --format= --sparse --deduplicate --with-tree= --resolve-undo"}}
+	gitLsTree    = &optSet{specs: []string{"-rdtlz --long --name-only --name-status --object-only --full-name --full-tree --abbrev=? --format="}}
+	gitBlame     = &optSet{specs: []string{"-bltsfnpecw -M? -C? -L: -S: --root --show-stats --porcelain --line-porcelain --incremental --encoding= --contents= --date= --progress --no-progress --reverse --first-parent --since= --show-name --show-number --show-email --ignore-rev= --ignore-revs-file= --color-lines --color-by-age --abbrev=? --score-debug"}}
+	gitDescribe  = &optSet{specs: []string{"--tags --all --always --long --abbrev=? --dirty=? --broken=? --exact-match --candidates= --match= --exclude= --first-parent --contains --debug"}}
+	gitCatFile   = &optSet{specs: []string{"-tsep --path= --batch=? --batch-check=? --batch-all-objects --unordered --buffer --follow-symlinks --allow-unknown-type --use-mailmap --no-use-mailmap -Z"}}
+	gitForEach   = &optSet{specs: []string{"--format= --sort= --count= --points-at= --merged=? --no-merged=? --contains=? --no-contains=? --shell --perl --python --tcl --ignore-case --omit-empty --exclude= --color=? --stdin --include-root-refs"}}
+	gitNameRev   = &optSet{specs: []string{"--tags --refs= --exclude= --all --annotate-stdin --name-only --no-undefined --always"}}
+	gitMergeBase = &optSet{specs: []string{"-a --all --octopus --independent --is-ancestor --fork-point"}}
+	gitCountObj  = &optSet{specs: []string{"-vH --verbose --human-readable"}}
+	gitShowRef   = &optSet{specs: []string{"-dsq --head --tags --heads --branches --verify --exists --dereference --hash=? --abbrev=? --quiet"}}
+	gitCheckIgn  = &optSet{specs: []string{"-qvnz --quiet --verbose --non-matching --no-index --stdin"}}
+	gitCheckAttr = &optSet{specs: []string{"-az --all --cached --stdin --source="}}
+	gitCherry    = &optSet{specs: []string{"-v --abbrev=?"}}
+	gitLsRemote  = &optSet{specs: []string{"-htbq -o: --heads --tags --branches --refs --quiet --exit-code --get-url --sort= --symref --server-option="}}
+	gitGrep      = &optSet{specs: []string{"-# -acEFGhHiIlLnPrvwz -A: -B: -C: -e: -f: -m: --cached --untracked --no-index --no-exclude-standard --exclude-standard --recurse-submodules --text --no-textconv --ignore-case --max-depth= --recursive --no-recursive --word-regexp --invert-match --full-name --extended-regexp --basic-regexp --perl-regexp --fixed-strings --line-number --column --files-with-matches --name-only --files-without-match --null --only-matching --count --color=? --no-color --break --heading --show-function --function-context --context= --after-context= --before-context= --threads= --and --or --not --all-match --quiet --max-count="}}
+	gitVersion   = &optSet{specs: []string{"--build-options"}}
+	gitShortlog  = &optSet{specs: []string{gitLogOpts, "-snec -w? --numbered --summary --email --committer --group= --format="}}
+	gitRemote    = &optSet{specs: []string{"-v --verbose"}}
+	gitRemoteSh  = &optSet{specs: []string{"-n"}}
+	gitRemoteURL = &optSet{specs: []string{"--push --all"}}
+	gitWorktree  = &optSet{specs: []string{"-vz --verbose --porcelain"}}
+	gitSubmod    = &optSet{specs: []string{"-q --quiet --cached --recursive"}}
+	gitConfigOpt = &optSet{specs: []string{"-z -f: --global --system --local --worktree --file= --blob= --show-origin --show-scope --null --name-only --type= --bool --int --bool-or-int --path --expiry-date --includes --no-includes --default= --all --regexp --value= --fixed-value --url="}}
+	gitBranchOpt = &optSet{specs: []string{"-avrlqi --list --all --remotes --verbose --quiet --show-current --sort= --format= --color=? --no-color --column=? --no-column --abbrev=? --no-abbrev --ignore-case --omit-empty"}}
+	gitTagOpt    = &optSet{specs: []string{"-li -n? --list --sort= --format= --color=? --column=? --no-column --ignore-case --omit-empty"}}
 )
 
 // gitSub is one allowed git subcommand: its options and operand check.
@@ -133,7 +132,9 @@ func gitRule(args []arg) bool {
 	}
 	// -C only to the workspace itself: another folder's repository brings
 	// its own config (core.fsmonitor, diff.external, textconv, gpg.program).
-	for len(args) >= 2 && args[0].v == "-C" && path.Clean(args[1].v) == "." {
+	// Only "." spelled without "..": x/.. is "." to path.Clean but leaves
+	// the workspace when x is a symlink.
+	for len(args) >= 2 && args[0].v == "-C" && onlyDots(args[1].v) {
 		args = args[2:]
 	}
 	s := scanner{args: args}
@@ -322,8 +323,55 @@ func gitConfigRule(args []arg) bool {
 	return false
 }
 
-// runsGPG reports a git word that shows signatures: %G placeholders of a
-// pretty format and %(signature) atoms run gpg (gpg.program).
+// onlyDots reports a path whose every component is "." (".", "./", ".//.").
+func onlyDots(p string) bool {
+	for _, c := range strings.Split(p, "/") {
+		if c != "." && c != "" {
+			return false
+		}
+	}
+	return strings.HasPrefix(p, ".")
+}
+
+// runsGPG reports a git word that shows signatures or names a format
+// alias. A pretty format's placeholder is "%", optional modifiers ("+",
+// "-", " "), then the letter: %G…, %+G?, %-GS, % GG all verify signatures
+// and run gpg (gpg.program); so do the %(signature…) atoms (%(*signature)
+// of the tag's object too). "%%" is a
+// literal percent. --format=NAME and --pretty=NAME without a "%" that is
+// not one of git's built-in formats looks up pretty.NAME in the
+// repository's config, which can hold any of these.
 func runsGPG(w string) bool {
-	return strings.Contains(w, "%G") || strings.Contains(w, "%(signature")
+	for i := 0; i < len(w); i++ {
+		if w[i] != '%' {
+			continue
+		}
+		j := i + 1
+		if j < len(w) && w[j] == '%' {
+			i = j
+			continue
+		}
+		for j < len(w) && (w[j] == '+' || w[j] == '-' || w[j] == ' ') {
+			j++
+		}
+		if j < len(w) && (w[j] == 'G' || w[j] == '(' && strings.HasPrefix(strings.TrimLeft(w[j+1:], "*"), "signature")) {
+			return true
+		}
+	}
+	for _, p := range []string{"--format=", "--pretty="} {
+		if name, ok := strings.CutPrefix(w, p); ok && !strings.Contains(name, "%") && !builtinFormat(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// builtinFormat: git's own pretty formats (pretty.c builtin_formats) and
+// the format:/tformat: prefixes; anything else is an alias from config.
+func builtinFormat(name string) bool {
+	switch name {
+	case "", "oneline", "short", "medium", "full", "fuller", "reference", "email", "raw", "mboxrd":
+		return true
+	}
+	return strings.HasPrefix(name, "format:") || strings.HasPrefix(name, "tformat:")
 }

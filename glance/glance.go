@@ -16,7 +16,9 @@ const MaxLen = 8 << 10
 // between calls, and IsEphemeral runs once per Bash call and once per stored
 // Bash result when a session is loaded.
 var parserPool = sync.Pool{New: func() any {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
+	// Comments are kept to be checked (safeNodes): the parser joins a
+	// backslash-newline inside a comment, bash ends the comment there.
+	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
 }}
 
 // IsEphemeral reports whether cmd is an ephemeral command (a glance): one
@@ -64,7 +66,7 @@ func classify(cmd string, trace func(c *syntax.CallExpr, vars bindings, argv []a
 	if !safeNodes(f) {
 		return false
 	}
-	k := checker{trace: trace}
+	k := checker{trace: trace, src: cmd}
 	return k.stmts(f.Stmts)
 }
 
@@ -92,9 +94,7 @@ func trailingBackslash(cmd string) bool {
 }
 
 // shellKeywords may start a command without being a verb.
-var shellKeywords = map[string]bool{"if": true, "then": true, "else": true, "elif": true, "fi": true,
-	"for": true, "while": true, "until": true, "do": true, "done": true, "case": true, "esac": true,
-	"select": true, "function": true, "time": true, "coproc": true, "in": true}
+const shellKeywords = "if then else elif fi for while until do done case esac select function time coproc in"
 
 // rejectFirstWord is a fast path that skips the parser for the common
 // non-glance: a command whose first word is a plain unquoted word (no
@@ -120,11 +120,12 @@ func rejectFirstWord(cmd string) bool {
 	}
 	w := cmd[i:j]
 	_, ok := verbs[w]
-	return !ok && !shellKeywords[w]
+	return !ok && !inSet(shellKeywords, w)
 }
 
 // safeNodes rejects, anywhere in the tree, the constructs that run or
-// change something whatever command they sit in.
+// change something whatever command they sit in, and decodes each $'…' in
+// place (decodeQuote).
 func safeNodes(f *syntax.File) bool {
 	ok := true
 	syntax.Walk(f, func(n syntax.Node) bool {
@@ -138,6 +139,12 @@ func safeNodes(f *syntax.File) bool {
 			ok = false
 		case *syntax.ParamExp:
 			ok = safeParam(n)
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			ok = decodeQuote(n)
+		case *syntax.Comment:
+			// "ls # x\" + newline + "rm y": bash runs rm, the parser
+			// reads it as more comment.
+			ok = !strings.Contains(n.Text, "\n")
 		}
 		return ok
 	})
@@ -173,6 +180,11 @@ type checker struct {
 	// one match, known only as the pattern's prefix.
 	globs map[string]arg
 	trace func(c *syntax.CallExpr, vars bindings, argv []arg)
+	// src is the command's text (here-document checks read it).
+	src string
+	// fileFds counts the enclosing statements that redirect a descriptor
+	// from or to a file: inside them no descriptor may be reopened.
+	fileFds int
 }
 
 func (k *checker) stmts(stmts []*syntax.Stmt) bool {
@@ -191,12 +203,61 @@ func (k *checker) stmt(s *syntax.Stmt) bool {
 	if s.Background || s.Coprocess || s.Disown {
 		return false
 	}
+	file := false
 	for _, r := range s.Redirs {
-		if !safeRedirect(r) {
+		if !safeRedirect(r) || !hereDocOK(r, k.src) {
 			return false
 		}
+		file = file || redirectsFile(r)
+	}
+	if file || k.fileFds > 0 {
+		for _, r := range s.Redirs {
+			if reopensFd(r) {
+				return false
+			}
+		}
+	}
+	if file {
+		k.fileFds++
+		defer func() { k.fileFds-- }()
 	}
 	return k.command(s.Cmd)
+}
+
+// The fd table. Opening /dev/stdout, /dev/stderr (or /dev/fd/N,
+// /proc/self/fd/N, which no redirection may name) opens whatever the
+// descriptor refers to again, with O_TRUNC for ">": after 1<victim (or
+// 0<victim 1<&0, or a block's redirection around it) that is the file. So
+// within a statement that redirects a descriptor from or to a file, and
+// within everything such a statement encloses, no descriptor is reopened;
+// and a file is only ever read onto descriptor 0 (safeRedirect).
+
+// redirectsFile reports a redirection that points a descriptor at a file:
+// input from anything but /dev/null, a here-document (a pipe or a
+// temporary file), or a copy of a descriptor other than 1 and 2 (standard
+// input, or 3 and up, which the command did not open and cannot know).
+func redirectsFile(r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		return true
+	case syntax.DplIn, syntax.DplOut:
+		t, known := redirectTarget(r.Word)
+		return !known || t != "1" && t != "2" && t != "-"
+	case syntax.RdrIn:
+		t, known := redirectTarget(r.Word)
+		return !known || t != "/dev/null"
+	}
+	return false
+}
+
+// reopensFd reports an output redirection to /dev/stdout or /dev/stderr.
+func reopensFd(r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+		t, known := redirectTarget(r.Word)
+		return !known || t != "/dev/null"
+	}
+	return false
 }
 
 // nested walks statements that may run zero or more times (a branch, a
@@ -349,11 +410,17 @@ func safeTest(c *syntax.TestClause) bool {
 }
 
 // safeSinks are the only files an output redirection may name.
-var safeSinks = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true}
+const safeSinks = "/dev/null /dev/stdout /dev/stderr"
 
 func safeRedirect(r *syntax.Redirect) bool {
 	if r.N != nil && !isDigits(r.N.Value) {
 		return false // {fd}> assigns a variable
+	}
+	switch r.Op {
+	case syntax.RdrIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		if r.N != nil && r.N.Value != "0" {
+			return false // input onto 1, 2 or 3…: a file where output is expected
+		}
 	}
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
@@ -369,7 +436,7 @@ func safeRedirect(r *syntax.Redirect) bool {
 	case syntax.DplOut, syntax.DplIn:
 		return isDigits(target) || target == "-"
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
-		return safeSinks[target]
+		return inSet(safeSinks, target)
 	case syntax.RdrIn:
 		return target == "/dev/null" || workspaceFile(target)
 	}
@@ -403,13 +470,17 @@ func workspaceFile(p string) bool {
 	return true
 }
 
-// safeAssigns are the variables a prefix assignment may set: they change
+// safeAssign: the variables a prefix assignment may set: they change
 // formatting only. PAGER-like variables name programs and are accepted only
 // with the value "cat".
-var safeAssigns = map[string]string{
-	"LANG": "*", "LC_ALL": "*", "LC_MESSAGES": "*", "LC_COLLATE": "*", "LC_CTYPE": "*",
-	"TZ": "*", "NO_COLOR": "*", "COLUMNS": "*", "TERM": "*", "CLICOLOR": "*",
-	"GIT_PAGER": "cat", "PAGER": "cat",
+func safeAssign(name string) (want string, listed bool) {
+	switch name {
+	case "LANG", "LC_ALL", "LC_MESSAGES", "LC_COLLATE", "LC_CTYPE", "TZ", "NO_COLOR", "COLUMNS", "TERM", "CLICOLOR":
+		return "*", true
+	case "GIT_PAGER", "PAGER":
+		return "cat", true
+	}
+	return "", false
 }
 
 // noBindings is the one empty binding of a command that bound nothing
@@ -571,7 +642,7 @@ func tildedValue(parts []syntax.WordPart) bool {
 }
 
 // prefixAssignOK accepts a prefix assignment (X=v cmd), which the program
-// sees in its environment: a formatting variable from safeAssigns with a
+// sees in its environment: a formatting variable from safeAssign with a
 // known value, or a variable no program reads.
 func prefixAssignOK(a *syntax.Assign) bool {
 	if a.Append || a.Naked || a.Index != nil || a.Array != nil || a.Name == nil {
@@ -584,7 +655,7 @@ func prefixAssignOK(a *syntax.Assign) bool {
 	if shellVarOK(a.Name.Value) {
 		return true
 	}
-	want, listed := safeAssigns[a.Name.Value]
+	want, listed := safeAssign(a.Name.Value)
 	if !listed || want != "*" && v != want {
 		return false
 	}
@@ -610,7 +681,7 @@ func checkArgv(argv []arg) bool {
 
 // trustedBinDirs are the directories from which an absolute verb path is
 // accepted (/usr/bin/git is git; ./git is whatever sits in the workspace).
-var trustedBinDirs = map[string]bool{"/bin": true, "/usr/bin": true, "/usr/local/bin": true, "/sbin": true, "/usr/sbin": true}
+const trustedBinDirs = "/bin /usr/bin /usr/local/bin /sbin /usr/sbin"
 
 func verbName(a arg) (string, bool) {
 	if !a.known || a.v == "" {
@@ -620,7 +691,7 @@ func verbName(a arg) (string, bool) {
 	if i < 0 {
 		return a.v, true
 	}
-	if !trustedBinDirs[a.v[:i]] {
+	if !inSet(trustedBinDirs, a.v[:i]) {
 		return "", false
 	}
 	return a.v[i+1:], true

@@ -63,6 +63,9 @@ var readOnlyCommands = []string{
 func allCases() []string {
 	out := append(append([]string{}, readOnlyCommands...), newReads...)
 	out = append(out, round3Reads...)
+	out = append(out, rootClassReads...)
+	out = append(out, issueReads...)
+	out = append(out, everydayReads...)
 	return append(out, refusedCases()...)
 }
 
@@ -73,6 +76,9 @@ func refusedCases() []string {
 		out = append(out, cmds...)
 	}
 	for _, cmds := range round3Bypasses {
+		out = append(out, cmds...)
+	}
+	for _, cmds := range rootClassBypasses {
 		out = append(out, cmds...)
 	}
 	return out

@@ -273,7 +273,7 @@ func (v *verb) unknownsOK(args []arg) bool {
 	return true
 }
 
-var noOpts = opts()
+var noOpts = &optSet{specs: []string{}}
 
 // allKnown reports whether every word's value is known before expansion.
 func allKnown(args []arg) bool {

@@ -23,12 +23,17 @@ func shellVarOK(name string) bool {
 }
 
 // safeDevices are the device files a command may name.
-var safeDevices = map[string]bool{"/dev/null": true, "/dev/stdin": true, "/dev/stdout": true,
-	"/dev/stderr": true, "/dev/zero": true, "/dev/urandom": true, "/dev/random": true}
+//
+// With them, the kernel's read-only reports whose reading changes nothing
+// (unlike /proc/kmsg, which consumes the messages it shows).
+const safeDevices = "/dev/null /dev/stdin /dev/stdout /dev/stderr /dev/zero /dev/urandom /dev/random " +
+	"/proc/meminfo /proc/cpuinfo /proc/loadavg /proc/uptime /proc/version /proc/stat /proc/swaps /proc/mounts " +
+	"/proc/filesystems /proc/partitions /proc/cgroups /proc/self/status /proc/self/limits /proc/self/cgroup " +
+	"/proc/self/mountinfo"
 
-// kernelTrees are the top directories of device and kernel files: opening
+// kernelTree:  the top directories of device and kernel files: opening
 // one can arm a watchdog (/dev/watchdog) or consume messages (/proc/kmsg).
-var kernelTrees = map[string]bool{"dev": true, "proc": true, "sys": true}
+func kernelTree(top string) bool { return top == "dev" || top == "proc" || top == "sys" }
 
 // deviceish reports whether p, read as a path, names a file under /dev,
 // /proc or /sys other than the safe devices (also through "..").
@@ -37,7 +42,7 @@ func deviceish(p string) bool {
 		return false
 	}
 	c := path.Clean(p)
-	if safeDevices[c] {
+	if inSet(safeDevices, c) {
 		return false
 	}
 	climbs := c[0] == '/' || strings.HasPrefix(c, "..")
@@ -46,7 +51,7 @@ func deviceish(p string) bool {
 		c = c[3:]
 	}
 	top, _, _ := strings.Cut(c, "/")
-	return kernelTrees[top] && climbs
+	return kernelTree(top) && climbs
 }
 
 // namesDevice reports whether a field names a device or kernel file
@@ -111,5 +116,5 @@ func pathOK(a arg, params bool) bool {
 		return true
 	}
 	top, _, complete := strings.Cut(strings.TrimLeft(p, "/"), "/")
-	return complete && !kernelTrees[top]
+	return complete && !kernelTree(top)
 }

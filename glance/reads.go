@@ -28,8 +28,12 @@ func exactly(forms ...string) *verb {
 func addReadForms() {
 	// Not yarn or pnpm (a project's yarnPath or packageManager runs the
 	// project's own copy), not mvn or gradle (.mvn/extensions.xml loads).
-	add(exactly("--version", "-v"), "node", "npm", "npx", "bun", "deno")
-	add(exactly("--version", "-V"), "python", "python3", "pip", "pip3", "rustc", "cargo", "rustup", "poetry", "uv")
+	add(exactly("--version", "-v"), "node", "npx", "bun", "deno")
+	add(exactly("--version", "-V"), "python", "python3", "rustc", "cargo", "rustup", "poetry", "uv")
+	add(exactly("--version"), "aws", "gh")
+	add(&verb{custom: npmRule}, "npm")
+	add(&verb{custom: pipRule}, "pip", "pip3")
+	add(strict("-ldes -r:"+helpVersion).files0(), "gofmt")
 	add(exactly("-version", "--version"), "java", "javac")
 	add(exactly("--version"), "gcc", "g++", "cc", "c++", "clang", "clang++", "make", "cmake", "ninja", "ld",
 		"as", "dotnet", "tsc", "zig", "swift", "ghc")
@@ -82,9 +86,9 @@ func (v *verb) requires(opts ...string) *verb {
 // xxdRule: a hex dump to stdout. xxd takes single-dash options, some with
 // a value; -r turns a dump back into binary, and a second operand is an
 // output file: both are out.
-var xxdFlags = wordSet("-p -ps -plain -postscript -i -include -u -b -bits -e -C -capitalize -a -autoskip " +
+const xxdFlags = ("-p -ps -plain -postscript -i -include -u -b -bits -e -C -capitalize -a -autoskip " +
 	"-E -EBCDIC -d")
-var xxdValues = wordSet("-c -cols -g -groupsize -l -len -s -seek -o -offset -n -name")
+const xxdValues = ("-c -cols -g -groupsize -l -len -s -seek -o -offset -n -name")
 
 func xxdRule(args []arg) bool {
 	if !allKnown(args) {
@@ -94,10 +98,10 @@ func xxdRule(args []arg) bool {
 	for i := 0; i < len(args); i++ {
 		a := args[i].v
 		switch {
-		case xxdFlags[a]:
-		case xxdValues[a] && i+1 < len(args):
+		case inSet(xxdFlags, a):
+		case inSet(xxdValues, a) && i+1 < len(args):
 			i++
-		case len(a) > 2 && xxdValues[a[:2]] && a[:2] != "-n":
+		case len(a) > 2 && inSet(xxdValues, a[:2]) && a[:2] != "-n":
 			// a glued number: -c16, -l64
 		case isOption(args[i]):
 			return false
@@ -111,14 +115,19 @@ func xxdRule(args []arg) bool {
 // helmRule: helm list|ls|version|status|history|get values (reads of the
 // release store). --kubeconfig is out (an exec credential plugin), as is
 // any other subcommand (install, upgrade, plugins: helm runs them).
-var helmGlobal = "-n: --namespace= --kube-context= --debug --burst-limit= --qps="
-var helmSubs = map[string]*optSet{
-	"list": opts(helmGlobal, "-aAqrdm: -o: -f: -l: --all --all-namespaces --short --reverse --date --max= "+
-		"--output= --filter= --selector= --deployed --failed --pending --uninstalled --superseded "+
-		"--uninstalling --no-headers --time-format= --offset="),
-	"version": opts(helmGlobal, "-c --short --template= --client"),
-	"status":  opts(helmGlobal, "-o: --output= --revision= --show-desc --show-resources"),
-	"history": opts(helmGlobal, "-o: --output= --max="),
+const helmGlobal = "-n: --namespace= --kube-context= --debug --burst-limit= --qps="
+
+var helmSubs map[string]*optSet // built by loadTables
+
+func helmTable() map[string]*optSet {
+	return map[string]*optSet{
+		"list": opts(helmGlobal, "-aAqrdm: -o: -f: -l: --all --all-namespaces --short --reverse --date --max= "+
+			"--output= --filter= --selector= --deployed --failed --pending --uninstalled --superseded "+
+			"--uninstalling --no-headers --time-format= --offset="),
+		"version": opts(helmGlobal, "-c --short --template= --client"),
+		"status":  opts(helmGlobal, "-o: --output= --revision= --show-desc --show-resources"),
+		"history": opts(helmGlobal, "-o: --output= --max="),
+	}
 }
 
 func helmRule(args []arg) bool {
@@ -140,26 +149,6 @@ func helmRule(args []arg) bool {
 	rest := append(append([]arg{}, args[:s.i-1]...), args[s.i:]...)
 	ops, ok := operands(o, rest)
 	return ok && (sub != "version" && sub != "list" || len(ops) == 0)
-}
-
-// goRule: go version, go env [-json] [NAME…] (not -w, -u: they write the
-// env file), go list -m all? no: only version and env.
-func goRule(args []arg) bool {
-	if !allKnown(args) || len(args) == 0 {
-		return false
-	}
-	switch args[0].v {
-	case "version":
-		return len(args) == 1
-	case "env":
-		for _, a := range args[1:] {
-			if a.v != "-json" && !isEnvName(a.v) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 func isEnvName(s string) bool {
@@ -225,8 +214,8 @@ func unzipRule(args []arg) bool {
 
 // systemctlRule: status and listing verbs, with --no-pager wherever a
 // pager could start; is-active/is-enabled/is-failed print one word.
-var systemctlOpts = opts("-alq -n: -o: -t: --all --full --lines= --output= --type= --state= --user --system " +
-	"--plain --no-legend --quiet --no-pager --value -p: --property=")
+var systemctlOpts = &optSet{specs: []string{"-alq -n: -o: -t: --all --full --lines= --output= --type= --state= --user --system " +
+	"--plain --no-legend --quiet --no-pager --value -p: --property="}}
 
 func systemctlRule(args []arg) bool {
 	if !allKnown(args) {
@@ -254,9 +243,9 @@ func systemctlRule(args []arg) bool {
 var ipOptions = []string{"-br", "-brief", "-4", "-6", "-c", "-color", "--color", "-s", "-stats", "-d", "-details",
 	"-j", "-json", "-p", "-pretty", "-o", "-oneline", "-h", "-human"}
 
-var ipObjects = wordSet("addr address a link l route r ro neigh neighbor n rule ru maddr m tunnel t")
+const ipObjects = ("addr address a link l route r ro neigh neighbor n rule ru maddr m tunnel t")
 
-var ipChanges = wordSet("add del delete set change replace flush save restore append prepend exec")
+const ipChanges = ("add del delete set change replace flush save restore append prepend exec")
 
 func ipRule(args []arg) bool {
 	if !allKnown(args) {
@@ -266,7 +255,7 @@ func ipRule(args []arg) bool {
 	for i < len(args) && contains(ipOptions, args[i].v) {
 		i++
 	}
-	if i >= len(args) || !ipObjects[args[i].v] {
+	if i >= len(args) || !inSet(ipObjects, args[i].v) {
 		return false
 	}
 	rest := args[i+1:]
@@ -279,7 +268,7 @@ func ipRule(args []arg) bool {
 		return false
 	}
 	for _, a := range rest[1:] {
-		if ipChanges[a.v] || isOption(a) {
+		if inSet(ipChanges, a.v) || isOption(a) {
 			return false
 		}
 	}
@@ -301,10 +290,10 @@ func getentDB(ops []arg) bool {
 
 // opensslRule: openssl version [flags] and openssl x509 with -noout and
 // printing options only (no -out, -signkey, -req, -engine, -passin …).
-var x509Flags = wordSet("-noout -text -subject -issuer -dates -enddate -startdate -serial -fingerprint " +
+const x509Flags = ("-noout -text -subject -issuer -dates -enddate -startdate -serial -fingerprint " +
 	"-sha256 -sha1 -md5 -pubkey -modulus -email -purpose -hash -subject_hash -issuer_hash -ocspid -ocsp_uri " +
 	"-alias -nocert -ext_all")
-var x509Values = wordSet("-in -inform -nameopt -ext -checkend -certopt -dateopt")
+const x509Values = ("-in -inform -nameopt -ext -checkend -certopt -dateopt")
 
 func opensslRule(args []arg) bool {
 	if !allKnown(args) || len(args) == 0 {
@@ -323,9 +312,9 @@ func opensslRule(args []arg) bool {
 		for i := 1; i < len(args); i++ {
 			a := args[i].v
 			switch {
-			case x509Flags[a]:
+			case inSet(x509Flags, a):
 				noout = noout || a == "-noout"
-			case x509Values[a] && i+1 < len(args) && !isOption(args[i+1]):
+			case inSet(x509Values, a) && i+1 < len(args) && !isOption(args[i+1]):
 				i++
 			default:
 				return false
@@ -339,8 +328,12 @@ func opensslRule(args []arg) bool {
 // sshKeygenRule: ssh-keygen -l [-v] [-E md5|sha256] -f FILE (a
 // fingerprint); any other ssh-keygen makes or changes keys.
 func sshKeygenRule(args []arg) bool {
-	if !allKnown(args) {
-		return false
+	for i, a := range args {
+		// The key file may be one in the user's home (~/.ssh/id_ed25519.pub):
+		// a single field (pathOK already pinned it under ~/, no "..").
+		if !a.known && !(a.tilde && !a.multi && i > 0 && strings.HasSuffix(args[i-1].v, "f")) {
+			return false
+		}
 	}
 	list, file := false, false
 	for i := 0; i < len(args); i++ {
@@ -374,11 +367,18 @@ func sshKeygenRule(args []arg) bool {
 	return list && file
 }
 
-// wordSet makes a set of the blank-separated words.
-func wordSet(words string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(words) {
-		m[w] = true
+// inSet reports whether w is one of the blank-separated words of set (a
+// constant: no table is built at start).
+func inSet(set, w string) bool {
+	if w == "" || strings.IndexByte(w, ' ') >= 0 {
+		return false
 	}
-	return m
+	for set != "" {
+		var f string
+		f, set, _ = strings.Cut(set, " ")
+		if f == w {
+			return true
+		}
+	}
+	return false
 }

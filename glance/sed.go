@@ -6,8 +6,8 @@ import (
 
 // sedOpts are GNU sed's options that neither edit in place (-i), read a
 // script file (-f) nor follow symlinks for -i. -e takes the script.
-var sedOpts = opts("-nErsuz -e: -l: --quiet --silent --regexp-extended --separate --unbuffered --null-data " +
-	"--posix --debug --sandbox --expression= --line-length=" + helpVersion)
+var sedOpts = &optSet{specs: []string{"-nErsuz -e: -l: --quiet --silent --regexp-extended --separate --unbuffered --null-data " +
+	"--posix --debug --sandbox --expression= --line-length=" + helpVersion}}
 
 // sedRule accepts sed whose every option is listed and whose script (from
 // -e/--expression, or else the first operand) passes sedScriptSafe.

@@ -33,7 +33,7 @@ import (
 // options. Verbs that are not here (xargs, exec, eval, source, ., tee, cd,
 // sudo, env with a command, timeout, nice, jobs, read, declare, dmesg, ip,
 // ss, mount, ifconfig, yq, …) are never ephemeral.
-var verbs = map[string]*verb{}
+var verbs map[string]*verb
 
 // add registers names with the same rule.
 func add(v *verb, names ...string) {
@@ -54,7 +54,14 @@ const helpVersion = " --help --version"
 
 // loadTables builds the verb and subcommand tables on first use (not at
 // init: flower-hook starts once per tool call and most calls never ask).
-var loadTables = sync.OnceFunc(func() {
+func loadTables() { tablesOnce.Do(buildTables) }
+
+var tablesOnce sync.Once
+
+func buildTables() {
+	verbs = make(map[string]*verb, 256)
+	containerSubs, containerGroups = containerTables()
+	kubeVerbs, findPrimaries, helmSubs = kubeTable(), findTable(), helmTable()
 	addGitSubs()
 	addSystemVerbs()
 	addFileVerbs()
@@ -77,7 +84,7 @@ var loadTables = sync.OnceFunc(func() {
 		"id", "uname", "whoami", "pwd", "printenv", "nproc", "groups", "arch", "logname", "tty"} {
 		verbs[n].noOpen = true
 	}
-})
+}
 
 // addSystemVerbs: directory, system, process and path information.
 func addSystemVerbs() {
@@ -337,7 +344,7 @@ func psOperands(ops []arg) bool {
 }
 
 // topRule: top only in batch mode (interactive top can kill and renice).
-var topOpts = opts("-bcHiSs1E -d: -n: -p: -u: -U: -o: -O: -w? -e:" + helpVersion)
+var topOpts = &optSet{specs: []string{"-bcHiSs1E -d: -n: -p: -u: -U: -o: -O: -w? -e:" + helpVersion}}
 
 func topRule(args []arg) bool {
 	if !allKnown(args) {
@@ -358,7 +365,7 @@ func topRule(args []arg) bool {
 // lsofRule: lsof's -D manages a device cache file, so only listed options.
 // -i takes an optional address as the next word when it does not start
 // with "-"; +D/+d take a directory.
-var lsofOpts = opts("-alnPtUVwRbhKNX -p: -u: -c: -g: -s? -F? -r? -T? -d: -k: -S? -o? -O -E -Q")
+var lsofOpts = &optSet{specs: []string{"-alnPtUVwRbhKNX -p: -u: -c: -g: -s? -F? -r? -T? -d: -k: -S? -o? -O -E -Q"}}
 
 func lsofRule(args []arg) bool {
 	if !allKnown(args) {
@@ -426,8 +433,8 @@ func testRule(args []arg) bool {
 
 // dateRule: showing the time only. Setting it (-s/--set, or an operand
 // that is not a +FORMAT) is out; options are matched exactly.
-var dateOpts = opts("-uR -I? -d: -f: -r: --date= --file= --reference= --iso-8601=? --rfc-3339= --rfc-email "+
-	"--rfc-2822 --utc --universal --debug --resolution", helpVersion)
+var dateOpts = &optSet{specs: []string{"-uR -I? -d: -f: -r: --date= --file= --reference= --iso-8601=? --rfc-3339= --rfc-email " +
+	"--rfc-2822 --utc --universal --debug --resolution", helpVersion}}
 
 func dateRule(args []arg) bool {
 	if !allKnown(args) {
