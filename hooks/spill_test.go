@@ -206,7 +206,7 @@ func sha16(s string) string {
 // control: without the variable set, the same text is stored verbatim.
 func TestSpillRedactsCredentials(t *testing.T) {
 	re, _ := ToolMatcher(BulkyTools)
-	const key = "plain-spill-SECRET-0123456789" // no token shape: only the variable makes it a secret
+	const key = "plain-spill-SECRET-0123456789"             // no token shape: only the variable makes it a secret
 	text := "note " + key + " " + strings.Repeat("x", 4100) // (after "key=" it would be one: gitleaks' generic-api-key)
 	in := Input{ToolName: "Bash", AgentID: "a", ToolResponse: json.RawMessage(`{"stdout":"` + text + `"}`)}
 	for _, set := range []bool{false, true} {
