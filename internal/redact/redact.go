@@ -118,7 +118,7 @@ func of(vals []string) *Redactor {
 // the JSON holds. Other text is redacted as it is, with JSON-style escapes
 // (\n, \t, \u2028, …) read as separators.
 func (r *Redactor) Bytes(b []byte) []byte {
-	if len(b) == 0 || !r.mayHold(b) {
+	if len(b) == 0 || !r.mayHold(b) && !hidesKeyword(b) {
 		return b
 	}
 	if json.Valid(b) {

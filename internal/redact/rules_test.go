@@ -185,3 +185,19 @@ func transcript(n int) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestEscapedKeywords: a keyword written with JSON escapes (\u0067 for g,
+// \/ for /) is found once the string is decoded.
+func TestEscapedKeywords(t *testing.T) {
+	var r *Redactor
+	tok := fakesecrets.Samples()[11].Secrets[0] // github-ghp
+	for _, in := range []string{
+		`{"a":"\u0067` + tok[1:] + `"}`,
+		`{"a":"see postgres:\/\/admin:s3cretPassw0rd@db\/app"}`,
+	} {
+		out := r.String(in)
+		if strings.Contains(out, tok[4:]) || strings.Contains(out, "s3cretPassw0rd") || !strings.Contains(out, Mark) {
+			t.Errorf("%s → %s", in, out)
+		}
+	}
+}

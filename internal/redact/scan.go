@@ -25,6 +25,12 @@ func (r *Redactor) holdsValue(b []byte) bool {
 	return false
 }
 
+// hidesKeyword reports whether JSON text b has an escape that may hide a
+// keyword until it is decoded (\u0067 for g, \/ for /).
+func hidesKeyword(b []byte) bool {
+	return bytes.Contains(b, []byte(`\u`)) || bytes.Contains(b, []byte(`\/`))
+}
+
 // sameStart reports whether a and b start at the same byte (a is b, not
 // a copy).
 func sameStart(a, b []byte) bool {
@@ -112,6 +118,9 @@ func (r *Redactor) jsonString(lit []byte, escaped bool) ([]byte, bool) {
 			return quote(t), true
 		}
 		return nil, false
+	}
+	if !hidesKeyword(raw) && !r.mayHold(raw) {
+		return nil, false // decoding cannot bring a keyword or a value out of it
 	}
 	var s string
 	if json.Unmarshal(lit, &s) != nil {
