@@ -50,14 +50,22 @@ go vet ./...
 # darwin/arm64 without cgo (nothing darwin runs here; see docs/install.md).
 GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go vet ./...
 GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -o /dev/null ./cmd/flower-hook
+# go test's output goes through scripts/testreport: each package line as the
+# package ends, the output of a failing test, a line at least every 30 s
+# naming the tests still running, and a closing "test: N passed, N failed"
+# line (with -v: every line as go test -v prints it).
+report=$(mktemp)
+trap 'rm -f "$report"' EXIT
+go build -o "$report" ./scripts/testreport
+verbose=
+case " $* " in *" -v "*) verbose=-v ;; esac
 # The unit loop first, as a developer runs it: no claude and no PostgreSQL
 # within reach (a bare PATH: Debian keeps initdb off it; FLOWER_CLAUDE
 # pointing nowhere), so that a unit test that quietly needs either fails here.
 start=$(date +%s)
-unit_log=$(mktemp)
+say "unit loop (go test -short ./..., no claude, no PostgreSQL)"
 env -u FLOWER_REQUIRE_CLAUDE -u FLOWER_REQUIRE_POSTGRES \
   PATH="$(dirname "$(command -v go)"):/usr/bin:/bin" FLOWER_CLAUDE=/nonexistent/claude \
-  go test -short -count=1 ./... >"$unit_log" 2>&1 || { cat "$unit_log"; rm -f "$unit_log"; die "the unit loop (go test -short ./...) failed"; }
-rm -f "$unit_log"
-say "unit loop (go test -short ./..., no claude, no PostgreSQL): ok in $(( $(date +%s) - start )) s"
-go test -count=1 -timeout 60m "$@" ./...
+  go test -json -short -count=1 ./... 2>&1 | "$report" || die "the unit loop (go test -short ./...) failed"
+say "unit loop: ok in $(( $(date +%s) - start )) s"
+go test -json -count=1 -timeout 60m "$@" ./... 2>&1 | "$report" $verbose

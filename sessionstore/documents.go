@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/flowerhq/flower/internal/redact"
 )
 
 // Document is one of a flow's documents as the store keeps it: Name is its
@@ -19,7 +21,8 @@ type Document struct {
 }
 
 // PutDocuments stores docs under flow in one transaction, replacing earlier
-// versions of the same names; documents not named stay as they were. A
+// versions of the same names; documents not named stay as they were.
+// Credentials are replaced in every body first (redact.Process). A
 // name must be a clean relative path without ".." (it is written back under
 // a workbench).
 func (s *Store) PutDocuments(ctx context.Context, flow string, docs []Document) error {
@@ -38,6 +41,7 @@ func (s *Store) PutDocuments(ctx context.Context, flow string, docs []Document) 
 	defer tx.Rollback()
 	now := s.now().UnixMilli()
 	for _, d := range docs {
+		d.Body = redact.Process().Bytes(d.Body)
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO documents (flow, name, body, updated_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (flow, name) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`),
 			flow, d.Name, d.Body, now); err != nil {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+
+	"github.com/flowerhq/flower/internal/redact"
 )
 
 // RunRecord is one run as the command records it in a shared store: its id,
@@ -15,11 +17,13 @@ type RunRecord struct {
 	Row       json.RawMessage `json:"row"`
 }
 
-// PutRun stores r, replacing an earlier record of the same run.
+// PutRun stores r, replacing an earlier record of the same run; its row's
+// credentials are replaced first (redact.Process).
 func (s *Store) PutRun(ctx context.Context, r RunRecord) error {
 	if r.Run == "" || !json.Valid(r.Row) {
 		return fmt.Errorf("sessionstore: put run %q: empty id or a row that is not JSON", r.Run)
 	}
+	r.Row = redact.Process().Bytes(r.Row)
 	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO runs (run, started_at, row) VALUES (?, ?, ?)
 		ON CONFLICT (run) DO UPDATE SET started_at = excluded.started_at, row = excluded.row`), r.Run, r.StartedAt, string(r.Row))
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flowerhq/flower/internal/redact"
 	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
 	"github.com/tidwall/gjson"
 )
@@ -287,6 +288,7 @@ func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) 
 	if err := key.validate(); err != nil {
 		return err
 	}
+	entries = redactEntries(entries)
 	for i, e := range entries {
 		if !gjson.ValidBytes(e) || !gjson.ParseBytes(e).IsObject() {
 			return fmt.Errorf("entry %d is not a JSON object", i)
@@ -551,3 +553,20 @@ func (s *Store) Holders(ctx context.Context, id string) ([]Key, error) {
 
 // Warnf writes a warning where the store's warnings go (WithLogf).
 func (s *Store) Warnf(format string, args ...any) { s.logf(format, args...) }
+
+// redactEntries is entries with the credentials of this process's
+// environment and every secret shape replaced in their decoded strings
+// (redact.Process): whatever writes to the store (Mirror, Import, Append),
+// nothing secret is kept. The slice is copied only when an entry changes.
+func redactEntries(entries []json.RawMessage) []json.RawMessage {
+	out := entries
+	for i, e := range entries {
+		if clean := redact.Process().Bytes(e); len(clean) != len(e) || len(e) > 0 && &clean[0] != &e[0] {
+			if &out[0] == &entries[0] {
+				out = append([]json.RawMessage(nil), entries...)
+			}
+			out[i] = clean
+		}
+	}
+	return out
+}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowerhq/flower/fleet"
+	"github.com/flowerhq/flower/internal/redact"
 )
 
 // queueOptions are the options of every `flower queue` command; the flow's
@@ -88,7 +90,7 @@ func runQueueAdd(ctx context.Context, e *cmdEnv, o *queueOptions) error {
 	if err != nil {
 		return err
 	}
-	o.Flow.Ask = ask
+	o.Flow.Ask = redactAsk(e.Stderr, ask)
 	if err := o.Flow.Validate(); err != nil {
 		return usagef("%v", err)
 	}
@@ -109,6 +111,16 @@ func runQueueAdd(ctx context.Context, e *cmdEnv, o *queueOptions) error {
 	}
 	_, err = fmt.Fprintln(e.Stdout, id)
 	return err
+}
+
+// redactAsk is ask with its secrets replaced (it is stored in the queue's
+// database as the job's arguments), saying so on stderr when it removed one.
+func redactAsk(stderr io.Writer, ask string) string {
+	clean := redact.Process().String(ask)
+	if clean != ask {
+		fmt.Fprintf(stderr, "flower: the ask held a secret; it is queued with %s in its place: pass secrets through the worker's environment\n", redact.Mark)
+	}
+	return clean
 }
 
 // queueJobJSON is a job as `queue ls|show --json` print it.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowerhq/flower/testkit/fakesecrets"
 	"github.com/flowerhq/flower/testkit/pgtest"
 )
 
@@ -43,5 +44,27 @@ func TestQueueBadInput(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := Main(context.Background(), []string{"flower", "queue", "ls", "--store", pgtest.URL(t)}, nil, &out, &errb); code != 0 || !strings.Contains(out.String(), "no flows queued") {
 		t.Errorf("control: queue ls on a real database: exit %d, %q %q", code, out.String(), errb.String())
+	}
+}
+
+// TestRedactAsk: an ask with secrets is queued without them and stderr
+// says how to pass them instead; an ask without one is queued as written
+// and nothing is said (the control).
+func TestRedactAsk(t *testing.T) {
+	for _, s := range fakesecrets.Samples() {
+		var errb bytes.Buffer
+		got := redactAsk(&errb, "deploy with\n"+s.Text+"\nand report")
+		for _, sec := range s.Secrets {
+			if strings.Contains(got, sec) {
+				t.Errorf("%s: the queued ask holds %.12s…", s.Name, sec)
+			}
+		}
+		if !strings.Contains(errb.String(), "pass secrets through the worker's environment") {
+			t.Errorf("%s: stderr %q", s.Name, errb.String())
+		}
+	}
+	var errb bytes.Buffer
+	if got := redactAsk(&errb, "fix the failing test"); got != "fix the failing test" || errb.Len() != 0 {
+		t.Errorf("plain ask: %q, stderr %q", got, errb.String())
 	}
 }

@@ -1,24 +1,25 @@
 // Package redact keeps credentials out of everything flower writes and
 // prints: the values of the credential variables flower knows (Vars), of
 // every environment variable whose name ends in TOKEN, KEY, SECRET,
-// PASSWORD or CREDENTIALS (FromEnv), and anything shaped like a well-known
-// token (Anthropic sk-ant-…, GitHub ghp_…/github_pat_…, GitLab glpat-…, AWS
-// AKIA…, Slack xox[abp]-…) are replaced with Mark in events, the session
-// store, the manifest, notes, handoffs, spill files and flower's own
-// stdout and stderr (Writer).
+// PASSWORD or CREDENTIALS (FromEnv), and anything shaped like a secret by
+// gitleaks' rule set or flower's additions (rules.go: cloud and API keys,
+// GitHub/GitLab/Slack/Stripe/npm/PyPI tokens, JWTs, private key blocks,
+// URL passwords, Authorization headers, …) are replaced with Mark in
+// events, the session store, the manifest, notes, handoffs, spill files,
+// claude's transcripts and flower's own stdout and stderr (Writer). JSON is
+// redacted in its decoded string values, never in its text.
 //
 // Lifecycle: New or FromEnv once per process (or Runtime) from its
 // environment, or Process for the process's own; the Redactor is immutable
 // and safe for concurrent use. A nil *Redactor knows no values but still
-// replaces token shapes. Values shorter than MinLen are not secrets worth
+// replaces secret shapes. Values shorter than MinLen are not secrets worth
 // the damage of replacing them in ordinary text, and are left alone.
 package redact
 
 import (
-	"bytes"
+	"encoding/json"
 	"io"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -44,49 +45,6 @@ var Vars = []string{
 // Suffixes end the names of the other variables whose values are secrets
 // (GITHUB_TOKEN, OPENAI_API_KEY, DB_PASSWORD, …).
 var Suffixes = []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "CREDENTIALS"}
-
-// shapes are the well-known token shapes, each with the literal prefixes
-// one of which must be present before the pattern is tried.
-var shapes = []struct {
-	prefixes []string
-	re       string
-}{
-	{[]string{"sk-ant-"}, `sk-ant-[A-Za-z0-9_-]{8,}`},
-	{[]string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, `\bgh[pousr]_[A-Za-z0-9]{20,}`},
-	{[]string{"github_pat_"}, `github_pat_[A-Za-z0-9_]{20,}`},
-	{[]string{"glpat-"}, `glpat-[A-Za-z0-9_-]{20,}`},
-	{[]string{"AKIA"}, `\bAKIA[0-9A-Z]{16}\b`},
-	{[]string{"xoxa-", "xoxb-", "xoxp-"}, `\bxox[abp]-[A-Za-z0-9-]{10,}`},
-}
-
-// mayHold reports whether s holds one of prefixes.
-func mayHold(s string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// mayHoldBytes is mayHold for bytes.
-func mayHoldBytes(b []byte, prefixes []string) bool {
-	for _, p := range prefixes {
-		if bytes.Contains(b, []byte(p)) {
-			return true
-		}
-	}
-	return false
-}
-
-// shapeRes compiles shapes on first use.
-var shapeRes = sync.OnceValue(func() []*regexp.Regexp {
-	out := make([]*regexp.Regexp, len(shapes))
-	for i, s := range shapes {
-		out[i] = regexp.MustCompile(s.re)
-	}
-	return out
-})
 
 // Redactor replaces known secret values.
 type Redactor struct {
@@ -154,34 +112,29 @@ func of(vals []string) *Redactor {
 }
 
 // Bytes returns b with every secret replaced; b itself when there is none
-// (no copy).
+// (no copy). JSON (the whole of b, or each line of JSON Lines) is redacted
+// in its decoded string values, never in its text: a token after an
+// escaped newline, a tab or \u003c is found as it would be in the text
+// the JSON holds. Other text is redacted as it is, with JSON-style escapes
+// (\n, \t, \u2028, …) read as separators.
 func (r *Redactor) Bytes(b []byte) []byte {
-	if r != nil {
-		for _, v := range r.values {
-			if bytes.Contains(b, v) {
-				b = bytes.ReplaceAll(b, v, []byte(Mark))
-			}
-		}
+	if len(b) == 0 || !r.mayHold(b) && !hidesKeyword(b) {
+		return b
 	}
-	for i, s := range shapes {
-		if re := shapeRes()[i]; mayHoldBytes(b, s.prefixes) && re.Match(b) {
-			b = re.ReplaceAll(b, []byte(Mark))
-		}
+	if json.Valid(b) {
+		return r.jsonText(b)
 	}
-	return b
+	return r.lines(b)
 }
 
 // String returns s with every secret replaced.
 func (r *Redactor) String(s string) string {
-	if r != nil {
-		for _, v := range r.values {
-			s = strings.ReplaceAll(s, string(v), Mark)
-		}
+	if s == "" {
+		return s
 	}
-	for i, sh := range shapes {
-		if mayHold(s, sh.prefixes) {
-			s = shapeRes()[i].ReplaceAllString(s, Mark)
-		}
+	b := []byte(s)
+	if out := r.Bytes(b); !sameStart(out, b) || len(out) != len(b) {
+		return string(out)
 	}
 	return s
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -55,14 +56,32 @@ func Context(t testing.TB) context.Context {
 // killed at the deadline or the test's end, and Wait gives up on pipes a
 // grandchild still holds after child.WaitDelay. The test's cleanup kills
 // and reaps a child that was started and never waited for, and fails the
-// test if the child ran into the deadline.
+// test if the deadline killed the child.
+//
+// The deadline counts from here, so call Command when the test runs: after
+// t.Parallel(), never before it (a parallel test waits there for its turn).
+// Only a child the deadline killed is reported: a child that ended in time
+// is not, however long the test's cleanup waits afterwards (a parent test's
+// cleanup runs after its parallel subtests, minutes later on a full suite).
 func Command(t testing.TB, bin string, args ...string) *exec.Cmd {
 	t.Helper()
-	ctx := Context(t)
+	return command(t, Context(t), bin, args...)
+}
+
+// command is Command under ctx.
+func command(t testing.TB, ctx context.Context, bin string, args ...string) *exec.Cmd {
 	cmd := child.Command(ctx, bin, args...)
 	contain(t, cmd)
+	var killed atomic.Bool
+	kill := cmd.Cancel
+	cmd.Cancel = func() error { // os/exec calls it only while the child runs
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			killed.Store(true)
+		}
+		return kill()
+	}
 	t.Cleanup(func() {
-		if cmd.Process != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if killed.Load() {
 			t.Errorf("testbed: %s ran into the test's deadline (at most testbed.Cap, %s) and was killed", cmd.Path, Cap)
 		}
 	})

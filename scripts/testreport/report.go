@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// event is one line of `go test -json` (cmd/test2json).
+type event struct {
+	Time       time.Time
+	Action     string
+	Package    string
+	ImportPath string // build-output, build-fail
+	Test       string
+	Output     string
+}
+
+// report is the state of a run: what runs, what each running test said,
+// and the counts.
+type report struct {
+	out     io.Writer
+	verbose bool
+	start   time.Time
+	// running: package → test → when it started or continued (a test
+	// paused by t.Parallel, waiting for its turn, is not running).
+	running  map[string]map[string]time.Time
+	pkgStart map[string]time.Time // packages started and not ended
+	said     map[string][]string  // package+"\x00"+test → its output so far
+	passed   int
+	failed   int
+	skipped  int
+	pkgFails int
+}
+
+// maxSaid bounds the output kept of one test (its last lines are shown).
+const maxSaid = 500
+
+func newReport(out io.Writer, verbose bool, now time.Time) *report {
+	return &report{out: out, verbose: verbose, start: now, running: map[string]map[string]time.Time{},
+		pkgStart: map[string]time.Time{}, said: map[string][]string{}}
+}
+
+// run reads go test -json from in until its end, printing to out, with a
+// progress line every tick; it returns the exit code.
+func run(in io.Reader, out io.Writer, verbose bool, tick time.Duration) int {
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	r := newReport(out, verbose, time.Now())
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return r.finish()
+			}
+			r.line(l)
+		case now := <-ticker.C:
+			r.progress(now)
+		}
+	}
+}
+
+// line handles one input line: an event, or text passed through.
+func (r *report) line(l string) {
+	var e event
+	if !strings.HasPrefix(l, "{") || json.Unmarshal([]byte(l), &e) != nil || e.Action == "" {
+		fmt.Fprintln(r.out, l)
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	if e.Test == "" {
+		r.pkgEvent(e)
+		return
+	}
+	r.testEvent(e)
+}
+
+// pkgEvent handles an event of a package as a whole.
+func (r *report) pkgEvent(e event) {
+	switch e.Action {
+	case "start":
+		r.pkgStart[e.Package] = e.Time
+	case "build-output":
+		fmt.Fprint(r.out, e.Output)
+	case "output":
+		if r.verbose || (e.Output != "PASS\n" && !strings.HasPrefix(e.Output, "=== ")) {
+			fmt.Fprint(r.out, e.Output)
+		}
+	case "pass", "fail", "skip":
+		delete(r.pkgStart, e.Package)
+		delete(r.running, e.Package)
+		if e.Action == "fail" {
+			r.pkgFails++
+		}
+	}
+}
+
+// testEvent handles an event of one test.
+func (r *report) testEvent(e event) {
+	key := e.Package + "\x00" + e.Test
+	switch e.Action {
+	case "run", "cont":
+		if r.running[e.Package] == nil {
+			r.running[e.Package] = map[string]time.Time{}
+		}
+		r.running[e.Package][e.Test] = e.Time
+	case "pause":
+		delete(r.running[e.Package], e.Test)
+	case "output":
+		if r.verbose {
+			fmt.Fprint(r.out, e.Output)
+		} else if s := append(r.said[key], e.Output); len(s) > maxSaid {
+			r.said[key] = s[len(s)-maxSaid:]
+		} else {
+			r.said[key] = s
+		}
+	case "pass", "fail", "skip":
+		delete(r.running[e.Package], e.Test)
+		switch e.Action {
+		case "pass":
+			r.passed++
+		case "skip":
+			r.skipped++
+		case "fail":
+			r.failed++
+			if !r.verbose {
+				fmt.Fprint(r.out, strings.Join(r.said[key], ""))
+			}
+		}
+		delete(r.said, key)
+	}
+}
+
+// progress prints what is still running, longest-running first.
+func (r *report) progress(now time.Time) {
+	type item struct {
+		name  string
+		since time.Time
+	}
+	var items []item
+	for pkg, tests := range r.running {
+		for test, since := range tests {
+			items = append(items, item{short(pkg) + " " + test, since})
+		}
+	}
+	for pkg, since := range r.pkgStart {
+		if len(r.running[pkg]) == 0 {
+			items = append(items, item{short(pkg) + " (between tests)", since})
+		}
+	}
+	sort.Slice(items, func(i, j int) bool {
+		if !items[i].since.Equal(items[j].since) {
+			return items[i].since.Before(items[j].since)
+		}
+		return items[i].name < items[j].name
+	})
+	head := fmt.Sprintf("test: %s: %d passed, %d failed so far; ", round(now.Sub(r.start)), r.passed, r.failed)
+	if len(items) == 0 {
+		fmt.Fprintln(r.out, head+"building (no test running)")
+		return
+	}
+	var names []string
+	for i, it := range items {
+		if i == 6 {
+			names = append(names, fmt.Sprintf("and %d more", len(items)-i))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", it.name, round(now.Sub(it.since))))
+	}
+	fmt.Fprintln(r.out, head+"still running: "+strings.Join(names, ", "))
+}
+
+// finish prints the summary line and returns the exit code.
+func (r *report) finish() int {
+	fmt.Fprintf(r.out, "test: %d passed, %d failed, %d skipped\n", r.passed, r.failed, r.skipped)
+	if r.failed > 0 || r.pkgFails > 0 {
+		return 1
+	}
+	return 0
+}
+
+// short is a package path without the module's prefix.
+func short(pkg string) string {
+	return strings.TrimPrefix(pkg, "github.com/flowerhq/flower/")
+}
+
+func round(d time.Duration) time.Duration { return d.Round(time.Second) }

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flowerhq/flower/testkit/testbed"
+)
+
+// stream is go test -json as test2json writes it for two packages: a pass,
+// a skip, a parallel test that pauses and continues, and a failure.
+func stream(t0 time.Time) []string {
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	var out []string
+	add := func(s int, action, pkg, test, output string) {
+		b, _ := json.Marshal(event{Time: at(s), Action: action, Package: pkg, Test: test, Output: output})
+		out = append(out, string(b))
+	}
+	const a, b = "github.com/flowerhq/flower/a", "github.com/flowerhq/flower/b"
+	add(0, "start", a, "", "")
+	add(0, "run", a, "TestOK", "")
+	add(0, "output", a, "TestOK", "=== RUN   TestOK\n")
+	add(1, "pass", a, "TestOK", "")
+	add(1, "run", a, "TestPar", "")
+	add(1, "pause", a, "TestPar", "")
+	add(1, "run", a, "TestSkip", "")
+	add(1, "skip", a, "TestSkip", "")
+	add(2, "cont", a, "TestPar", "")
+	add(3, "start", b, "", "")
+	add(3, "run", b, "TestBad", "")
+	add(3, "output", b, "TestBad", "    bad_test.go:9: want 2, got 3\n")
+	add(4, "output", b, "TestBad", "--- FAIL: TestBad (1.00s)\n")
+	add(4, "fail", b, "TestBad", "")
+	add(4, "output", b, "", "FAIL\n")
+	add(4, "output", b, "", "FAIL\tgithub.com/flowerhq/flower/b\t1.0s\n")
+	add(4, "fail", b, "", "")
+	add(5, "pass", a, "TestPar", "")
+	add(5, "output", a, "", "PASS\n")
+	add(5, "output", a, "", "ok  \tgithub.com/flowerhq/flower/a\t5.0s\n")
+	add(5, "pass", a, "", "")
+	return append(out, "# not JSON: passed through")
+}
+
+// TestReport: package lines as go test prints them, a failing test's
+// output, lines that are not events, and the summary; exit 1 for the
+// failure. The control: without the failing package the exit is 0.
+func TestReport(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var out strings.Builder
+	r := newReport(&out, false, t0)
+	for _, l := range stream(t0) {
+		r.line(l)
+	}
+	code := r.finish()
+	got := out.String()
+	for _, want := range []string{"ok  \tgithub.com/flowerhq/flower/a\t5.0s\n", "FAIL\tgithub.com/flowerhq/flower/b\t1.0s\n",
+		"bad_test.go:9: want 2, got 3\n--- FAIL: TestBad", "# not JSON: passed through\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if !strings.HasSuffix(got, "\ntest: 2 passed, 1 failed, 1 skipped\n") || code != 1 {
+		t.Errorf("exit %d, output:\n%s", code, got)
+	}
+	if strings.Contains(got, "=== RUN") || strings.Contains(got, "PASS\n") {
+		t.Errorf("a passing test's chatter is shown:\n%s", got)
+	}
+	r = newReport(&out, false, t0)
+	for _, l := range stream(t0) {
+		if !strings.Contains(l, "flower/b") {
+			r.line(l)
+		}
+	}
+	if code := r.finish(); code != 0 {
+		t.Errorf("control: exit %d without the failure", code)
+	}
+}
+
+// TestProgress: the progress line names the running tests with how long
+// each has run, not a test paused by t.Parallel (waiting, not running),
+// and a package between tests; with nothing running it says so.
+func TestProgress(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	lines := stream(t0)
+	var out strings.Builder
+	r := newReport(&out, false, t0)
+	for _, l := range lines[:6] { // TestOK passed, TestPar paused
+		r.line(l)
+	}
+	r.progress(t0.Add(40 * time.Second))
+	if got := out.String(); !strings.Contains(got, "test: 40s: 1 passed, 0 failed so far; still running: a (between tests) (40s)") || strings.Contains(got, "TestPar") {
+		t.Errorf("paused: %q", got)
+	}
+	out.Reset()
+	for _, l := range lines[6:12] { // TestPar continued at 2 s, b's TestBad runs since 3 s
+		r.line(l)
+	}
+	r.progress(t0.Add(62 * time.Second))
+	if got, want := out.String(), "still running: a TestPar (1m0s), b TestBad (59s)\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("running: %q, want …%q", got, want)
+	}
+	out.Reset()
+	newReport(&out, false, t0).progress(t0.Add(30 * time.Second))
+	if got := out.String(); !strings.Contains(got, "building (no test running)") {
+		t.Errorf("idle: %q", got)
+	}
+}
+
+// TestRunTicks: run prints a progress line on its ticker while input is
+// still coming, and the summary at its end.
+func TestRunTicks(t *testing.T) {
+	pr, pw := io.Pipe()
+	var out syncBuilder
+	done := make(chan int)
+	go func() { done <- run(pr, &out, false, time.Millisecond) }()
+	pw.Write([]byte(`{"Action":"start","Package":"p"}` + "\n"))
+	testbed.Await(t, time.Minute, "a progress line", func() bool { return strings.Contains(out.String(), "still running: p (between tests)") })
+	pw.Close()
+	if code := <-done; code != 0 || !strings.HasSuffix(out.String(), "test: 0 passed, 0 failed, 0 skipped\n") {
+		t.Errorf("exit %d:\n%s", code, out.String())
+	}
+}
+
+// syncBuilder is a strings.Builder safe for the reporter's goroutine and
+// the test's.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
