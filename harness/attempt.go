@@ -116,6 +116,7 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	}
 	defer done()
 	p := newProc(r.hook, r.claude, built.Args, r.childEnv(a.step, built.Env), r.workspace)
+	p.spool = &spool{dir: filepath.Join(r.runDir, r.run, stepDirName(a.step))}
 	out, err := p.start()
 	if err != nil {
 		return attemptOut{err: &StartError{Reason: fmt.Sprintf("claude %s: %v", r.claude, err)}}

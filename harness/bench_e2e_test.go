@@ -2,6 +2,8 @@ package harness_test
 
 import (
 	"bufio"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,17 +12,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/scripted"
-
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
-// BenchmarkStepVsBare times one trivial step under `flower step` against a
-// bare `claude -p` on the same scripted model, interleaved in one run, and
-// reports both medians and their ratio (target ≤ 1.05); the two take turns
-// going first (interleave). It times at least minPairs pairs whatever b.N
-// is, so that a plain `go test -bench StepVsBare` (b.N = 1) gives a median
-// and not one sample.
+// BenchmarkStepVsBare times a whole `flower step hi` process against a
+// whole `claude -p hi` process on the same scripted model, as a user sees
+// them (exec to exit, output read), interleaved in one run, and reports
+// both medians and their ratio (target ≤ 1.05); the two take turns going
+// first (interleave). It times at least minPairs pairs whatever b.N is, so
+// that a plain `go test -bench StepVsBare` (b.N = 1) gives a median and
+// not one sample. From each step's events it also reports where flower's
+// process spends its time (stepPhases).
 func BenchmarkStepVsBare(b *testing.B) {
 	bed, flower, hook, runDir := stepBench(b)
 	run := timedRun(b)
@@ -29,25 +33,81 @@ func BenchmarkStepVsBare(b *testing.B) {
 	run(bareClaude(b, bed))
 	run(flowerStep(b, bed, flower, hook, runDir, "hi"))
 	var bare, step []time.Duration
+	var phases []map[string]time.Duration
 	n := pairs(b)
 	b.ResetTimer()
 	interleave(n,
 		func() {
 			bare = append(bare, run(bareClaude(b, bed)))
 		},
-		func() { step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi"))) })
+		func() {
+			began := time.Now()
+			step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi")))
+			phases = append(phases, stepPhases(b, runDir, began, began.Add(step[len(step)-1])))
+		})
 	b.StopTimer()
 	perPair(b, n)
 	mb, ms := median(bare), median(step)
 	b.ReportMetric(mb.Seconds(), "bare-s")
 	b.ReportMetric(ms.Seconds(), "step-s")
 	b.ReportMetric(ms.Seconds()/mb.Seconds(), "ratio")
+	fmt.Fprintf(os.Stderr, "StepVsBare: %d pairs, bare claude -p %.0f ms, flower step %.0f ms (p50), ratio %.3f (target <= 1.05)\n",
+		n, mb.Seconds()*1000, ms.Seconds()*1000, ms.Seconds()/mb.Seconds())
+	for _, ph := range phaseNames {
+		var d []time.Duration
+		for _, p := range phases {
+			d = append(d, p[ph[0]])
+		}
+		b.ReportMetric(median(d).Seconds()*1000, ph[0]+"-ms")
+		fmt.Fprintf(os.Stderr, "  %-7s %6.1f ms  %s\n", ph[0], median(d).Seconds()*1000, ph[1])
+	}
+}
+
+// phaseNames are the parts of a flower step process stepPhases measures.
+var phaseNames = [][2]string{
+	{"start", "exec → step_start: flower's process start, flags, the Runtime (run dir, plugin, socket)"},
+	{"boot", "step_start → init: the supervisor's exec and claude's boot, to its system/init"},
+	{"turn", "init → result: claude's turn against the model"},
+	{"exit", "result → step_end: claude's exit once its stdin closes, the tree reaped, the config dir scrubbed"},
+	{"settle", "step_end → exit: the store's checkpoint and the manifest row (fsync'd), the text printed, Close"},
+}
+
+// stepPhases splits one flower step process, exec at began and exit at
+// ended, by the times of the newest run's events in runDir.
+func stepPhases(b *testing.B, runDir string, began, ended time.Time) map[string]time.Duration {
+	paths, _ := filepath.Glob(filepath.Join(runDir, "*", "events.jsonl"))
+	var newest string
+	var at time.Time
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.ModTime().After(at) {
+			newest, at = p, st.ModTime()
+		}
+	}
+	data, err := os.ReadFile(newest)
+	if err != nil {
+		b.Fatalf("events of the step: %v", err)
+	}
+	times := map[string]time.Time{}
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ev harness.Event
+		if json.Unmarshal([]byte(l), &ev) == nil {
+			if _, seen := times[ev.Kind]; !seen {
+				times[ev.Kind] = ev.Time
+			}
+		}
+	}
+	marks := []time.Time{began, times[harness.EventStepStart], times[harness.EventInit], times[harness.EventResult], times[harness.EventStepEnd], ended}
+	out := map[string]time.Duration{}
+	for i, ph := range phaseNames {
+		out[ph[0]] = marks[i+1].Sub(marks[i])
+	}
+	return out
 }
 
 // bareClaude is the baseline of the step benchmarks: claude -p on the
-// same prompt and model, printing stream-json as flower reads it.
+// same prompt and model, as a user runs it (text out).
 func bareClaude(b *testing.B, bed *testbed.Bed) *exec.Cmd {
-	return bed.Command(testbed.Context(b), "-p", "--output-format", "stream-json", "--verbose", "hi")
+	return bed.Command(testbed.Context(b), "-p", "hi")
 }
 
 // minPairs is how many interleaved samples of each kind the step

@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/sessionstore"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -20,14 +22,22 @@ import (
 // only its start), and no other file of the run dir holds its end (events
 // keep it cut, and the row of every later write points at the one file),
 // besides claude's own transcript and the session store.
+// A 3 MiB text with escapes (its stream lines are over 1 MiB: scanned as
+// they arrive, the text spooled and read back) is returned whole too, the
+// session store holds it whole, and no spool file is left.
 // Control: a short text stays in the row itself, with no file.
 func TestRun_BigTextStoredOnce(t *testing.T) {
 	t.Parallel()
-	for _, big := range []bool{true, false} {
-		t.Run(map[bool]string{true: "200 KiB", false: "control: short"}[big], func(t *testing.T) {
+	sizes := map[string]int{"200 KiB": 200 << 10, "3 MiB, streamed": 3 << 20, "control: short": 1 << 10}
+	for name, size := range sizes {
+		big := size > 64<<10
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			const tail = "END_OF_THE_BIG_TEXT"
-			text := strings.Repeat("x", map[bool]int{true: 200 << 10, false: 1 << 10}[big]) + tail
+			text := strings.Repeat("x", size) + tail
+			if size > 1<<20 {
+				text = bigModelText(size) + tail
+			}
 			b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main",
 				Replies: []scripted.Reply{{Text: text}}}}})
 			rt := newRuntime(t, b, nil)
@@ -58,6 +68,30 @@ func TestRun_BigTextStoredOnce(t *testing.T) {
 			}
 			if st, err := os.Stat(filepath.Join(rt.RunDir(), got.TextFile)); err != nil || st.Mode().Perm() != 0o600 {
 				t.Fatalf("text file: %v %v", st, err)
+			}
+			if spools, _ := filepath.Glob(filepath.Join(rt.RunDir(), "*", "*", ".spool-*")); len(spools) > 0 {
+				t.Fatalf("spool files left: %v", spools)
+			}
+			rt.Close()
+			st, err := sessionstore.Open(filepath.Join(rt.RunDir(), "sessions.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			entries, err := st.Load(runCtx(t), sessionstore.Key{ProjectKey: harness.ProjectKey(b.Workspace), SessionID: res.SessionID})
+			whole := false
+			for _, e := range entries {
+				var m struct {
+					Message struct {
+						Content []struct{ Text string }
+					}
+				}
+				if json.Unmarshal(e, &m) == nil && len(m.Message.Content) > 0 && m.Message.Content[0].Text == text {
+					whole = true
+				}
+			}
+			if err != nil || !whole {
+				t.Fatalf("the store's session (%d entries, %v) does not hold the whole text", len(entries), err)
 			}
 		})
 	}

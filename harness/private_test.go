@@ -84,8 +84,9 @@ func TestManifestDamageRecovered(t *testing.T) {
 	}
 }
 
-// Steps a dead flower left running are marked killed mid-step; a live
-// one's (this process) is kept as running.
+// Steps a dead flower left running are marked killed mid-step and their
+// spool files removed; a live one's (this process) is kept as running,
+// with its spool.
 func TestRecoverRunDirMarksKilledSteps(t *testing.T) {
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
@@ -101,7 +102,18 @@ func TestRecoverRunDirMarksKilledSteps(t *testing.T) {
 	os.WriteFile(path, data, 0o600)
 	leftover := filepath.Join(dir, ".manifest.json.tmp123")
 	os.WriteFile(leftover, []byte("[half"), 0o600)
+	// The spools of the dead step's attempts go; the live one's stays.
+	spools := map[string]bool{filepath.Join(dir, "r1", "cut", ".spool-1"): false, filepath.Join(dir, "r2", "live", ".spool-2"): true}
+	for p := range spools {
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		os.WriteFile(p, []byte("text"), 0o600)
+	}
 	n, err := RecoverRunDir(dir)
+	for p, keep := range spools {
+		if _, err := os.Stat(p); (err == nil) != keep {
+			t.Errorf("spool %s: kept %v, want %v", p, err == nil, keep)
+		}
+	}
 	if _, err := os.Stat(leftover); err == nil {
 		t.Error("the temp file of a cut-short write is still there")
 	}

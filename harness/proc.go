@@ -36,6 +36,7 @@ type proc struct {
 	sentInt  bool
 	intC     chan struct{} // an interrupt was sent (buffered 1)
 	stderr   *tailBuffer
+	spool    *spool        // where the rest of big stream texts goes (the step's folder)
 	errDone  chan struct{} // closed once the stderr reader reached EOF
 	exited   chan struct{} // closed once Wait returned
 }
@@ -180,6 +181,7 @@ func (p *proc) stop(grace time.Duration) {
 // lineMsg is one stdout line, or the reader's error.
 type lineMsg struct {
 	line    []byte
+	big     *cutLine // the line is a skeleton: where its cut strings went
 	err     error
 	handled chan struct{} // a big line: the reader waits for release
 }
@@ -199,16 +201,17 @@ const bigLine = 1 << 20
 // readLines reads stdout lines into ch; it closes ch at EOF or error. Each
 // line is its own slice of exactly its size, gathered in pieces and copied
 // once (as bufio.Reader.ReadBytes does, but refusing a line over maxLine
-// before it is all in memory): a 50 MB text costs that once, not a scanner
-// buffer grown to maxLine plus a copy.
-func readLines(r io.Reader, ch chan<- lineMsg) {
+// before it is all in memory). A line of bigLine bytes or more is never
+// whole in memory: it is scanned as it arrives (a skeletonizer), its long
+// strings cut in the line the machine gets and their rest written to sp.
+func readLines(r io.Reader, ch chan<- lineMsg, sp *spool) {
 	defer close(ch)
 	br := bufio.NewReaderSize(r, 1<<20)
 	for {
-		line, err := readLine(br)
+		line, big, err := readLine(br, sp)
 		if line != nil {
-			m := lineMsg{line: line}
-			if len(line) >= bigLine {
+			m := lineMsg{line: line, big: big}
+			if len(line) >= bigLine || big != nil {
 				m.handled = make(chan struct{})
 			}
 			ch <- m
@@ -231,28 +234,49 @@ func readLines(r io.Reader, ch chan<- lineMsg) {
 	}
 }
 
-// readLine is the next line without its newline (nil at a clean EOF).
-func readLine(br *bufio.Reader) ([]byte, error) {
+// readLine is the next line without its newline (nil at a clean EOF); from
+// bigLine bytes on, its skeleton and where its cut strings went.
+func readLine(br *bufio.Reader, sp *spool) ([]byte, *cutLine, error) {
 	var pieces [][]byte
+	var k *skeletonizer
 	n := 0
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if n += len(chunk); n > maxLine+1 {
-			return nil, bufio.ErrTooLong
+			return nil, nil, bufio.ErrTooLong
 		}
 		if err == bufio.ErrBufferFull {
+			if k != nil {
+				k.feed(chunk)
+				continue
+			}
 			pieces = append(pieces, bytes.Clone(chunk))
+			if n >= bigLine {
+				k = &skeletonizer{sp: sp}
+				for _, p := range pieces {
+					k.feed(p)
+				}
+				pieces = nil
+			}
 			continue
 		}
 		if err != nil && (err != io.EOF || n == 0) {
-			return nil, err
+			return nil, nil, err
+		}
+		if k != nil {
+			k.feed(bytes.TrimSuffix(chunk, []byte("\n")))
+			line, big, ferr := k.finish()
+			if ferr != nil {
+				return nil, nil, fmt.Errorf("spooling a big stream line: %w", ferr)
+			}
+			return line, big, err
 		}
 		line := make([]byte, 0, n)
 		for _, p := range pieces {
 			line = append(line, p...)
 		}
 		line = bytes.TrimSuffix(append(line, chunk...), []byte("\n"))
-		return line, err
+		return line, nil, err
 	}
 }
 
@@ -302,7 +326,12 @@ type watchers struct {
 // sure the group is dead and returns the machine's outcome.
 func (p *proc) supervise(ctx context.Context, out *os.File, s *stream, h watchers) attemptOut {
 	lines := make(chan lineMsg, 64)
-	go readLines(out, lines)
+	sp := p.spool
+	if sp == nil {
+		sp = &spool{dir: os.TempDir()}
+	}
+	go readLines(out, lines, sp)
+	defer sp.remove() // the reader is done: supervise returns at the end of stdout
 	defer func() {
 		// Unblock and drain the reader so its goroutine ends.
 		out.Close()
@@ -354,11 +383,21 @@ func (p *proc) consume(s *stream, m lineMsg, h watchers) action {
 		return s.readError(m.err, now)
 	}
 	wasInit := s.sawInit
+	s.big = m.big
 	ev, emit, act := s.line(m.line, now)
+	s.big = nil
 	if !wasInit && s.sawInit {
 		h.onInit(s.sessionID)
 	}
 	for _, mr := range s.mirror {
+		if m.big != nil { // the mirror frame is this line: whole again
+			whole, err := m.big.whole()
+			if err != nil {
+				h.onLine(Event{Kind: EventStore, Time: now, Data: EventData(ErrorEvent{Error: err.Error(), Op: "mirror"})})
+				continue
+			}
+			mr = whole
+		}
 		h.onMirror(mr)
 	}
 	s.mirror = s.mirror[:0]
@@ -406,6 +445,13 @@ func (p *proc) finish(s *stream) attemptOut {
 	if s.results > 0 {
 		o.text = s.final.Get("result").String()
 		o.cost = s.final.Get("total_cost_usd").Float()
+		if t := s.final.Get("result"); s.finalBig != nil {
+			// A big text: read back whole from the spool, once.
+			if whole, ok, err := s.finalBig.text(offsetIn(s.finalBig.skel, t.Raw)); ok {
+				o.text = whole
+				s.fail(err)
+			}
+		}
 	}
 	select { // the group is dead: only an escaped grandchild holds stderr
 	case <-p.errDone:

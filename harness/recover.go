@@ -45,6 +45,7 @@ func RecoverRunDir(runDir string) (int, error) {
 			if json.Unmarshal(rows[i], &row) != nil {
 				continue
 			}
+			removeSpools(runDir, row.Run, row.Running)
 			if n := markDead(&row); n > 0 {
 				if enc, err := encodeRow(row); err == nil {
 					rows[i] = enc
@@ -90,6 +91,21 @@ func removeLeftoverTemps(runDir string) {
 	tmps, _ := filepath.Glob(filepath.Join(runDir, ".manifest.json.tmp*"))
 	for _, t := range tmps {
 		os.Remove(t)
+	}
+}
+
+// removeSpools removes what the attempts of run's dead steps spooled (the
+// rest of big stream texts, not redacted yet: an attempt removes its own
+// spool when it ends, a killed flower cannot).
+func removeSpools(runDir, run string, steps []RunningStep) {
+	for _, s := range steps {
+		if processAlive(s.PID) {
+			continue
+		}
+		spools, _ := filepath.Glob(filepath.Join(runDir, run, stepDirName(s.Step), ".spool-*"))
+		for _, p := range spools {
+			os.Remove(p)
+		}
 	}
 }
 

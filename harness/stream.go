@@ -30,6 +30,8 @@ type stream struct {
 	sawInit   bool
 	results   int
 	final     gjson.Result // last result line
+	finalBig  *cutLine     // the last result line's cut strings (nil: none)
+	big       *cutLine     // the cut strings of the line being handled
 	context   int
 	due       bool // context reached handoff.At
 	mirror    [][]byte
@@ -331,7 +333,7 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 		// Parsed in place: the line is the machine's own (readLines hands
 		// over a fresh slice and never touches it again), and the result
 		// text is a piece of it, not a copy.
-		s.final = gjson.Parse(unsafeString(line))
+		s.final, s.finalBig = gjson.Parse(unsafeString(line)), s.big
 		maps.Copy(ev.Data, EventData(ResultEvent{Subtype: sub, IsError: s.final.Get("is_error").Bool(),
 			NumTurns: int(s.final.Get("num_turns").Int()), CostUSD: s.final.Get("total_cost_usd").Float()}))
 		return ev, emit, actEndInput
@@ -379,6 +381,19 @@ func rawCut(line []byte, big []gjson.Result) json.RawMessage {
 	return append(out, line[at:]...)
 }
 
+// offsetIn is where raw, a piece of line read in place, starts in line
+// (-1: it is not a piece of line).
+func offsetIn(line []byte, raw string) int {
+	if len(raw) == 0 || len(line) == 0 {
+		return -1
+	}
+	at := int(uintptr(unsafe.Pointer(unsafe.StringData(raw))) - uintptr(unsafe.Pointer(unsafe.SliceData(line))))
+	if at < 0 || at+len(raw) > len(line) {
+		return -1
+	}
+	return at
+}
+
 // unsafeString is b as a string without a copy. b must never change
 // afterwards, and what is kept of a gjson result read from it must be
 // cloned unless it is meant to hold all of b.
@@ -393,7 +408,11 @@ func (s *stream) assistant(line []byte, ev *Event) bool {
 	for _, b := range gjson.Get(unsafeString(line), "message.content").Array() {
 		switch b.Get("type").String() {
 		case "text":
-			ev.Data["text"] = strings.Clone(eventText(b.Get("text").Str, ev.Data))
+			t := b.Get("text")
+			ev.Data["text"] = strings.Clone(eventText(t.Str, ev.Data))
+			if cut, ok := s.big.at(offsetIn(line, t.Raw)); ok {
+				ev.Data["text_bytes"] = cut.bytes // its skeleton keeps the start
+			}
 		case "tool_use":
 			ev.Kind = EventToolUse
 			ev.Data["tool"] = strings.Clone(b.Get("name").String())

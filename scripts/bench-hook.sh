@@ -3,9 +3,12 @@
 #   - IsEphemeral throughput (cmds/s) over the test corpus (target: at least
 #     100,000 commands/s);
 #   - flower-hook delegate per-invocation wall time (spawn + decide + report
-#     to a live unix socket), p50/p99 over 500 runs, beside an empty Go
-#     program measured in the same run (target: at most 1.2x), the same pair
-#     through /bin/sh with the fail-closed wrapper, and a python3 hook.
+#     to a live unix socket), p50/p99 and CPU time, interleaved with the floor
+#     any Go hook can reach (read stdin, answer, one socket line: syscalls
+#     only), an empty Go program, /bin/true, the same through /bin/sh with the
+#     fail-closed wrapper, and a python3 hook; then the ratios (target:
+#     flower-hook <= 1.15x the floor, wall p50) and, with valgrind installed,
+#     the instruction counts of floor and flower-hook (load-independent).
 # Usage: scripts/bench-hook.sh [runs]   (default 500)
 set -eu
 cd "$(dirname "$0")/.."

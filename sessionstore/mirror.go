@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -30,8 +31,12 @@ const agentMetadataType = "agent_metadata"
 // …/projects/<projectKey>/<session>/subagents/agent-<id>.jsonl). Entries go
 // in byte for byte as the frame carries them, which is what the CLI wrote
 // to its own file.
+//
+// The frame is read in place and its entries are pieces of line, not
+// copies (a frame may carry a model text of many megabytes): line must not
+// change while Mirror runs.
 func (s *Store) Mirror(ctx context.Context, line []byte) error {
-	frame := gjson.ParseBytes(line)
+	frame := gjson.Parse(view(line))
 	if frame.Get("type").String() != "transcript_mirror" {
 		return fmt.Errorf("sessionstore: mirror: %w (type %q)", ErrNotMirror, frame.Get("type").String())
 	}
@@ -42,7 +47,7 @@ func (s *Store) Mirror(ctx context.Context, line []byte) error {
 	}
 	var entries []json.RawMessage
 	frame.Get("entries").ForEach(func(_, e gjson.Result) bool {
-		raw := []byte(e.Raw)
+		raw := piece(line, e.Raw)
 		if meta {
 			raw = agentMetadata(raw)
 		}
@@ -53,6 +58,16 @@ func (s *Store) Mirror(ctx context.Context, line []byte) error {
 		return fmt.Errorf("sessionstore: mirror %s: %w", file, err)
 	}
 	return nil
+}
+
+// piece is raw, read in place from line, as a slice of line (a copy when
+// it is not a piece of it).
+func piece(line []byte, raw string) []byte {
+	at := int(uintptr(unsafe.Pointer(unsafe.StringData(raw))) - uintptr(unsafe.Pointer(unsafe.SliceData(line))))
+	if len(raw) == 0 || at < 0 || at+len(raw) > len(line) {
+		return []byte(raw)
+	}
+	return line[at : at+len(raw) : at+len(raw)]
 }
 
 // KeyFromPath derives the store key from a transcript file path under a

@@ -290,7 +290,7 @@ func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) 
 	}
 	entries = redactEntries(entries)
 	for i, e := range entries {
-		if !gjson.ValidBytes(e) || !gjson.ParseBytes(e).IsObject() {
+		if !gjson.ValidBytes(e) || !gjson.Parse(view(e)).IsObject() { // read in place: an entry may be many megabytes
 			return fmt.Errorf("entry %d is not a JSON object", i)
 		}
 	}

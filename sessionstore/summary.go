@@ -23,8 +23,10 @@ func FoldSummary(prev map[string]any, key Key, entries []json.RawMessage) map[st
 	n, _ := out["entries"].(float64)
 	out["entries"] = n + float64(len(entries))
 	for _, e := range entries {
-		r := gjson.ParseBytes(e)
-		if ts := r.Get("timestamp").String(); ts != "" {
+		// Read in place (an entry may carry a model text of many
+		// megabytes); what the summary keeps is cloned.
+		r := gjson.Parse(view(e))
+		if ts := strings.Clone(r.Get("timestamp").String()); ts != "" {
 			if _, ok := out["created_at"]; !ok {
 				out["created_at"] = ts
 			}
@@ -32,17 +34,17 @@ func FoldSummary(prev map[string]any, key Key, entries []json.RawMessage) map[st
 		}
 		for _, f := range [...]struct{ from, to string }{{"cwd", "cwd"}, {"gitBranch", "git_branch"}} {
 			if v := r.Get(f.from).String(); v != "" {
-				out[f.to] = v
+				out[f.to] = strings.Clone(v)
 			}
 		}
 		switch r.Get("type").String() {
 		case "custom-title":
 			if v := r.Get("customTitle").String(); v != "" {
-				out["custom_title"] = v
+				out["custom_title"] = strings.Clone(v)
 			}
 		case "summary":
 			if v := r.Get("summary").String(); v != "" {
-				out["summary"] = v
+				out["summary"] = strings.Clone(v)
 			}
 		case "user":
 			if r.Get("isMeta").Bool() || r.Get("isCompactSummary").Bool() || r.Get("toolUseResult").Exists() {
@@ -53,9 +55,9 @@ func FoldSummary(prev map[string]any, key Key, entries []json.RawMessage) map[st
 				continue
 			}
 			if _, ok := out["first_prompt"]; !ok {
-				out["first_prompt"] = textclip.Runes(text, 200)
+				out["first_prompt"] = strings.Clone(textclip.Runes(text, 200))
 			}
-			out["last_prompt"] = textclip.Runes(text, 200)
+			out["last_prompt"] = strings.Clone(textclip.Runes(text, 200))
 		}
 	}
 	return out

@@ -188,7 +188,10 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 	if o.JSON {
 		enc.Encode(stepResultOut(res))
 	} else if res.Text != "" {
-		fmt.Fprintln(e.Stdout, res.Text)
+		// Written from the string itself: fmt would copy a text that may
+		// be many megabytes into its buffer first.
+		io.WriteString(e.Stdout, res.Text)
+		io.WriteString(e.Stdout, "\n")
 	}
 	mu.Unlock()
 	switch {

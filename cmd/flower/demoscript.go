@@ -52,13 +52,6 @@ func demoTool(name string, input any) scripted.Reply {
 	return scripted.Reply{ToolUse: &scripted.Block{Name: name, Input: js}}
 }
 
-// The demo's documents, as its script "writes" them.
-var (
-	demoBrief    = demoReply("clarify", 1)
-	demoGoal     = demoReply("goal", 0)
-	demoAchieved = demoReply("judge", 1)
-)
-
 // demoAnswers answers the clarifier's question, as a person would; with out
 // set it shows it there (the human view shows every answer itself).
 type demoAnswers struct{ out io.Writer }

@@ -9,6 +9,14 @@ import (
 // TestDemoScriptParses: `flower demo --print-script` prints the embedded
 // script the demo runs (no model, no claude); it parses once the workspace
 // is filled in, and holds what the demo's tests rely on.
+// The demo's documents, as its script "writes" them (for tests only: a
+// package variable of flower would parse the script at every start).
+var (
+	demoBrief    = demoReply("clarify", 1)
+	demoGoal     = demoReply("goal", 0)
+	demoAchieved = demoReply("judge", 1)
+)
+
 func TestDemoScriptParses(t *testing.T) {
 	e, out, errb := testEnv("")
 	e.parsed = nil

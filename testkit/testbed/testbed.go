@@ -280,7 +280,8 @@ var (
 )
 
 // BuildBinary builds the main package pkg (e.g. "./cmd/flower-hook") once per
-// test process and returns the binary's path. The binaries share one
+// test process and returns the binary's path (flower-hook with cgo off, as
+// scripts/setup.sh builds it). The binaries share one
 // temporary folder that Main removes after the package's tests.
 func BuildBinary(t testing.TB, pkg string) string {
 	t.Helper()
@@ -302,6 +303,12 @@ func BuildBinary(t testing.TB, pkg string) string {
 	out := filepath.Join(builtDir, filepath.Base(pkg))
 	cmd := child.Command(Context(t), "go", "build", "-o", out, pkg)
 	cmd.Dir = RepoRoot(t)
+	if filepath.Base(pkg) == "flower-hook" {
+		// As scripts/setup.sh builds it: static. With cgo, os/user (linked
+		// through mvdan.cc/sh's expand) makes it a dynamic binary, and the
+		// loader and libc start-up nearly double each hook's cost.
+		cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
+	}
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("testbed: go build %s: %v\n%s", pkg, err, b)
 	}
