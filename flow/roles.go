@@ -158,6 +158,7 @@ func Clarify(name string, ch Channel, o RoleOptions) harness.AgentSpec {
 		spec.AllowedTools = []string{}
 	}
 	spec.Workbench = false
+	lookOnly(&spec, o)
 	applyCommon(&spec, o)
 	return spec
 }
@@ -175,6 +176,7 @@ func Judge(name string, ch Channel, o RoleOptions) harness.AgentSpec {
 		spec.AllowedTools = append(spec.AllowedTools, "Bash")
 	}
 	spec.Workbench = false
+	lookOnly(&spec, o)
 	applyCommon(&spec, o)
 	return spec
 }
@@ -193,8 +195,17 @@ func Oracle(name string, o RoleOptions) harness.AgentSpec {
 	spec.AllowedTools = []string{"Read", "Glob", "Grep"}
 	spec.Workbench = true
 	spec.MaxTurns, spec.MaxBudgetUSD = 12, 0.5
+	lookOnly(&spec, o)
 	applyCommon(&spec, o)
 	return spec
+}
+
+// lookOnly marks a read-only role: its Bash glances pass (unless NoGlance)
+// and, with the Runtime's sandbox on, every Bash call of it runs in the
+// read-only sandbox (a CanRun judge's with a private scratch).
+func lookOnly(spec *harness.AgentSpec, o RoleOptions) {
+	spec.LookOnly = true
+	spec.Glance = !o.NoGlance
 }
 
 func applyCommon(spec *harness.AgentSpec, o RoleOptions) {

@@ -133,7 +133,9 @@ func gitRule(args []arg) bool {
 	}
 	// -C only to the workspace itself: another folder's repository brings
 	// its own config (core.fsmonitor, diff.external, textconv, gpg.program).
-	for len(args) >= 2 && args[0].v == "-C" && path.Clean(args[1].v) == "." {
+	// No ".." either: the kernel resolves x/.. through x, and a symlink x
+	// leads elsewhere (path.Clean only looks at the letters).
+	for len(args) >= 2 && args[0].v == "-C" && path.Clean(args[1].v) == "." && !strings.Contains(args[1].v, "..") {
 		args = args[2:]
 	}
 	s := scanner{args: args}

@@ -97,6 +97,13 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 	check("flower-hook", hook, herr)
 	plugin, perr := pluginDir(e.Getenv, o.Hook)
 	check("plugin", plugin, perr)
+	if serr := sandboxCheck(e)(); serr != nil && e.Getenv("FLOWER_SANDBOX") != sandboxRequire {
+		warn := "look-only rests on the classifier alone: " + serr.Error()
+		rep.Checks = append(rep.Checks, doctorCheck{Name: "sandbox", Status: "warning", Detail: warn})
+		fmt.Fprintf(w, "! %-12s %s\n", "sandbox", warn)
+	} else {
+		check("sandbox", "read-only glances run in bubblewrap", serr)
+	}
 	if err == nil && herr == nil {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
