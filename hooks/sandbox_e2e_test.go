@@ -72,7 +72,9 @@ func diffCommands() []string {
 		func(a string) string { return "printf '%s\\n' " + sq(a) },
 		func(a string) string { return "echo " + sq(a) + " | cat -A" },
 		func(a string) string { return "cat <<'EOF_X'\n" + a + "\nEOF_X" },
-		func(a string) string { return "cat <<EOF_X | wc -c\n" + strings.NewReplacer(`\`, `\\`, "$", `\$`, "`", "\\`").Replace(a) + "\nEOF_X" },
+		func(a string) string {
+			return "cat <<EOF_X | wc -c\n" + strings.NewReplacer(`\`, `\\`, "$", `\$`, "`", "\\`").Replace(a) + "\nEOF_X"
+		},
 		func(a string) string { return "printf '%s' " + ansiC(a) + " | od -c | head -5" },
 		func(a string) string { return "printf '%q\\n' " + sq(a) },
 		func(a string) string { return "echo " + sq(a) + " | tr a-z A-Z | sort | uniq -c" },
@@ -227,7 +229,7 @@ func TestE2E_SandboxAloneHolds(t *testing.T) {
 	t.Run("coordinator", func(t *testing.T) {
 		t.Parallel()
 		bed := delegationBed(t, "write please", "touch", bashCall("touch WS/main-marker; echo tried", "write"), bashCall("touch WS/sub-marker", "write"))
-		settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.DefaultDelegateTools, hooks.DenyCommand(hook+" delegate --glance --sandbox --unclassified")})
+		settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.DefaultDelegateTools, hooks.DenyCommand(hook + " delegate --glance --sandbox --unclassified")})
 		agents := `{"worker":{"description":"does work","prompt":"You are WORKER","tools":["Bash"]}}`
 		run := runClaude(t, bed, nil, "write please", "--settings", settings, "--agents", agents, "--allowedTools", "Bash")
 		if run.Result.Get("result").String() != "main done" {
@@ -248,7 +250,7 @@ func TestE2E_SandboxAloneHolds(t *testing.T) {
 		t.Parallel()
 		bed := mainBed(t, "judge it", bashCall("test -w . && echo RW || echo RO", "look"), bashCall("touch WS/judge-marker", "write"), scripted.Reply{Text: "judged"})
 		settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.HandsOnTools,
-			hooks.DenyCommand(hook+" whitelist --allow Read,Glob,Grep --role judge --glance --sandbox")})
+			hooks.DenyCommand(hook + " whitelist --allow Read,Glob,Grep --role judge --glance --sandbox")})
 		run := runClaude(t, bed, nil, "judge it", "--settings", settings)
 		if run.Result.Get("result").String() != "judged" {
 			t.Fatalf("exit %d result %s stderr %s", run.ExitCode, run.Result.Raw, run.Stderr)
