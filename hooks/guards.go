@@ -106,6 +106,12 @@ type Sandboxing struct {
 	// for a glance: it shows that the sandbox alone keeps the workspace
 	// unchanged.
 	Unclassified bool
+	// Bwrap and Bash (absolute paths) make Line run bwrap directly (Linux);
+	// Env is the environment the sandbox's additions are computed from and
+	// Rust rustup's default toolchain.
+	Bwrap, Bash string
+	Env         []string
+	Rust        string
 }
 
 // glance decides a main-thread Bash call that may be a glance: ok is false
@@ -115,7 +121,7 @@ func (sb Sandboxing) glance(in Input) (Decision, bool) {
 	accepted := found && IsEphemeral(cmd)
 	switch {
 	case sb.On && (accepted || sb.Unclassified):
-		return sandboxed(in, sb.HookBin, false, map[string]any{"glance": true, "classified": accepted}), true
+		return sandboxed(in, sb, false, map[string]any{"glance": true, "classified": accepted}), true
 	case accepted:
 		return Decision{Verdict: Pass, Detail: map[string]any{"glance": true}}, true
 	}
@@ -188,7 +194,7 @@ func WhitelistIn(in Input, allowed []string, role string, glance bool, sb Sandbo
 	}
 	banned := contains(Banned(allowed), in.ToolName)
 	if in.ToolName == "Bash" && !banned && sb.On {
-		return sandboxed(in, sb.HookBin, true, map[string]any{"allowed": true})
+		return sandboxed(in, sb, true, map[string]any{"allowed": true})
 	}
 	if in.ToolName == "Bash" && banned && glance {
 		if d, ok := sb.glance(in); ok {

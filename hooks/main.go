@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -248,7 +250,18 @@ func sandboxFlags(fs *flag.FlagSet) func() (Sandboxing, error) {
 		if err != nil {
 			return Sandboxing{}, fmt.Errorf("--sandbox: where is flower-hook: %w", err)
 		}
-		return Sandboxing{On: true, HookBin: self, Unclassified: *unclassified}, nil
+		sb := Sandboxing{On: true, HookBin: self, Unclassified: *unclassified}
+		if runtime.GOOS != "linux" {
+			return sb, nil
+		}
+		if sb.Bwrap, err = exec.LookPath("bwrap"); err != nil {
+			return Sandboxing{}, errors.New("--sandbox: bubblewrap (bwrap) was not found: install it: " + BwrapInstallHint)
+		}
+		if sb.Bash, err = exec.LookPath("bash"); err != nil {
+			return Sandboxing{}, errors.New("--sandbox: no bash on PATH")
+		}
+		sb.Env, sb.Rust = os.Environ(), rustupDefault(os.Getenv)
+		return sb, nil
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -28,11 +29,8 @@ const maxCmd64 = 120 << 10
 
 // SandboxInput is the rewritten Bash input of a sandboxed call: every field
 // of the original input is kept (timeout, description, run_in_background),
-// and command becomes hookBin's sandbox subcommand carrying the original
-// command base64-encoded in one argv word. The model's text is never quoted
-// into the new command: base64's alphabet needs no quoting, and the
-// subcommand hands the decoded text to bash as one argv element.
-func SandboxInput(input json.RawMessage, hookBin string, scratch bool) (json.RawMessage, error) {
+// and command becomes line(the original command): Sandboxing.Line.
+func SandboxInput(input json.RawMessage, line func(cmd string) (string, error)) (json.RawMessage, error) {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(input, &fields) != nil || fields == nil {
 		return nil, errors.New("tool_input is not an object")
@@ -41,29 +39,75 @@ func SandboxInput(input json.RawMessage, hookBin string, scratch bool) (json.Raw
 	if err := json.Unmarshal(fields["command"], &cmd); err != nil {
 		return nil, errors.New("tool_input has no command string")
 	}
-	enc := base64.RawURLEncoding.EncodeToString([]byte(cmd))
-	if len(enc) > maxCmd64 {
-		return nil, fmt.Errorf("the command is longer than the sandbox takes (%d bytes encoded, at most %d)", len(enc), maxCmd64)
-	}
-	words := []string{ShellQuote(hookBin), GuardSandbox}
-	if scratch {
-		words = append(words, "--scratch")
-	}
-	words = append(words, "--cmd64", enc)
-	line, err := json.Marshal(strings.Join(words, " "))
+	l, err := line(cmd)
 	if err != nil {
 		return nil, err
 	}
-	fields["command"] = line
+	js, err := json.Marshal(l)
+	if err != nil {
+		return nil, err
+	}
+	fields["command"] = js
 	return json.Marshal(fields)
+}
+
+// Line is the command a sandboxed call of cmd is rewritten to. On Linux
+// (Bwrap set) it runs bwrap directly from claude's shell: the command
+// travels hex-escaped (\xHH for every byte) in a single-quoted word that
+// bash's printf builtin decodes into a variable, and reaches bash -c as
+// that variable's value, one argv word, never re-parsed; no process but
+// bwrap and bash is added (BwrapArgs, the environment of SandboxEnv as
+// --setenv, the folder under /tmp that holds $PWD bound back read-only).
+// Elsewhere it is HookBin's sandbox subcommand with the command
+// base64-encoded in one argv word (base64's alphabet needs no quoting).
+func (sb Sandboxing) Line(cmd string, scratch bool) (string, error) {
+	if sb.Bwrap == "" {
+		enc := base64.RawURLEncoding.EncodeToString([]byte(cmd))
+		if len(enc) > maxCmd64 {
+			return "", fmt.Errorf("the command is longer than the sandbox takes (%d bytes encoded, at most %d)", len(enc), maxCmd64)
+		}
+		words := []string{ShellQuote(sb.HookBin), GuardSandbox}
+		if scratch {
+			words = append(words, "--scratch")
+		}
+		return strings.Join(append(words, "--cmd64", enc), " "), nil
+	}
+	if 4*len(cmd) > maxCmd64 {
+		return "", fmt.Errorf("the command is longer than the sandbox takes (%d bytes, at most %d)", len(cmd), maxCmd64/4)
+	}
+	var b strings.Builder
+	b.WriteString("printf -v __flower_cmd %b '")
+	for i := 0; i < len(cmd); i++ {
+		fmt.Fprintf(&b, `\x%02x`, cmd[i])
+	}
+	b.WriteString("' && __flower_top= && case $PWD in /tmp/?*) __flower_top=${PWD#/tmp/}; __flower_top=/tmp/${__flower_top%%/*};; esac && ")
+	b.WriteString(ShellQuote(sb.Bwrap))
+	set, unset := sandboxSet(sb.Env, scratch, sb.Rust)
+	args := BwrapArgs("", SandboxOptions{Bash: sb.Bash})
+	for _, a := range args[:len(args)-1] {
+		b.WriteString(" " + ShellQuote(a))
+		if a == "/tmp" && strings.HasSuffix(b.String(), "--tmpfs /tmp") {
+			b.WriteString(` ${__flower_top:+--ro-bind "$__flower_top" "$__flower_top"}`)
+		}
+		if a == "ALL" {
+			for _, k := range sortedKeys(set) {
+				b.WriteString(" --setenv " + ShellQuote(k) + " " + ShellQuote(set[k]))
+			}
+			for _, k := range unset {
+				b.WriteString(" --unsetenv " + k)
+			}
+		}
+	}
+	b.WriteString(` "$__flower_cmd"`)
+	return b.String(), nil
 }
 
 // sandboxed turns a decision to let a Bash glance run into one that runs
 // it in the sandbox: Allow (claude's own permission layer would refuse the
 // rewritten command) with the rewritten input. A call that cannot be
 // rewritten is denied: the sandbox was asked for.
-func sandboxed(in Input, hookBin string, scratch bool, detail map[string]any) Decision {
-	updated, err := SandboxInput(in.ToolInput, hookBin, scratch)
+func sandboxed(in Input, sb Sandboxing, scratch bool, detail map[string]any) Decision {
+	updated, err := SandboxInput(in.ToolInput, func(cmd string) (string, error) { return sb.Line(cmd, scratch) })
 	if err != nil {
 		return Decision{Verdict: Deny, Reason: "flower-hook could not put this command into the read-only sandbox (" + err.Error() + "); send a subagent instead.",
 			Detail: map[string]any{"error": err.Error()}}
@@ -135,14 +179,32 @@ var gitNeutral = [][2]string{
 	{"gpg.ssh.program", "ssh-keygen"}, {"protocol.ext.allow", "never"}, {"uploadpack.packObjectsHook", ""},
 }
 
-// SandboxEnv returns env with what a sandboxed command gets on top: the
-// git keys that run programs neutralised (GIT_CONFIG_COUNT, appended after
-// any the caller set), no terminal prompt or askpass, GOTOOLCHAIN=local (a
-// go.mod toolchain line downloads and runs another go), RUSTUP_TOOLCHAIN
-// pinned to rustup's own default (a rust-toolchain.toml with a path runs
-// the repository's binaries), TMPDIR=/tmp (the private one); with scratch,
-// the caches of go, pip, npm, cargo and XDG in the private /tmp.
+// SandboxEnv returns env with what a sandboxed command gets on top
+// (sandboxSet).
 func SandboxEnv(env []string, scratch bool, rustDefault string) []string {
+	set, unset := sandboxSet(env, scratch, rustDefault)
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; !ok && !slices.Contains(unset, k) {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range sortedKeys(set) {
+		out = append(out, k+"="+set[k])
+	}
+	return out
+}
+
+// sandboxSet is what a sandboxed command's environment gets: the git keys
+// that run programs neutralised (GIT_CONFIG_COUNT, appended after any the
+// caller set), no terminal prompt or askpass, GIT_EXTERNAL_DIFF unset (an
+// empty one is run), GOTOOLCHAIN=local (a go.mod toolchain line downloads
+// and runs another go), RUSTUP_TOOLCHAIN pinned to rustup's own default (a
+// rust-toolchain.toml with a path runs the repository's binaries),
+// TMPDIR=/tmp (the private one); with scratch, the caches of go, pip, npm,
+// cargo and XDG in the private /tmp.
+func sandboxSet(env []string, scratch bool, rustDefault string) (set map[string]string, unset []string) {
 	get := func(k string) string {
 		for i := len(env) - 1; i >= 0; i-- {
 			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
@@ -152,7 +214,7 @@ func SandboxEnv(env []string, scratch bool, rustDefault string) []string {
 		return ""
 	}
 	n, _ := strconv.Atoi(get("GIT_CONFIG_COUNT"))
-	set := map[string]string{}
+	set = map[string]string{}
 	for _, kv := range gitNeutral {
 		set["GIT_CONFIG_KEY_"+strconv.Itoa(n)] = kv[0]
 		set["GIT_CONFIG_VALUE_"+strconv.Itoa(n)] = kv[1]
@@ -162,7 +224,6 @@ func SandboxEnv(env []string, scratch bool, rustDefault string) []string {
 	set["GIT_TERMINAL_PROMPT"] = "0"
 	set["GIT_ASKPASS"] = "/bin/false"
 	set["SSH_ASKPASS"] = "/bin/false"
-	set["GIT_EXTERNAL_DIFF"] = ""
 	set["GOTOOLCHAIN"] = "local"
 	set["TMPDIR"] = "/tmp"
 	if rustDefault != "" {
@@ -175,20 +236,16 @@ func SandboxEnv(env []string, scratch bool, rustDefault string) []string {
 			set[k] = v
 		}
 	}
-	out := make([]string, 0, len(env)+len(set))
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := set[k]; !ok {
-			out = append(out, kv)
-		}
+	return set, []string{"GIT_EXTERNAL_DIFF"}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	for k, v := range set {
-		if k == "GIT_EXTERNAL_DIFF" {
-			continue // unset, not empty: an empty one is run
-		}
-		out = append(out, k+"="+v)
-	}
-	return out
+	slices.Sort(keys)
+	return keys
 }
 
 // rustupDefault is rustup's default toolchain from its settings file

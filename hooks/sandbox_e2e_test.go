@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,8 +22,21 @@ import (
 // rewritten to (what claude's shell then runs).
 func sandboxLine(t testing.TB, hook, cmd string, scratch bool) string {
 	t.Helper()
-	in, _ := json.Marshal(map[string]string{"command": cmd})
-	out, err := hooks.SandboxInput(in, hook, scratch)
+	in, _ := json.Marshal(map[string]string{"command": cmd, "description": "d"})
+	args := `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":` + string(in) + `}`
+	c := testbed.Command(t, hook, "delegate", "--glance", "--sandbox", "--unclassified")
+	c.Stdin = strings.NewReader(args)
+	out, err := c.Output()
+	if err != nil {
+		t.Fatalf("flower-hook delegate: %v", err)
+	}
+	var d struct {
+		HookSpecificOutput struct{ UpdatedInput json.RawMessage }
+	}
+	if err := json.Unmarshal(out, &d); err != nil || d.HookSpecificOutput.UpdatedInput == nil {
+		t.Fatalf("flower-hook delegate answered %s (%v)", out, err)
+	}
+	out = d.HookSpecificOutput.UpdatedInput
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +51,9 @@ func sandboxLine(t testing.TB, hook, cmd string, scratch bool) string {
 // working bubblewrap.
 func requireSandbox(t testing.TB) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("the sandbox's e2e tests run bwrap hundreds of times: not in -short")
+	}
 	testbed.RequireTool(t, "bwrap", "the read-only sandbox")
 	if err := hooks.SandboxCheck(); err != nil {
 		t.Fatal(err)
@@ -263,4 +281,43 @@ func TestE2E_SandboxAloneHolds(t *testing.T) {
 			t.Errorf("the judge's write was not denied: %+v", r)
 		}
 	})
+}
+
+// BenchmarkSandboxOverhead runs one glance (ls /) three ways in one run,
+// interleaved: bare (bash -c, as claude's shell runs a command), through
+// flower's sandbox path (the rewritten line: bash -c running flower-hook
+// sandbox, which execs bwrap and bash), and the floor (a minimal bwrap
+// --ro-bind / / --dev-bind /dev /dev -- bash -c). It reports each p50 in ms
+// and flower's overhead over bare as a multiple of the floor's
+// (overhead_ratio; the budget is 1.15).
+func BenchmarkSandboxOverhead(b *testing.B) {
+	requireSandbox(b)
+	hook := testbed.BuildBinary(b, "./cmd/flower-hook")
+	const glance = "ls /"
+	ways := map[string][]string{
+		"bare":   {"bash", "-c", glance},
+		"flower": {"bash", "-c", sandboxLine(b, hook, glance, false)},
+		"floor":  {"bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--", "bash", "-c", glance},
+	}
+	times := map[string][]time.Duration{}
+	n := max(b.N, 30)
+	b.ResetTimer()
+	for i := 0; i < n; i++ {
+		for _, name := range []string{"bare", "flower", "floor"} {
+			argv := ways[name]
+			cmd := exec.Command(argv[0], argv[1:]...)
+			start := time.Now()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%s: %v %s", name, err, out)
+			}
+			times[name] = append(times[name], time.Since(start))
+		}
+	}
+	p50 := map[string]float64{}
+	for name, ts := range times {
+		slices.Sort(ts)
+		p50[name] = float64(ts[len(ts)/2].Microseconds()) / 1000
+		b.ReportMetric(p50[name], name+"_p50_ms")
+	}
+	b.ReportMetric((p50["flower"]-p50["bare"])/(p50["floor"]-p50["bare"]), "overhead_ratio")
 }

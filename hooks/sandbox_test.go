@@ -3,6 +3,7 @@ package hooks
 import (
 	"encoding/base64"
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,34 +23,55 @@ func rewritten(t *testing.T, d Decision) (words []string, fields map[string]any)
 }
 
 // TestSandboxInputCarriesTheCommandAsOneWord: the model's text travels
-// base64-encoded as one word (nothing of it is quoted into the new
-// command), every other field stays, and it decodes back byte for byte.
-// Control: a command without an object input is refused.
+// hex-escaped in one single-quoted word (Linux, bwrap run directly) or
+// base64-encoded as one argv word of flower-hook sandbox (elsewhere):
+// nothing of it is quoted into the new command, every other field stays,
+// and it decodes back byte for byte. Control: a command without an object
+// input is refused, so is one over the argv limit.
 func TestSandboxInputCarriesTheCommandAsOneWord(t *testing.T) {
+	hex := regexp.MustCompile(`^printf -v __flower_cmd %b '((?:\\x[0-9a-f]{2})*)' && `)
+	direct := Sandboxing{Bwrap: "/usr/bin/bwrap", Bash: "/bin/bash"}
+	viaHook := Sandboxing{HookBin: "/opt/my hook/flower-hook"}
 	for _, cmd := range []string{"ls", `echo 'a'"b"$'\x2d' | cat`, "cat <<'EOF'\n$(x) `y`\nEOF", "echo ünï 🌼", "a\n\tb; c &"} {
 		in := json.RawMessage(`{"command":` + jsonText(cmd) + `,"timeout":5000,"description":"d","run_in_background":false}`)
-		out, err := SandboxInput(in, "/opt/my hook/flower-hook", false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f map[string]any
-		_ = json.Unmarshal(out, &f)
-		line := f["command"].(string)
-		if !strings.HasPrefix(line, `'/opt/my hook/flower-hook' sandbox --cmd64 `) || f["timeout"] != 5000.0 || f["description"] != "d" || f["run_in_background"] != false {
-			t.Errorf("%q: rewritten to %s", cmd, out)
-		}
-		enc := strings.TrimPrefix(line, `'/opt/my hook/flower-hook' sandbox --cmd64 `)
-		if strings.Trim(enc, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
-			t.Errorf("%q: the encoded word %q holds a character a shell reads", cmd, enc)
-		}
-		if back, _ := base64.RawURLEncoding.DecodeString(enc); string(back) != cmd {
-			t.Errorf("%q came back as %q", cmd, back)
+		for _, sb := range []Sandboxing{direct, viaHook} {
+			out, err := SandboxInput(in, func(c string) (string, error) { return sb.Line(c, false) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			var f map[string]any
+			_ = json.Unmarshal(out, &f)
+			line := f["command"].(string)
+			if f["timeout"] != 5000.0 || f["description"] != "d" || f["run_in_background"] != false {
+				t.Errorf("%q: fields lost: %s", cmd, out)
+			}
+			var back []byte
+			if sb.Bwrap != "" {
+				m := hex.FindStringSubmatch(line)
+				if m == nil || !strings.HasSuffix(line, ` -- /bin/bash -c "$__flower_cmd"`) {
+					t.Fatalf("%q: rewritten to %s", cmd, line)
+				}
+				for _, h := range strings.Split(m[1], `\x`)[1:] {
+					v, _ := strconv.ParseUint(h, 16, 8)
+					back = append(back, byte(v))
+				}
+			} else {
+				enc, ok := strings.CutPrefix(line, `'/opt/my hook/flower-hook' sandbox --cmd64 `)
+				if !ok || strings.Trim(enc, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
+					t.Fatalf("%q: rewritten to %s", cmd, line)
+				}
+				back, _ = base64.RawURLEncoding.DecodeString(enc)
+			}
+			if string(back) != cmd {
+				t.Errorf("%q came back as %q", cmd, back)
+			}
 		}
 	}
-	if _, err := SandboxInput(json.RawMessage(`"ls"`), "h", false); err == nil {
+	line := func(c string) (string, error) { return direct.Line(c, false) }
+	if _, err := SandboxInput(json.RawMessage(`"ls"`), line); err == nil {
 		t.Error("control: a string input was rewritten")
 	}
-	if _, err := SandboxInput(json.RawMessage(`{"command":"`+strings.Repeat("x", maxCmd64)+`"}`), "h", false); err == nil {
+	if _, err := SandboxInput(json.RawMessage(`{"command":"`+strings.Repeat("x", maxCmd64)+`"}`), line); err == nil {
 		t.Error("a command over the argv limit was rewritten")
 	}
 }
@@ -69,7 +91,7 @@ func jsonText(v any) string {
 // Control: without --sandbox a glance passes as before, unrewritten.
 func TestSandboxedGuards(t *testing.T) {
 	all, _ := ToolMatcher(DefaultDelegateTools)
-	sb := Sandboxing{On: true, HookBin: "/bin/flower-hook"}
+	sb := Sandboxing{On: true, HookBin: "/bin/flower-hook"} // the subcommand form: its words are easy to read
 	bash := func(cmd string) Input { return Input{ToolName: "Bash", ToolInput: bashInput(cmd)} }
 	words, _ := rewritten(t, DelegateIn(bash("git status"), all, true, sb))
 	if !slices.Equal(words[:3], []string{"/bin/flower-hook", "sandbox", "--cmd64"}) {
