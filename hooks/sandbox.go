@@ -56,7 +56,9 @@ func SandboxInput(input json.RawMessage, line func(cmd string) (string, error)) 
 // travels hex-escaped (\xHH for every byte) in a single-quoted word that
 // bash's printf builtin decodes into a variable, and reaches bash -c as
 // that variable's value, one argv word, never re-parsed; no process but
-// bwrap and bash is added (BwrapArgs, the environment of SandboxEnv as
+// bwrap and bash is added: claude's shell execs bwrap (so its own
+// "pwd -P" after the command does not run: a cd inside a glance never moved
+// the session anyway) (BwrapArgs, the environment of SandboxEnv as
 // --setenv, the folder under /tmp that holds $PWD bound back read-only).
 // Elsewhere it is HookBin's sandbox subcommand with the command
 // base64-encoded in one argv word (base64's alphabet needs no quoting).
@@ -80,7 +82,7 @@ func (sb Sandboxing) Line(cmd string, scratch bool) (string, error) {
 	for i := 0; i < len(cmd); i++ {
 		fmt.Fprintf(&b, `\x%02x`, cmd[i])
 	}
-	b.WriteString("' && __flower_top= && case $PWD in /tmp/?*) __flower_top=${PWD#/tmp/}; __flower_top=/tmp/${__flower_top%%/*};; esac && ")
+	b.WriteString("' && __flower_top= && case $PWD in /tmp/?*) __flower_top=${PWD#/tmp/}; __flower_top=/tmp/${__flower_top%%/*};; esac && exec ")
 	b.WriteString(ShellQuote(sb.Bwrap))
 	set, unset := sandboxSet(sb.Env, scratch, sb.Rust)
 	args := BwrapArgs("", SandboxOptions{Bash: sb.Bash})
@@ -140,7 +142,9 @@ type SandboxOptions struct {
 // (no terminal ioctl reaches the caller's terminal), the sandbox dying with
 // its parent, every capability dropped (bwrap as root keeps them
 // otherwise, and CAP_SYS_ADMIN could remount / writable) and no new
-// privileges (bwrap sets PR_SET_NO_NEW_PRIVS). The network is shared: a look
+// privileges (bwrap sets PR_SET_NO_NEW_PRIVS). No IPC namespace: SysV IPC
+// writes no file, and tearing one down waits for an RCU grace period on
+// every glance. The network is shared: a look
 // at a local health endpoint is a glance, and what may be fetched is the
 // classifier's decision; the sandbox's promise is that nothing is written.
 // cmd is one argv element of bash -c: never quoted, never re-parsed.
@@ -149,7 +153,7 @@ func BwrapArgs(cmd string, o SandboxOptions) []string {
 	if top := tmpTop(o.Dir); top != "" {
 		a = append(a, "--ro-bind", top, top)
 	}
-	a = append(a, "--unshare-pid", "--unshare-ipc", "--new-session", "--die-with-parent", "--cap-drop", "ALL")
+	a = append(a, "--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL")
 	if o.Dir != "" {
 		a = append(a, "--chdir", o.Dir)
 	}
