@@ -13,7 +13,9 @@ import (
 // the check said; off never asks; a misspelt mode is a usage error.
 // Control: a passing check under auto prints nothing.
 func TestApplySandbox(t *testing.T) {
-	missing := func() error { return errors.New("bubblewrap (bwrap) was not found: install it: apt-get install -y bubblewrap") }
+	missing := func() error {
+		return errors.New("bubblewrap (bwrap) was not found: install it: apt-get install -y bubblewrap")
+	}
 	ok := func() error { return nil }
 	asked := false
 	never := func() error { asked = true; return nil }
