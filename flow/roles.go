@@ -146,7 +146,8 @@ func Worker(description, prompt string, o WorkerOptions) harness.AgentDefinition
 
 // Clarify builds the clarifier: ask, do nothing, end with exactly four
 // sections. Allowed: the channel's ask tool plus the five read tools (unless
-// NoRead); no Write/Edit/Bash/Agent and no inbox; Workbench false.
+// NoRead); no Write/Edit/Agent, Bash only for glances (lookOnly), no
+// inbox; Workbench false.
 func Clarify(name string, ch Channel, o RoleOptions) harness.AgentSpec {
 	spec := harness.NewAgentSpec(name, rules(ClarifyRules, o.Instructions))
 	spec.AllowedTools = nil
@@ -164,9 +165,11 @@ func Clarify(name string, ch Channel, o RoleOptions) harness.AgentSpec {
 }
 
 // Judge builds the judge: set the goal before the start, or judge a round
-// after it. Allowed: the channel's ask tool, Read, Glob, Grep, plus Bash
-// with CanRun (which lets it change the workspace: leave it off for a
-// strictly neutral judge). No Write/Edit/Agent, no inbox; Workbench false.
+// after it. Allowed: the channel's ask tool, Read, Glob, Grep, glances
+// (lookOnly), plus Bash with CanRun (in the read-only sandbox with a
+// private scratch when the Runtime's sandbox is on; without it, CanRun lets
+// the judge change the workspace). No Write/Edit/Agent, no inbox;
+// Workbench false.
 func Judge(name string, ch Channel, o RoleOptions) harness.AgentSpec {
 	spec := harness.NewAgentSpec(name, rules(JudgeRules, o.Instructions))
 	spec.AllowedTools = nil
