@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,14 +79,16 @@ func (sb Sandboxing) Line(cmd string, scratch bool) (string, error) {
 		return "", fmt.Errorf("the command is longer than the sandbox takes (%d bytes, at most %d)", len(cmd), maxCmd64/4)
 	}
 	var b strings.Builder
-	b.WriteString("printf -v __flower_cmd %b '")
-	for i := 0; i < len(cmd); i++ {
-		fmt.Fprintf(&b, `\x%02x`, cmd[i])
-	}
+	b.WriteString("printf -v __flower_cmd %b '" + hexEscaped([]byte(cmd)))
 	b.WriteString("' && __flower_top= && case $PWD in /tmp/?*) __flower_top=${PWD#/tmp/}; __flower_top=/tmp/${__flower_top%%/*};; esac && exec ")
 	b.WriteString(ShellQuote(sb.Bwrap))
 	set, unset := sandboxSet(sb.Env, scratch, sb.Rust)
-	args := BwrapArgs("", SandboxOptions{Bash: sb.Bash})
+	o := SandboxOptions{Bash: sb.Bash}
+	filter, ok := TIOCSTIFilter(runtime.GOARCH)
+	if ok {
+		o.SeccompFD = 9
+	}
+	args := BwrapArgs("", o)
 	for _, a := range args[:len(args)-1] {
 		b.WriteString(" " + ShellQuote(a))
 		if a == "/tmp" && strings.HasSuffix(b.String(), "--tmpfs /tmp") {
@@ -101,6 +104,9 @@ func (sb Sandboxing) Line(cmd string, scratch bool) (string, error) {
 		}
 	}
 	b.WriteString(` "$__flower_cmd"`)
+	if ok {
+		b.WriteString(" 9< <(printf %b '" + hexEscaped(filter) + "')")
+	}
 	return b.String(), nil
 }
 
@@ -133,6 +139,9 @@ type SandboxOptions struct {
 	Bwrap, Bash string
 	// Dir is the working directory the command starts in.
 	Dir string
+	// SeccompFD, when set, is the descriptor bwrap reads TIOCSTIFilter
+	// from; it then stands in for a new session.
+	SeccompFD int
 }
 
 // BwrapArgs is the argv (after bwrap itself) that runs cmd in the read-only
@@ -153,7 +162,13 @@ func BwrapArgs(cmd string, o SandboxOptions) []string {
 	if top := tmpTop(o.Dir); top != "" {
 		a = append(a, "--ro-bind", top, top)
 	}
-	a = append(a, "--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL")
+	a = append(a, "--unshare-pid")
+	if o.SeccompFD > 0 {
+		a = append(a, "--seccomp", strconv.Itoa(o.SeccompFD))
+	} else {
+		a = append(a, "--new-session")
+	}
+	a = append(a, "--die-with-parent", "--cap-drop", "ALL")
 	if o.Dir != "" {
 		a = append(a, "--chdir", o.Dir)
 	}

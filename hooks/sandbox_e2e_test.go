@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+
 	"github.com/flowerhq/flower/hooks"
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/testkit/testbed"
@@ -327,4 +329,37 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 	}
 	b.ReportMetric((p50["flower"]-p50["bare"])/(p50["floor"]-p50["bare"]), "overhead_ratio")
 	b.ReportMetric((p50["flower"]-p50["bare"])/(p50["floorsh"]-p50["bare"]), "overhead_ratio_sh")
+}
+
+// tiocsti is a python program that pushes a keystroke into its terminal
+// (stdin) with TIOCSTI and says whether the kernel let it.
+const tiocsti = "import fcntl, termios\ntry:\n    fcntl.ioctl(0, termios.TIOCSTI, b'x'); print('INJECTED')\nexcept OSError as e:\n    print('refused', e.errno)\n"
+
+// TestE2E_SandboxRefusesTIOCSTI: a sandboxed command whose stdin is the
+// caller's terminal cannot push keystrokes into it (the seccomp filter
+// that stands in for a new session). Control: the same program run bare
+// on the same kind of terminal injects.
+func TestE2E_SandboxRefusesTIOCSTI(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	py := testbed.RequireTool(t, "python3", "the TIOCSTI probe")
+	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
+	probe := "python3 -c " + sq(tiocsti)
+	for _, c := range []struct{ line, want string }{{sandboxLine(t, hook, probe, false), "refused 1"}, {probe, "INJECTED"}} {
+		ptmx, tty, err := pty.Open()
+		if err != nil {
+			t.Skip("no pty: " + err.Error())
+		}
+		cmd := testbed.Command(t, "bash", "-c", c.line)
+		cmd.Stdin = tty
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		err = cmd.Run()
+		tty.Close()
+		ptmx.Close()
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("%s: %v %q, want %q", py, err, out.String(), c.want)
+		}
+	}
 }

@@ -48,7 +48,7 @@ func TestSandboxInputCarriesTheCommandAsOneWord(t *testing.T) {
 			var back []byte
 			if sb.Bwrap != "" {
 				m := hex.FindStringSubmatch(line)
-				if m == nil || !strings.HasSuffix(line, ` -- /bin/bash -c "$__flower_cmd"`) {
+				if m == nil || !strings.Contains(line, ` -- /bin/bash -c "$__flower_cmd"`) {
 					t.Fatalf("%q: rewritten to %s", cmd, line)
 				}
 				for _, h := range strings.Split(m[1], `\x`)[1:] {
@@ -198,3 +198,34 @@ func TestSandboxEnv(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestTIOCSTIFilter: ten instructions for the arches flower-hook ships
+// for, no jump past the end, the two returns last, the ioctl number and the two
+// requests in place. Control: an unknown arch gets no filter (and the
+// sandbox a new session instead).
+func TestTIOCSTIFilter(t *testing.T) {
+	for _, arch := range []string{"amd64", "arm64"} {
+		p, ok := TIOCSTIFilter(arch)
+		if !ok || len(p) != 10*8 {
+			t.Fatalf("%s: %d bytes", arch, len(p))
+		}
+		for i := 0; i < 10; i++ {
+			code, jt, jf := uint16(p[8*i])|uint16(p[8*i+1])<<8, int(p[8*i+2]), int(p[8*i+3])
+			if code&0x07 == 0x05 && (i+1+jt > 9 || i+1+jf > 9) {
+				t.Errorf("%s: jump %d lands on %d/%d, past the program", arch, i, i+1+jt, i+1+jf)
+			}
+			if (i >= 8) != (code == 0x06) {
+				t.Errorf("%s: instruction %d is %#x: the returns are the last two", arch, i, code)
+			}
+		}
+		if !strings.Contains(hexEscaped(p), `\x12\x54\x00\x00`) || !strings.Contains(hexEscaped(p), `\x1c\x54\x00\x00`) {
+			t.Errorf("%s: TIOCSTI/TIOCLINUX missing", arch)
+		}
+	}
+	if _, ok := TIOCSTIFilter("mips"); ok {
+		t.Error("control: an unknown arch got a filter")
+	}
+	if a := strings.Join(BwrapArgs("ls", SandboxOptions{Bash: "/bin/bash", SeccompFD: 9}), " "); !strings.Contains(a, "--seccomp 9") || strings.Contains(a, "--new-session") {
+		t.Errorf("with a filter: %s", a)
+	}
+}
