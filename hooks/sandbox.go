@@ -147,16 +147,18 @@ type SandboxOptions struct {
 // BwrapArgs is the argv (after bwrap itself) that runs cmd in the read-only
 // sandbox: the whole filesystem read-only (submounts too), a private tmpfs
 // at /tmp (with the folder holding Dir bound back read-only when Dir lies
-// in /tmp, tmpTop), a minimal /dev and a /proc of a new PID namespace, a new session
-// (no terminal ioctl reaches the caller's terminal), the sandbox dying with
-// its parent, every capability dropped (bwrap as root keeps them
-// otherwise, and CAP_SYS_ADMIN could remount / writable) and no new
-// privileges (bwrap sets PR_SET_NO_NEW_PRIVS). No IPC namespace: SysV IPC
-// writes no file, and tearing one down waits for an RCU grace period on
-// every glance. The network is shared: a look
-// at a local health endpoint is a glance, and what may be fetched is the
-// classifier's decision; the sandbox's promise is that nothing is written.
-// cmd is one argv element of bash -c: never quoted, never re-parsed.
+// in /tmp, tmpTop), a minimal /dev (the host's would let root write a raw
+// disk: device nodes ignore a read-only mount) and a /proc of a new PID
+// namespace, no terminal ioctl reaching the caller's terminal (the seccomp
+// filter of SeccompFD, else a new session), the sandbox dying with its
+// parent, every capability dropped (bwrap as root keeps them otherwise,
+// and CAP_SYS_ADMIN could remount / writable) and no new privileges (bwrap
+// sets PR_SET_NO_NEW_PRIVS). No IPC namespace: SysV IPC writes no file,
+// and tearing one down waits for an RCU grace period on every glance. The
+// network is shared: a look at a local health endpoint is a glance, and
+// what may be fetched is the classifier's decision; the sandbox's promise
+// is that nothing is written. cmd is one argv element of bash -c: never
+// quoted, never re-parsed.
 func BwrapArgs(cmd string, o SandboxOptions) []string {
 	a := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
 	if top := tmpTop(o.Dir); top != "" {
