@@ -240,8 +240,9 @@ func TestE2E_SandboxedGlanceIsReadOnly(t *testing.T) {
 // test-only --unclassified), the coordinator's `touch` of a marker in the
 // workspace runs, in the sandbox, and changes nothing; a read-only role's
 // (whitelist --glance --sandbox, as the judge and the oracle get it)
-// glance answers RO too. Control: the subagent's touch lands (workers are
-// not sandboxed).
+// glance answers RO too, and a judge that may run commands runs them in the
+// sandbox with its caches in the private /tmp. Control: the subagent's
+// touch lands (workers are not sandboxed).
 func TestE2E_SandboxAloneHolds(t *testing.T) {
 	t.Parallel()
 	requireSandbox(t)
@@ -264,6 +265,23 @@ func TestE2E_SandboxAloneHolds(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(bed.Workspace, "sub-marker")); err != nil {
 			t.Errorf("control: the subagent's touch did not land: %v", err)
+		}
+	})
+	t.Run("judge that may run", func(t *testing.T) {
+		t.Parallel()
+		bed := mainBed(t, "verify it", bashCall("touch WS/judge-marker; mkdir -p \"$GOCACHE\" && echo \"cache $GOCACHE\"", "verify"), scripted.Reply{Text: "verified"})
+		settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.HandsOnTools,
+			hooks.DenyCommand(hook+" whitelist --allow Read,Glob,Grep,Bash --role judge --glance --sandbox")})
+		run := runClaude(t, bed, nil, "verify it", "--settings", settings, "--allowedTools", "Bash")
+		if run.Result.Get("result").String() != "verified" {
+			t.Fatalf("exit %d result %s stderr %s", run.ExitCode, run.Result.Raw, run.Stderr)
+		}
+		r := lastResult(t, bed.Model.RequestsFor("main")[1])
+		if !strings.Contains(r.Content, "Read-only file system") || !strings.Contains(r.Content, "cache /tmp/.cache/go-build") {
+			t.Errorf("the judge's Bash did not run in the sandbox with its scratch: %+v", r)
+		}
+		if _, err := os.Stat(filepath.Join(bed.Workspace, "judge-marker")); err == nil {
+			t.Error("the judge's touch wrote into the workspace")
 		}
 	})
 	t.Run("read-only role", func(t *testing.T) {
