@@ -271,7 +271,7 @@ func TestE2E_SandboxAloneHolds(t *testing.T) {
 		t.Parallel()
 		bed := mainBed(t, "verify it", bashCall("touch WS/judge-marker; mkdir -p \"$GOCACHE\" && echo \"cache $GOCACHE\"", "verify"), scripted.Reply{Text: "verified"})
 		settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.HandsOnTools,
-			hooks.DenyCommand(hook+" whitelist --allow Read,Glob,Grep,Bash --role judge --glance --sandbox")})
+			hooks.DenyCommand(hook + " whitelist --allow Read,Glob,Grep,Bash --role judge --glance --sandbox")})
 		run := runClaude(t, bed, nil, "verify it", "--settings", settings, "--allowedTools", "Bash")
 		if run.Result.Get("result").String() != "verified" {
 			t.Fatalf("exit %d result %s stderr %s", run.ExitCode, run.Result.Raw, run.Stderr)
