@@ -148,7 +148,8 @@ func Worker(description, prompt string, o WorkerOptions) harness.AgentDefinition
 
 // Clarify builds the clarifier: ask, do nothing, end with exactly four
 // sections. Allowed: the channel's ask tool plus the five read tools (unless
-// NoRead); no Write/Edit/Bash/Agent and no inbox; Workbench false.
+// NoRead); no Write/Edit/Agent, Bash only for glances (lookOnly), no
+// inbox; Workbench false.
 func Clarify(name string, ch Channel, o RoleOptions) harness.AgentSpec {
 	spec := harness.NewAgentSpec(name, rules(ClarifyRules, o.Instructions))
 	spec.AllowedTools = nil
@@ -160,14 +161,17 @@ func Clarify(name string, ch Channel, o RoleOptions) harness.AgentSpec {
 		spec.AllowedTools = []string{}
 	}
 	spec.Workbench = false
+	lookOnly(&spec, o)
 	applyCommon(&spec, o)
 	return spec
 }
 
 // Judge builds the judge: set the goal before the start, or judge a round
-// after it. Allowed: the channel's ask tool, Read, Glob, Grep, plus Bash
-// with CanRun (which lets it change the workspace: leave it off for a
-// strictly neutral judge). No Write/Edit/Agent, no inbox; Workbench false.
+// after it. Allowed: the channel's ask tool, Read, Glob, Grep, glances
+// (lookOnly), plus Bash with CanRun (in the read-only sandbox with a
+// private scratch when the Runtime's sandbox is on; without it, CanRun lets
+// the judge change the workspace). No Write/Edit/Agent, no inbox;
+// Workbench false.
 func Judge(name string, ch Channel, o RoleOptions) harness.AgentSpec {
 	spec := harness.NewAgentSpec(name, rules(JudgeRules, o.Instructions))
 	spec.AllowedTools = nil
@@ -177,6 +181,7 @@ func Judge(name string, ch Channel, o RoleOptions) harness.AgentSpec {
 		spec.AllowedTools = append(spec.AllowedTools, "Bash")
 	}
 	spec.Workbench = false
+	lookOnly(&spec, o)
 	applyCommon(&spec, o)
 	return spec
 }
@@ -195,8 +200,17 @@ func Oracle(name string, o RoleOptions) harness.AgentSpec {
 	spec.AllowedTools = []string{"Read", "Glob", "Grep"}
 	spec.Workbench = true
 	spec.MaxTurns, spec.MaxBudgetUSD = 12, 0.5
+	lookOnly(&spec, o)
 	applyCommon(&spec, o)
 	return spec
+}
+
+// lookOnly marks a read-only role: its Bash glances pass (unless NoGlance)
+// and, with the Runtime's sandbox on, every Bash call of it runs in the
+// read-only sandbox (a CanRun judge's with a private scratch).
+func lookOnly(spec *harness.AgentSpec, o RoleOptions) {
+	spec.LookOnly = true
+	spec.Glance = !o.NoGlance
 }
 
 func applyCommon(spec *harness.AgentSpec, o RoleOptions) {

@@ -52,6 +52,9 @@ type BuildOptions struct {
 	// SettingsPath, AgentsPath and MCPPath are where the step's generated
 	// files will be written (the argv names them); empty: inline JSON.
 	SettingsPath, MCPPath string
+	// Sandbox is Options.Sandbox: read-only main threads' Bash runs in the
+	// read-only sandbox.
+	Sandbox bool
 }
 
 // Built is a compiled AgentSpec: the argv after the claude binary, the extra
@@ -85,9 +88,17 @@ func denyHookCmd(hookPath string, args ...string) HookCommand {
 // WhitelistGuard returns the PreToolUse matcher that makes allowed_tools
 // exclusive for the four hands-on tools, or nil when nothing is banned.
 func WhitelistGuard(hookPath string, allowed []string, role string) *HookMatcher {
+	return LookOnlyGuard(hookPath, allowed, role, false, false)
+}
+
+// LookOnlyGuard is WhitelistGuard for a read-only role: with glance its
+// Bash glances pass (hooks.WhitelistIn), with sandbox every Bash call of
+// its main thread that runs is put into the read-only sandbox; the matcher
+// then covers Bash even when Bash is allowed.
+func LookOnlyGuard(hookPath string, allowed []string, role string, glance, sandbox bool) *HookMatcher {
 	var banned []string
 	for _, t := range strings.Split(HandsOn, "|") {
-		if !slices.Contains(allowed, t) {
+		if !slices.Contains(allowed, t) || t == "Bash" && sandbox {
 			banned = append(banned, t)
 		}
 	}
@@ -97,20 +108,24 @@ func WhitelistGuard(hookPath string, allowed []string, role string) *HookMatcher
 	if role == "" {
 		role = "这个角色"
 	}
-	return &HookMatcher{
-		Matcher: strings.Join(banned, "|"),
-		Hooks:   []HookCommand{denyHookCmd(hookPath, hooks.GuardWhitelist, "--allow", strings.Join(allowed, ","), "--role", role)},
+	args := []string{hooks.GuardWhitelist, "--allow", strings.Join(allowed, ","), "--role", role}
+	if glance {
+		args = append(args, "--glance")
 	}
+	if sandbox {
+		args = append(args, "--sandbox")
+	}
+	return &HookMatcher{Matcher: strings.Join(banned, "|"), Hooks: []HookCommand{denyHookCmd(hookPath, args...)}}
 }
 
 // WorkbenchHooks installs what a workbench needs:
 // PreToolUse delegate guard when delegateOnly, isolate guard when some
 // agent is marked isolated; PostToolUse index guard always, spill guard when
 // spillThreshold > 0. Events with no matcher are left out.
-func WorkbenchHooks(hookPath string, wb *Workbench, delegateOnly bool, spillThreshold int, agents map[string]AgentDefinition, allowGlance bool) map[string][]HookMatcher {
+func WorkbenchHooks(hookPath string, wb *Workbench, delegateOnly bool, spillThreshold int, agents map[string]AgentDefinition, allowGlance, sandbox bool) map[string][]HookMatcher {
 	out := map[string][]HookMatcher{}
 	if delegateOnly {
-		out["PreToolUse"] = append(out["PreToolUse"], DelegateGuard(hookPath, allowGlance))
+		out["PreToolUse"] = append(out["PreToolUse"], DelegateGuard(hookPath, allowGlance, sandbox))
 	}
 	var marked []string
 	for name, a := range agents {
@@ -131,10 +146,13 @@ func WorkbenchHooks(hookPath string, wb *Workbench, delegateOnly bool, spillThre
 // DelegateGuard is the PreToolUse matcher that keeps a main thread's hands
 // off Bash/Write/Edit/NotebookEdit; with glance,
 // read-only Bash (hooks.IsEphemeral) passes.
-func DelegateGuard(hookPath string, glance bool) HookMatcher {
+func DelegateGuard(hookPath string, glance, sandbox bool) HookMatcher {
 	args := []string{hooks.GuardDelegate}
 	if glance {
 		args = append(args, "--glance")
+		if sandbox {
+			args = append(args, "--sandbox")
+		}
 	}
 	return HookMatcher{Matcher: HandsOn, Hooks: []HookCommand{denyHookCmd(hookPath, args...)}}
 }
@@ -196,10 +214,11 @@ func FenceGuard(hookPath, workspace, runDir string, wb *Workbench, allowDirs []s
 func StepHooks(spec AgentSpec, o BuildOptions) map[string][]HookMatcher {
 	groups := []map[string][]HookMatcher{spec.Hooks}
 	if o.Workbench != nil && spec.Workbench {
-		groups = append(groups, WorkbenchHooks(o.HookPath, o.Workbench, spec.DelegateOnly, o.SpillThreshold, spec.Agents, spec.Glance))
+		groups = append(groups, WorkbenchHooks(o.HookPath, o.Workbench, spec.DelegateOnly, o.SpillThreshold, spec.Agents, spec.Glance, o.Sandbox))
 	}
 	if !spec.DelegateOnly {
-		if m := WhitelistGuard(o.HookPath, spec.AllowedTools, spec.Name); m != nil {
+		look := spec.LookOnly && spec.Glance
+		if m := LookOnlyGuard(o.HookPath, spec.AllowedTools, spec.Name, look, spec.LookOnly && o.Sandbox); m != nil {
 			groups = append(groups, map[string][]HookMatcher{"PreToolUse": {*m}})
 		}
 	}

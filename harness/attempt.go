@@ -78,7 +78,7 @@ func (r *Runtime) prepareAttempt(ctx context.Context, a *attemptArgs) (built Bui
 	bo := BuildOptions{
 		Cwd: r.workspace, Resume: a.resume, Fork: a.fork, ResumeAt: a.resumeAt,
 		Workbench: r.opts.Workbench, SpillThreshold: r.opts.SpillThreshold, HookPath: r.hook,
-		SessionMirror: r.store != nil, RunDir: r.runDir, AllowDirs: r.allowDirs,
+		SessionMirror: r.store != nil, RunDir: r.runDir, AllowDirs: r.allowDirs, Sandbox: r.opts.Sandbox,
 		PartialMessages: r.opts.Resilience.idle() > 0,
 		SettingsPath:    filepath.Join(dir, "settings.json"), MCPPath: filepath.Join(dir, "mcp.json"),
 	}

@@ -66,6 +66,11 @@ type Options struct {
 	// the steps' write tools may write to (the fence, hooks.Fence); each is
 	// also given to claude as --add-dir. New makes them absolute.
 	AllowDirs []string
+	// Sandbox runs the Bash calls of read-only main threads (a coordinator's
+	// glances, the LookOnly roles) in flower-hook's read-only sandbox
+	// (bubblewrap, sandbox-exec on macOS; hooks.SandboxCheck says whether
+	// it works here).
+	Sandbox bool
 }
 
 // NewOptions returns the defaults for workspace.

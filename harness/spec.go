@@ -39,6 +39,12 @@ type AgentSpec struct {
 	Workbench bool
 	// DelegateOnly installs the delegate guard alone (no whitelist guard).
 	DelegateOnly bool
+	// LookOnly marks a read-only role (judge, goal, clarify, oracle): with
+	// Glance its whitelist lets Bash glances through, and when the
+	// Runtime's sandbox is on (Options.Sandbox) every Bash call of its main
+	// thread runs in the read-only sandbox. A delegate_only main thread's
+	// glances are sandboxed without it.
+	LookOnly bool
 }
 
 // NewAgentSpec returns an AgentSpec with the defaults: Read/Glob/Grep,

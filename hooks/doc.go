@@ -46,6 +46,18 @@
 // it) and with ".." applied after the link before it; /proc and /dev/fd
 // paths, loops and anything unresolvable are denied. Bash is not analysed.
 //
+// # The read-only sandbox
+//
+// delegate --glance --sandbox and whitelist --glance --sandbox answer a
+// read-only main thread's Bash call that may run with allow and an
+// updatedInput whose command runs the original in bubblewrap (Linux:
+// Sandboxing.Line, BwrapArgs, the environment of SandboxEnv) or through
+// `flower-hook sandbox` (sandbox-exec on macOS). The original command
+// travels hex-escaped or base64-encoded, never quoted into shell text. An
+// allowed Bash (a judge that may run commands) gets a private scratch.
+// --unclassified (tests only) takes every call for a glance, to show that
+// the sandbox alone holds.
+//
 // # Choices
 //
 //   - Deny texts are English renderings of the Chinese rule texts (delegate:

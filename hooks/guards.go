@@ -76,6 +76,12 @@ func DelegateReason(tool string) string {
 // whose command IsEphemeral passes. Subagents always pass. A Bash input
 // without a readable command is not a glance.
 func Delegate(in Input, tools *Matcher, glance bool) Decision {
+	return DelegateIn(in, tools, glance, Sandboxing{})
+}
+
+// DelegateIn is Delegate with sb: with sb.On a glance runs in the
+// read-only sandbox (its input rewritten, see SandboxInput).
+func DelegateIn(in Input, tools *Matcher, glance bool, sb Sandboxing) Decision {
 	if !in.IsMainThread() {
 		return Decision{Verdict: Pass, Detail: map[string]any{"subagent": true}}
 	}
@@ -83,11 +89,43 @@ func Delegate(in Input, tools *Matcher, glance bool) Decision {
 		return Decision{Verdict: Pass}
 	}
 	if glance && in.ToolName == "Bash" {
-		if cmd, ok := bashCommand(in.ToolInput); ok && IsEphemeral(cmd) {
-			return Decision{Verdict: Pass, Detail: map[string]any{"glance": true}}
+		if d, ok := sb.glance(in); ok {
+			return d
 		}
 	}
 	return Decision{Verdict: Deny, Reason: DelegateReason(in.ToolName)}
+}
+
+// Sandboxing says whether a role's main-thread Bash calls run in the
+// read-only sandbox, and through which flower-hook.
+type Sandboxing struct {
+	// On rewrites the calls that run into `HookBin sandbox …`.
+	On      bool
+	HookBin string
+	// Unclassified (tests only, and only with On) takes every Bash call
+	// for a glance: it shows that the sandbox alone keeps the workspace
+	// unchanged.
+	Unclassified bool
+	// Bwrap and Bash (absolute paths) make Line run bwrap directly (Linux);
+	// Env is the environment the sandbox's additions are computed from and
+	// Rust rustup's default toolchain.
+	Bwrap, Bash string
+	Env         []string
+	Rust        string
+}
+
+// glance decides a main-thread Bash call that may be a glance: ok is false
+// when it is none (the caller denies).
+func (sb Sandboxing) glance(in Input) (Decision, bool) {
+	cmd, found := bashCommand(in.ToolInput)
+	accepted := found && IsEphemeral(cmd)
+	switch {
+	case sb.On && (accepted || sb.Unclassified):
+		return sandboxed(in, sb, false, map[string]any{"glance": true, "classified": accepted}), true
+	case accepted:
+		return Decision{Verdict: Pass, Detail: map[string]any{"glance": true}}, true
+	}
+	return Decision{}, false
 }
 
 func bashCommand(input json.RawMessage) (string, bool) {
@@ -140,13 +178,30 @@ func ParseToolList(s string) []string {
 // hands-on tool that is not in allowed is denied. Subagents pass: their
 // tools are set by their agent definition.
 func Whitelist(in Input, allowed []string, role string) Decision {
+	return WhitelistIn(in, allowed, role, false, Sandboxing{})
+}
+
+// WhitelistIn is Whitelist for a read-only role: with glance a Bash glance
+// passes even when Bash is not allowed, and with sb.On every main-thread
+// Bash call that runs does so in the read-only sandbox; an allowed Bash
+// (a judge that may run the project's tests) gets the private scratch.
+func WhitelistIn(in Input, allowed []string, role string, glance bool, sb Sandboxing) Decision {
 	if !in.IsMainThread() {
 		return Decision{Verdict: Pass, Detail: map[string]any{"subagent": true}}
 	}
 	if role == "" {
 		role = DefaultRole
 	}
-	if contains(Banned(allowed), in.ToolName) {
+	banned := contains(Banned(allowed), in.ToolName)
+	if in.ToolName == "Bash" && !banned && sb.On {
+		return sandboxed(in, sb, true, map[string]any{"allowed": true})
+	}
+	if in.ToolName == "Bash" && banned && glance {
+		if d, ok := sb.glance(in); ok {
+			return d
+		}
+	}
+	if banned {
 		return Decision{Verdict: Deny, Reason: WhitelistReason(role, in.ToolName)}
 	}
 	return Decision{Verdict: Pass}

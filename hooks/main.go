@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -21,13 +24,14 @@ const maxInput = 64 << 20
 const Usage = `usage: flower-hook GUARD [flags] < hook-input.json
 
 guards (each one is a hook command for settings.json or the plugin):
-  delegate     PreToolUse   --tools REGEX (Bash|Write|Edit|NotebookEdit) --glance
-  whitelist    PreToolUse   --allow LIST --role NAME
+  delegate     PreToolUse   --tools REGEX (Bash|Write|Edit|NotebookEdit) --glance --sandbox
+  whitelist    PreToolUse   --allow LIST --role NAME --glance --sandbox
   spill        PostToolUse  --dir WORKBENCH --threshold N (4000) --tools REGEX --main-only
   index        PostToolUse  --dir WORKBENCH [--max-entries N]
   isolate      PreToolUse   --roles a,b   (matcher Agent)
   fence        PreToolUse   --root DIR… --protect PATH… | --project   (matcher Write|Edit|NotebookEdit)
   is-ephemeral -- CMD       exit 0 if CMD is read-only, 1 if not
+  sandbox [--scratch] --cmd64 B64   run a command in the read-only sandbox (what --sandbox rewrites Bash calls to)
 
 Decisions are reported to the Unix socket in $FLOWER_SOCKET when set.
 `
@@ -60,6 +64,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		return ExitOK
 	case GuardIsEphemeral:
 		return runIsEphemeral(args[1:], stdin, stdout, stderr)
+	case GuardSandbox:
+		return runSandbox(args[1:], stderr, getenv)
 	}
 	g, err := newGuard(args[0], args[1:], stderr, getenv)
 	if err != nil {
@@ -135,22 +141,27 @@ func newGuard(name string, args []string, stderr io.Writer, getenv func(string) 
 		g.failClosed = true
 		tools := fs.String("tools", DefaultDelegateTools, "tools the main thread must delegate (regexp)")
 		glance := fs.Bool("glance", false, "let ephemeral (read-only) Bash commands through")
+		sb := sandboxFlags(fs)
 		parse = func() error {
 			re, err := ToolMatcher(*tools)
 			if err != nil {
 				return err
 			}
-			g.decide = func(in Input) Decision { return Delegate(in, re, *glance) }
-			return nil
+			s, err := sb()
+			g.decide = func(in Input) Decision { return DelegateIn(in, re, *glance, s) }
+			return err
 		}
 	case GuardWhitelist:
 		g.failClosed = true
 		allow := fs.String("allow", "", "the role's allowed tools (comma separated)")
 		role := fs.String("role", DefaultRole, "role name used in the deny text")
+		glance := fs.Bool("glance", false, "let ephemeral (read-only) Bash commands through even when Bash is not allowed")
+		sb := sandboxFlags(fs)
 		parse = func() error {
 			allowed := ParseToolList(*allow)
-			g.decide = func(in Input) Decision { return Whitelist(in, allowed, *role) }
-			return nil
+			s, err := sb()
+			g.decide = func(in Input) Decision { return WhitelistIn(in, allowed, *role, *glance, s) }
+			return err
 		}
 	case GuardFence:
 		g.failClosed = true
@@ -214,6 +225,38 @@ func newGuard(name string, args []string, stderr io.Writer, getenv func(string) 
 		return g, fmt.Errorf("%s: %w", name, err)
 	}
 	return g, nil
+}
+
+// sandboxFlags registers --sandbox and --unclassified on fs; the returned
+// function builds the Sandboxing after parsing (the hook binary is this
+// one).
+func sandboxFlags(fs *flag.FlagSet) func() (Sandboxing, error) {
+	on := fs.Bool("sandbox", false, "run the main thread's Bash calls that pass in the read-only sandbox (bubblewrap; sandbox-exec on macOS)")
+	unclassified := fs.Bool("unclassified", false, "tests only, with --sandbox: take every Bash call for a glance (the sandbox alone holds)")
+	return func() (Sandboxing, error) {
+		if !*on {
+			if *unclassified {
+				return Sandboxing{}, errors.New("--unclassified needs --sandbox")
+			}
+			return Sandboxing{}, nil
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return Sandboxing{}, fmt.Errorf("--sandbox: where is flower-hook: %w", err)
+		}
+		sb := Sandboxing{On: true, HookBin: self, Unclassified: *unclassified}
+		if runtime.GOOS != "linux" {
+			return sb, nil
+		}
+		if sb.Bwrap, err = exec.LookPath("bwrap"); err != nil {
+			return Sandboxing{}, errors.New("--sandbox: bubblewrap (bwrap) was not found: install it: " + BwrapInstallHint)
+		}
+		if sb.Bash, err = exec.LookPath("bash"); err != nil {
+			return Sandboxing{}, errors.New("--sandbox: no bash on PATH")
+		}
+		sb.Env, sb.Rust = os.Environ(), rustupDefault(os.Getenv)
+		return sb, nil
+	}
 }
 
 // projectConfig adds ProjectFence to cfg when project is set: the project

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up flower on a fresh machine: check the toolchain, install the pinned
 # Claude Code CLI into the checkout, build flower and flower-hook into bin/.
-# Only what running flower needs: what the tests need besides (PostgreSQL,
+# Only what running flower needs (bubblewrap too, installed as root with
+# apt): what the tests need besides (PostgreSQL,
 # tmux) is scripts/test.sh's to ensure. Idempotent: safe to re-run; it only
 # redoes what is missing or stale.
 set -euo pipefail
@@ -17,6 +18,20 @@ command -v go >/dev/null 2>&1 || die "Go is not on PATH (need Go 1.26+; on this 
 command -v gcc >/dev/null 2>&1 || die "gcc is not on PATH: the SQLite session store needs cgo (apt-get install gcc; on macOS xcode-select --install)"
 command -v npm >/dev/null 2>&1 || die "npm is not on PATH: it installs the pinned Claude Code CLI (apt-get install npm, or install Node.js)"
 command -v git >/dev/null 2>&1 || die "git is not on PATH: worktree isolation needs it (apt-get install git)"
+
+# bubblewrap: the read-only sandbox every glance of a read-only role runs
+# in (Linux; macOS has sandbox-exec). Needed to run flower, not only to test
+# it: without it look-only rests on the classifier alone.
+if [ "$(uname -s)" = Linux ] && ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing bubblewrap (the read-only sandbox for glances)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+      { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1; } || \
+      die "apt-get could not install bubblewrap; install it yourself: apt-get install -y bubblewrap"
+  else
+    say "WARNING: bubblewrap (bwrap) is missing and this is no root with apt: install it (apt-get install -y bubblewrap, dnf install bubblewrap); without it flower warns that look-only rests on the classifier alone, and --sandbox=require refuses"
+  fi
+fi
 
 cli_dir="$root/.claude-cli"
 claude="$cli_dir/node_modules/@anthropic-ai/claude-code-linux-x64/claude"

@@ -39,6 +39,9 @@ if ! pg_bin >/dev/null && ! { apt_install postgresql && pg_bin >/dev/null; }; th
   [ "${FLOWER_REQUIRE_POSTGRES:-}" = 1 ] && die "$msg"
   echo "test: warning: $msg — they will skip" >&2
 fi
+if [ "$(uname -s)" = Linux ] && ! command -v bwrap >/dev/null 2>&1 && ! apt_install bubblewrap; then
+  echo "test: warning: bubblewrap is missing; the read-only sandbox tests will skip (fail under FLOWER_REQUIRE_CLAUDE=1)" >&2
+fi
 if ! command -v tmux >/dev/null 2>&1 && ! apt_install tmux; then
   echo "test: warning: tmux is missing; the terminal tests of 'flower claude' will skip" >&2
 fi

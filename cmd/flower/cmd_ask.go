@@ -18,7 +18,7 @@ import (
 // askOptions are the options of `flower ask`.
 type askOptions struct {
 	Workspace, RunDir, Claude, Hook, Model string
-	Store                                  string
+	Store, Sandbox                         string
 	JSON                                   bool
 	OnlineTimeout                          time.Duration
 	Question                               []string
@@ -38,7 +38,7 @@ Examples:
    flower ask "where are we?"
    flower ask -C ~/src/app "did the judge accept round 2?"`,
 		Flags: []cli.Flag{workspaceFlag(&o.Workspace, wsUsageRuns), runDirFlag(&o.RunDir), storeFlag(&o.Store), claudeFlag(&o.Claude), hookFlag(&o.Hook), modelFlag(&o.Model),
-			jsonFlag(&o.JSON, "print the oracle's step_result as JSON"), onlineTimeoutFlag(&o.OnlineTimeout)},
+			jsonFlag(&o.JSON, "print the oracle's step_result as JSON"), onlineTimeoutFlag(&o.OnlineTimeout), sandboxFlag(&o.Sandbox)},
 		Action: func(c *cli.Context) error {
 			o.Question = c.Args().Slice()
 			return e.do(o, func() error { return runAsk(c.Context, e, o) })
@@ -98,6 +98,9 @@ func runAsk(ctx context.Context, e *cmdEnv, o *askOptions) error {
 	ro.Resilience.OnlineTimeout = o.OnlineTimeout
 	ro.Portable, ro.NoStore, ro.SpillThreshold = false, true, 0
 	ro.Workbench = wb
+	if err := applySandbox(o.Sandbox, &ro, e.Stderr, e.SandboxCheck); err != nil {
+		return err
+	}
 	rt, err := e.NewRuntime(ctx, ro)
 	if err != nil {
 		return err

@@ -75,6 +75,10 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 		rep.Checks = append(rep.Checks, doctorCheck{Name: name, Status: "ok", Detail: detail})
 		fmt.Fprintf(w, "✓ %-12s %s\n", name, detail)
 	}
+	warn := func(name, detail string) { // passes, with a word
+		rep.Checks = append(rep.Checks, doctorCheck{Name: name, Status: "warning", Detail: detail})
+		fmt.Fprintf(w, "! %-12s %s\n", name, detail)
+	}
 
 	check("workspace", pl.Workspace+" (runs in "+pl.RunDir+")", nil)
 	claude, err := harness.FindClaude(o.Claude, e.Getenv)
@@ -85,9 +89,7 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 		case verr != nil:
 			check("version", "", verr)
 		case !strings.HasPrefix(v, pinned.ClaudeVersion):
-			warn := fmt.Sprintf("%s (flower is tested on %s; scripts/setup.sh installs it)", v, pinned.ClaudeVersion)
-			rep.Checks = append(rep.Checks, doctorCheck{Name: "version", Status: "warning", Detail: warn})
-			fmt.Fprintf(w, "! %-12s %s\n", "version", warn)
+			warn("version", fmt.Sprintf("%s (flower is tested on %s; scripts/setup.sh installs it)", v, pinned.ClaudeVersion))
 		default:
 			check("version", v, nil)
 		}
@@ -98,9 +100,12 @@ func runDoctor(ctx context.Context, e *cmdEnv, o *doctorOptions) error {
 	plugin, perr := pluginDir(e.Getenv, o.Hook)
 	check("plugin", plugin, perr)
 	if path := userScopePlugin(e.Getenv); path != "" {
-		warn := "the guards plugin is enabled at user scope (" + path + "): every claude session of yours is delegate-only; reinstall it with `claude plugin install flower@flower --scope project`"
-		rep.Checks = append(rep.Checks, doctorCheck{Name: "plugin scope", Status: "warning", Detail: warn})
-		fmt.Fprintf(w, "! %-12s %s\n", "plugin scope", warn)
+		warn("plugin scope", "the guards plugin is enabled at user scope ("+path+"): every claude session of yours is delegate-only; reinstall it with `claude plugin install flower@flower --scope project`")
+	}
+	if serr := sandboxCheck(e)(); serr != nil && e.Getenv("FLOWER_SANDBOX") != sandboxRequire {
+		warn("sandbox", "look-only rests on the classifier alone: "+serr.Error())
+	} else {
+		check("sandbox", "read-only glances run in bubblewrap", serr)
 	}
 	if err == nil && herr == nil {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)

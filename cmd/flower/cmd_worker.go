@@ -147,6 +147,10 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	ro := runtimeOptions(pl.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, w.o.Claude, w.o.Hook
 	ro.Resilience.OnlineTimeout = w.o.OnlineTimeout
+	// The worker's own environment says the sandbox mode (FLOWER_SANDBOX).
+	if err := applySandbox(w.e.Getenv("FLOWER_SANDBOX"), &ro, w.e.Stderr, w.e.SandboxCheck); err != nil {
+		return fleet.Outcome{Workspace: ws}, err
+	}
 	st, release, err := withStore(ctx, w.e, w.o.Store, &ro)
 	if err != nil {
 		return fleet.Outcome{Workspace: ws}, err

@@ -8,6 +8,7 @@ import (
 	flower "github.com/flowerhq/flower"
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/hooks"
 	"github.com/flowerhq/flower/sessionstore"
 )
 
@@ -39,6 +40,9 @@ type factory struct {
 	// SelfTest is the guard self-test for this claude and flower-hook
 	// (GuardSelfTest): nil when the guards hold.
 	SelfTest func(ctx context.Context, claude, hook string) error
+	// SandboxCheck says whether the read-only sandbox works here
+	// (hooks.SandboxCheck; nil means that one).
+	SandboxCheck func() error
 }
 
 // realFactory is the factory of a flower process: harness.New, the
@@ -56,7 +60,8 @@ func realFactory(stderr io.Writer) factory {
 		OpenStore: func(ctx context.Context, u string, o harness.StoreOptions) (*sessionstore.Store, error) {
 			return sessionstore.OpenURL(ctx, u, flower.StoreOptions(o, func(f string, a ...any) { fmt.Fprintf(stderr, "flower: "+f+"\n", a...) })...)
 		},
-		SelfTest: GuardSelfTest,
+		SelfTest:     GuardSelfTest,
+		SandboxCheck: hooks.SandboxCheck,
 	}
 }
 
