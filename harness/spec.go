@@ -39,6 +39,10 @@ type AgentSpec struct {
 	Workbench bool
 	// DelegateOnly installs the delegate guard alone (no whitelist guard).
 	DelegateOnly bool
+	// JSONSchema, when set, is passed as --json-schema: the CLI adds a
+	// StructuredOutput tool with this input schema, and the value the
+	// model gives it comes back as StepResult.Structured.
+	JSONSchema string
 }
 
 // NewAgentSpec returns an AgentSpec with the defaults: Read/Glob/Grep,
