@@ -45,6 +45,13 @@ type Verdict struct {
 	State  string
 	Reason string
 	Failed []string
+	// Checks are the typed verdict's checks (nil for a free-text one).
+	Checks []VerdictCheck
+	// Typed is the judge's typed verdict as given (nil: none, or free text).
+	Typed *TypedVerdict
+	// Document is the judge's own Markdown (结论 / 理由 / 未通过), kept for
+	// people; it decides nothing.
+	Document string
 }
 
 // ParseVerdict reads only the judge's own words: fenced blocks (with or
@@ -179,6 +186,11 @@ func (v Verdict) Feedback() string {
 		sb.WriteString("未通过的检查:\n")
 		for _, f := range v.Failed {
 			sb.WriteString("- " + f + "\n")
+		}
+	}
+	for _, c := range v.Checks {
+		if !c.Passed {
+			sb.WriteString("检查「" + c.Check + "」没有通过;评审的依据: " + mdsections.OrPlaceholder(strings.TrimSpace(c.Evidence)) + "\n")
 		}
 	}
 	sb.WriteString("针对这些问题继续工作,改完逐条自己验证,再结束这一轮。")
