@@ -166,12 +166,11 @@ func (g *goalGuard) gate(ctx context.Context, r harness.StepResult, c Ctx) (bool
 	}
 	if !vr.OK {
 		c[VerdictKey] = failedJudge(vr)
+		c.emit(c[VerdictKey].(Verdict).event(step))
 		return false, nil
 	}
 	v := Judged(vr, goal.Checks)
-	if v.Typed != nil {
-		c.emit(v.Typed.event(step))
-	}
+	c.emit(v.event(step))
 	c[VerdictKey] = v
 	if v.Achieved() {
 		return true, nil

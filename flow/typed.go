@@ -179,9 +179,26 @@ func VerdictFromTyped(t TypedVerdict, checklist []string) Verdict {
 	return v
 }
 
-// typedEvent is the run's record of a typed verdict (Event("verdict")).
-func (t TypedVerdict) event(step string) harness.Event {
-	return eventOf(harness.EventVerdict, step, t)
+// Decision is the round as flower decided it, in the typed verdict's shape:
+// its verdict the decided state (not_yet for a verdict that contradicts
+// itself, or for none), its reason flower's (the contradiction, or "the
+// judge gave no verdict", before the judge's own), the checks and failed
+// items the judge gave. It is what the run records (Event("verdict")) and
+// `flower --json` reports.
+func (v Verdict) Decision() TypedVerdict {
+	return TypedVerdict{Verdict: v.State, Checks: orEmpty(v.Checks), Failed: orEmpty(v.Failed), Reason: v.Reason}
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// event is the run's record of the round's decision (Event("verdict")).
+func (v Verdict) event(step string) harness.Event {
+	return eventOf(harness.EventVerdict, step, v.Decision())
 }
 
 // VerdictOf decodes an Event("verdict").
@@ -194,4 +211,27 @@ func VerdictOf(e harness.Event) (TypedVerdict, bool) {
 		return TypedVerdict{}, false
 	}
 	return t, true
+}
+
+// RoundState is the verdict a recorded judge round stands for, from its
+// typed value alone (a manifest row has no checklist): achieved only when
+// the value is achieved with at least one check, every check passed and
+// nothing failed; a round without a valid typed value gave no verdict
+// (not_yet), whatever its Markdown says.
+func RoundState(r harness.StepResult) string {
+	t, err := DecodeVerdict(r.Structured)
+	if err != nil {
+		return NotYet
+	}
+	if t.Verdict == Achieved {
+		if len(t.Checks) == 0 || len(t.Failed) > 0 {
+			return NotYet
+		}
+		for _, c := range t.Checks {
+			if !c.Passed {
+				return NotYet
+			}
+		}
+	}
+	return t.Verdict
 }

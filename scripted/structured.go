@@ -56,8 +56,11 @@ func GoalReply(md, goal string, checklist ...string) Reply {
 
 // Checklist is the numbered checklist in flower's judge prompt (the first
 // user message's <检查清单> block: "1. item" a line), nil when there is none.
-func Checklist(r Request) []string {
-	_, rest, ok := strings.Cut(r.FirstUser(), "<检查清单>")
+func Checklist(r Request) []string { return ChecklistOf(r.FirstUser()) }
+
+// ChecklistOf is Checklist of a prompt's text.
+func ChecklistOf(prompt string) []string {
+	_, rest, ok := strings.Cut(prompt, "<检查清单>")
 	if !ok {
 		return nil
 	}

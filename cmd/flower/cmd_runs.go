@@ -182,11 +182,12 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 	return nil
 }
 
-// flowEvents are the workflow's own events ("step", "task", "goal") of a run.
+// flowEvents are the workflow's own events ("step", "task", "goal",
+// "verdict") of a run.
 func flowEvents(events []harness.Event) []eventJSON {
 	out := []eventJSON{}
 	for _, ev := range events {
-		if ev.Kind == "step" || ev.Kind == "task" || ev.Kind == "goal" {
+		if ev.Kind == "step" || ev.Kind == "task" || ev.Kind == "goal" || ev.Kind == harness.EventVerdict {
 			out = append(out, eventOut(ev))
 		}
 	}

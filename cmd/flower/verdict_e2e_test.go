@@ -21,9 +21,14 @@ const (
 	theAsk         = "写 hello.txt 和 numbers.txt"
 )
 
+// untypedMark as a judge reply's Structured makes it Markdown only: the
+// judge never calls StructuredOutput. Any other reply without a typed value
+// gets the one its Markdown stands for (typedJudge).
+const untypedMark = "untyped"
+
 // verdictScript is a quick starter flow for the verdict tests: a clarifier
-// that answers with the brief at once, the demo's goal, a judge that gives
-// judge's replies in order (the last one for every later round), and a
+// that answers with the brief at once, the demo's typed goal, a judge that
+// gives judge's replies in order (the last one for every later round), and a
 // coordinator that reports at once — or, with forge, first sends the coder,
 // whose Bash call overwrites the frozen goal file in the workspace.
 func verdictScript(judge []scripted.Reply, forge bool) func(ws string) *scripted.Script {
@@ -36,13 +41,19 @@ func verdictScript(judge []scripted.Reply, forge bool) func(ws string) *scripted
 				return scripted.Reply{Text: demoBrief}
 			}},
 			{Name: "goal", Match: scripted.Match{System: "你是独立评审", FirstUser: "把它变成目标和检查清单"}, Func: func(scripted.Request) scripted.Reply {
-				return scripted.Reply{Text: demoGoal}
+				return typedGoal(demoGoal)
 			}},
-			{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"}, Func: func(scripted.Request) scripted.Reply {
+			{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"}, Func: func(req scripted.Request) scripted.Reply {
 				mu.Lock()
 				defer mu.Unlock()
 				r := judge[min(round, len(judge)-1)]
 				round++
+				switch {
+				case string(r.Structured) == untypedMark:
+					r.Structured = nil
+				case r.Structured == nil && r.Fault == nil:
+					r = typedJudge(req.FirstUser(), r.Text)
+				}
 				return r
 			}},
 			{Name: "coder", Match: scripted.Match{System: "你是执行者"}, Func: func(r scripted.Request) scripted.Reply {
