@@ -18,7 +18,7 @@ import (
 // "JSON output" section to it); any other kind is an event.
 var jsonSchema = map[string][]string{
 	"event":       {"kind", "step", "time", "data", "raw"},
-	"step_result": {"kind", "step", "session_id", "ok", "cost_usd", "num_turns", "text", "error", "started_at", "ended_at", "seconds", "attempts", "errors", "resumed", "retired", "context"},
+	"step_result": {"kind", "step", "session_id", "ok", "cost_usd", "num_turns", "text", "error", "started_at", "ended_at", "seconds", "attempts", "errors", "resumed", "retired", "context", "structured_output"},
 	"flow_result": {"kind", "ok", "exit_code", "error", "run", "run_dir", "events", "workbench", "brief", "goal", "verdict", "checks", "failed", "reason", "cost_usd", "seconds", "steps", "unread_messages"},
 	"run":         {"kind", "run", "workspace", "started_at", "updated_at", "outcome", "verdict", "steps", "failed", "cost_usd"},
 	"run_detail": {"kind", "run", "workspace", "started_at", "updated_at", "outcome", "verdict", "events", "event_count", "skipped_events", "tally",
@@ -86,11 +86,17 @@ type stepResultJSON struct {
 	StartedAt string  `json:"started_at"`
 	EndedAt   string  `json:"ended_at"`
 	Seconds   float64 `json:"seconds"`
+	// Structured is the step's typed answer (a judge's verdict, a goal as
+	// the model gave it), {} for none.
+	Structured json.RawMessage `json:"structured_output"`
 }
 
 func stepResultOut(r harness.StepResult) stepResultJSON {
 	o := stepResultJSON{Kind: "step_result", StepResult: r, SessionID: r.SessionID, Error: r.Error,
-		StartedAt: rfc3339(r.StartedAt), EndedAt: rfc3339(r.EndedAt)}
+		StartedAt: rfc3339(r.StartedAt), EndedAt: rfc3339(r.EndedAt), Structured: r.Structured}
+	if len(o.Structured) == 0 {
+		o.Structured = json.RawMessage("{}")
+	}
 	o.Errors, o.Retired = orEmpty(r.Errors), orEmpty(r.Retired)
 	if r.EndedAt > r.StartedAt && r.StartedAt > 0 {
 		o.Seconds = r.EndedAt - r.StartedAt
