@@ -48,7 +48,7 @@ type Verdict struct {
 	Document string
 }
 
-// ParseVerdict reads a free-text verdict (the seed's Verdict.parse), for
+// ParseVerdict reads a free-text verdict (Verdict.parse in the original), for
 // library users whose judge gives no typed verdict; flower's own judges do
 // (Judged). It is conservative — never a yes for a no:
 //   - the conclusion is the 结论 (or 判定) section, read from the judge's own
@@ -68,8 +68,8 @@ type Verdict struct {
 //   - everything else is not_yet ("" only for an empty reply).
 //
 // A positive with an explanation ("已达成，没有问题。") may come out
-// not_yet: the typed verdict carries those. docs/seed-map.md says why this
-// deviates from the seed's order of recognition.
+// not_yet: the typed verdict carries those. docs/seed-map.md says why the
+// reader no longer recognizes words in an order.
 func ParseVerdict(text string) Verdict {
 	own := mdsections.OwnText(text, reportTag)
 	s, found := mdsections.ParseAll(own, verdictSections)
