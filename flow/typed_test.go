@@ -162,3 +162,22 @@ func TestJudgeStepsAskForTypedData(t *testing.T) {
 		}
 	}
 }
+
+// The round's decision is recorded in the typed shape and reads back as
+// one line for `flower runs show`; a contradicted achieved is recorded as
+// not_yet (control: the consistent one as achieved).
+func TestVerdictEventRecordsTheDecision(t *testing.T) {
+	for _, tt := range []struct {
+		t    TypedVerdict
+		want string
+	}{
+		{TypedVerdict{Verdict: Achieved, Checks: []VerdictCheck{passed(typedChecklist[0]), passed(typedChecklist[1])}}, "verdict j#1: achieved (2 of 2 checks passed, 0 failed)"},
+		{TypedVerdict{Verdict: Achieved, Checks: []VerdictCheck{passed(typedChecklist[0]), {Check: typedChecklist[1]}}}, "verdict j#1: not_yet (1 of 2 checks passed, 0 failed)"},
+	} {
+		ev := VerdictFromTyped(tt.t, typedChecklist).event("j#1")
+		back, ok := VerdictOf(ev)
+		if !ok || FlowEventLine(ev) != tt.want || back.Checks == nil || back.Failed == nil {
+			t.Errorf("event %+v → %+v, %q; want %q", ev.Data, back, FlowEventLine(ev), tt.want)
+		}
+	}
+}
