@@ -3,18 +3,19 @@ package flow
 import (
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/flowerhq/flower/internal/lazyre"
 )
 
-// How a judge's conclusion is read (see ParseVerdict and the package doc).
-// Achieved is an allowlist: the conclusion must open with one of the
-// positive forms below and hold nothing from the broad marker set — no
-// negation, no hedge, no partial count, no question, nothing quoted. A new
-// way of saying "not" cannot slip through, because it is not a positive
-// form and almost always carries a marker; the worst a new positive
-// phrasing can do is cost a round.
+// How a free-text verdict is read (see ParseVerdict and the package doc).
+// flower's own judges give a typed verdict (typed.go); this reader is kept
+// for library users with free-text judges, and it is conservative: it says
+// achieved only for a conclusion that is exactly one short positive form,
+// in a reply that holds nothing negative anywhere — no failing section with
+// content, no ❌ or unchecked box, no `false`, no second conclusion, and no
+// marker of negation, hedging, partiality, contrast or doubt in any of its
+// words (quoted ones included: a quotation can carry the "no"). A positive
+// with an explanation may come out not_yet; a "no" never comes out yes.
 
 // unreachableWords are the judge's words for "cannot be reached or verified
 // here"; any of them anywhere in the conclusion makes it unreachable (a
@@ -25,23 +26,6 @@ var unreachableWords = []string{
 	"无法验证", "没法验证", "验证不了", "无法判定", "不能验证", "无从验证", "无法核实", "无法确认",
 	"unverifiable", "unreachable", "impossible", "cannot be verified", "can't be verified", "could not be verified",
 	"couldn't be verified", "not verifiable", "unable to verify", "cannot verify", "can't verify",
-}
-
-// positiveWords say "done" in a conclusion. One of them makes the
-// conclusion a statement about the goal: it is achieved only in an
-// allowlisted form (positiveRe, positiveASCII) without any marker, and
-// not_yet otherwise (hedged, partial, negated, or not said plainly).
-var positiveWords = []string{
-	"达成", "完成", "满足", "通过", "达标",
-	"achieved", "passed", "pass", "done", "met", "complete", "completed", "accomplished", "succeeded", "satisfied",
-}
-
-// negativeWords are the plain "not yet" words that hold no positive word
-// ("尚未", "failed"); each carries a marker too, so they only decide
-// between not_yet and "" (nothing recognized).
-var negativeWords = []string{
-	"尚未", "还没", "没有", "失败", "驳回", "不行", "不合格",
-	"not yet", "not_yet", "fail", "fails", "failed", "failing", "failure", "rejected", "incomplete",
 }
 
 // markerSubstrings are the Chinese negation, partial, hedge, contrast,
@@ -77,37 +61,86 @@ func init() {
 	}
 }
 
+// negativeSymbols say "no" or "not done" wherever they stand: a cross, a
+// warning, an unchecked box.
+var negativeSymbols = []string{"❌", "✗", "✘", "✖", "✕", "❎", "🚫", "⛔", "⚠", "☐", "⬜", "🔴", "[ ]", "［ ］", "[]",
+	"挂", "撤", "更正", "改判", "应为", "唯一", "例外", "前提", "条件", "根据"}
+
 var (
-	asciiWordRe = lazyre.New(`[a-z]+`)
-	// partialRe finds a count of part of a whole: "2/3", "2 of 3", "3 条中 2 条".
-	partialRe = lazyre.New(`(\d+)\s*/\s*(\d+)|(\d+)\s+(?:of|out of)\s+(\d+)|(\d+)\s*[条项个]\s*(?:中|里)(?:的|有)?\s*(\d+)`)
-	// positiveRe is the Chinese allowlist: an optional subject, an optional
-	// "already/all", one positive word, an optional 了/目标.
-	positiveRe = lazyre.New(`^(?:(?:目标|任务|需求|全部检查项?|所有检查项?|检查清单|检查项?|全部|所有|整体)(?:均|都|全部|全都)?)?` +
-		`(?:已经|已|均已|都已|全部|全都|均|都)?(?:达成|完成|满足|通过|达标)了?(?:目标)?$`)
+	// partialRe finds a count of part of a whole: "2/3", "2 of 3", "3 条中 2
+	// 条", "通过 4 项，共 5 项".
+	partialRe = lazyre.New(`(\d+)\s*/\s*(\d+)|(\d+)\s+(?:of|out of)\s+(\d+)|(\d+)\s*[条项个]\s*(?:中|里)(?:的|有)?\s*(\d+)|(\d+)[^\d\n]{0,12}?共\s*(\d+)`)
+	// failingHeadingRe is a failing section's heading line (its inline body,
+	// if any, follows): removed before the reply is searched for markers, so
+	// that only what the section holds counts.
+	failingHeadingRe = lazyre.New(`(?im)^[ \t]*(?:#{1,6}[ \t]*)?(?:\d+[.)、][ \t]*)?(?:\*\*|__)?[「【]?` +
+		`(?:未通过的检查|未通过项|未通过|不通过|失败的检查|失败项|失败|failed checks|failing checks|failed|failing|failures)` +
+		`[」】]?(?:\*\*|__)?[ \t]*(?:[:：][ \t]*(?:\*\*|__)?|$)`)
+	// listMarkRe is a list item's marker.
+	listMarkRe = lazyre.New(`^(?:[-*+•]|\d+[.)、])\s*`)
 	// labelRe is a label the judge may repeat before its word ("结论: 已达成").
-	labelRe  = lazyre.New(`^(?:结论|判定|判断|状态|结果|verdict|conclusion|status|result)\s*[:：]\s*`)
-	oneRe    = lazyre.New(`\b1\b`)
-	zeroRe   = lazyre.New(`\b0\b`)
-	quotedRe = lazyre.New(`“[^”]*”?|‘[^’]*’?|「[^」]*」?|『[^』]*』?|"[^"]*"?`)
-	// clauseEnd ends the opening clause; an ASCII '.' only before a space or
-	// the end, so "1.2" stays one clause.
-	clauseEnd = lazyre.New(`[,，。;；!！、:：()（）\n—–]|\.(?:\s|$)| - `)
+	labelRe = lazyre.New(`^(?:结论|判定|verdict|conclusion)\s*[:：]\s*`)
 )
 
-// positiveASCII and fillerASCII are the English allowlist: every word of
-// the opening clause is a filler or a positive word, and one is positive
-// ("Achieved", "The goal has been achieved", "All checks passed").
-var positiveASCII = map[string]bool{"achieved": true, "passed": true, "pass": true, "done": true, "met": true,
-	"complete": true, "completed": true, "accomplished": true, "succeeded": true, "satisfied": true}
+// positiveForms are the only conclusions read as achieved, after
+// normalize: exactly one of them and nothing else.
+var positiveForms = map[string]bool{"已达成": true, "达成": true, "目标已达成": true, "已通过": true, "通过": true, "全部通过": true,
+	"achieved": true, "pass": true, "passed": true, "yes": true, "true": true, "1": true}
 
-var fillerASCII = map[string]bool{"the": true, "goal": true, "goals": true, "task": true, "is": true, "are": true,
-	"was": true, "has": true, "have": true, "been": true, "all": true, "check": true, "checks": true, "everything": true,
-	"fully": true, "it": true, "s": true}
+// noneForms are a failing section's explicit "nothing failed".
+var noneForms = map[string]bool{"无": true, "没有": true, "空": true, "暂无": true, "无(全部通过)": true, "无（全部通过）": true,
+	"none": true, "n/a": true, "na": true, "nothing": true, "-": true, "—": true, "": true}
 
 // decoration is markup around the judge's word that says nothing.
 var decoration = strings.NewReplacer("**", "", "__", "", "*", "", "`", "", "~", "", "#", "",
-	"【", "", "】", "", "[", "", "]", "", "✅", "", "✔️", "", "✔", "", "☑️", "", "☑", "", "✓", "", "🎉", "", "👍", "")
+	"【", "", "】", "", "✅", "", "✔️", "", "✔", "", "☑️", "", "☑", "", "✓", "", "🎉", "", "👍", "")
+
+// normalize is one line of the judge's as compared with a form: markup, a
+// list marker, a repeated label and closing punctuation removed, spaces
+// trimmed, lowercased.
+func normalize(line string) string {
+	s := strings.ToLower(strings.TrimSpace(decoration.Replace(line)))
+	s = strings.TrimSpace(listMarkRe().ReplaceAllString(s, ""))
+	s = strings.TrimSpace(labelRe().ReplaceAllString(s, ""))
+	return strings.TrimSpace(strings.TrimRight(s, "。.!！;；,， \t"))
+}
+
+// exactlyPositive reports whether concl is one positive form, alone.
+func exactlyPositive(concl string) bool {
+	var lines []string
+	for _, l := range strings.Split(concl, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	return len(lines) == 1 && positiveForms[normalize(lines[0])]
+}
+
+// explicitNone reports whether a failing section's body says nothing failed.
+func explicitNone(body string) bool {
+	for _, l := range strings.Split(body, "\n") {
+		if !noneForms[normalize(l)] {
+			return false
+		}
+	}
+	return true
+}
+
+// withoutNone is text with its failing headings reduced to their inline
+// body and its lines that are an explicit none dropped: what is left is
+// searched for markers.
+func withoutNone(text string) string {
+	var keep []string
+	for _, l := range strings.Split(text, "\n") {
+		if lower := strings.ToLower(l); strings.Contains(lower, "通过") || strings.Contains(lower, "失败") || strings.Contains(lower, "fail") {
+			l = failingHeadingRe().ReplaceAllString(l, "")
+		}
+		if !noneForms[normalize(l)] {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
 
 // containsWord reports whether w occurs in lower (lowercased text): a
 // substring for Chinese, a whole word (or word sequence) for ASCII, so
@@ -154,7 +187,7 @@ func marked(lower string) bool {
 	if strings.Contains(lower, "n't") || strings.Contains(lower, "n’t") {
 		return true
 	}
-	for _, w := range asciiWordRe().FindAllString(lower, -1) {
+	for _, w := range asciiWords(lower) {
 		if markerWords[w] {
 			return true
 		}
@@ -170,6 +203,9 @@ func marked(lower string) bool {
 // partialCount reports a count of part of a whole ("2/3", "2 of 3", "3 条中
 // 2 条"); a whole one ("3/3") is not partial.
 func partialCount(s string) bool {
+	if !strings.Contains(s, "/") && !strings.Contains(s, "of") && !strings.Contains(s, "共") && !strings.Contains(s, "中") && !strings.Contains(s, "里") {
+		return false // none of the patterns can match: skip the regexp
+	}
 	for _, m := range partialRe().FindAllStringSubmatch(s, -1) {
 		var nums []string
 		for _, g := range m[1:] {
@@ -186,74 +222,43 @@ func partialCount(s string) bool {
 	return false
 }
 
-// openingClause is the conclusion's first clause, stripped of decoration,
-// a list marker and a repeated label: what must be a positive form.
-func openingClause(lower string) string {
-	s := decoration.Replace(lower)
-	for _, line := range strings.Split(s, "\n") {
-		line = strings.TrimSpace(line)
-		for _, m := range []string{"- ", "+ ", "• "} {
-			line = strings.TrimSpace(strings.TrimPrefix(line, m))
+// negative reports whether text says "no" anywhere: a negative symbol, a
+// marker (marked), a second conclusion.
+func negative(text string) bool {
+	lower := strings.ToLower(withoutNone(text))
+	for _, m := range negativeSymbols {
+		if strings.Contains(lower, m) {
+			return true
 		}
-		line = labelRe().ReplaceAllString(line, "")
-		if line == "" {
-			continue
-		}
-		if loc := clauseEnd().FindStringIndex(line); loc != nil {
-			line = line[:loc[0]]
-		}
-		return strings.TrimSpace(line)
 	}
-	return ""
-}
-
-// positiveForm reports whether clause is an allowlisted positive form.
-func positiveForm(clause string) bool {
-	if positiveRe().MatchString(strings.Join(strings.Fields(clause), "")) {
+	if containsWord(lower, "false") || marked(lower) {
 		return true
 	}
-	words := strings.FieldsFunc(clause, func(r rune) bool { return !unicode.IsLetter(r) })
-	positive := false
-	for _, w := range words {
-		switch {
-		case positiveASCII[w]:
-			positive = true
-		case !fillerASCII[w]:
-			return false
-		}
+	labels := 0 // a second conclusion anywhere (a correction, a retraction) is a "no"
+	for _, l := range conclusionLabels {
+		labels += strings.Count(lower, l)
 	}
-	return positive
+	return labels > 1
 }
 
-// conclusionState reads the state of a conclusion (the 结论 sections, or
-// the whole reply without headings), in this order after step 2:
-// status words (unreachable first, then a positive word, achieved only in
-// an allowlisted form with no marker; then the plain "not yet" words),
-// then an isolated 1 or 0 (1 achieved only as the whole opening clause and
-// unmarked), else "".
-func conclusionState(concl string) string {
-	lower := quotedRe().ReplaceAllString(strings.ToLower(concl), " ")
-	if strings.TrimSpace(lower) == "" {
-		return ""
-	}
-	if containsAny(lower, unreachableWords) {
-		return Unreachable
-	}
-	hedged := marked(lower)
-	if containsAny(lower, positiveWords) {
-		if hedged || !positiveForm(openingClause(lower)) {
-			return NotYet
+// conclusionLabels are the words that name a conclusion.
+var conclusionLabels = []string{"结论", "判定", "判断", "verdict", "conclusion"}
+
+// asciiWords are the runs of a-z in lower.
+func asciiWords(lower string) []string {
+	var out []string
+	start := -1
+	for i := 0; i <= len(lower); i++ {
+		if i < len(lower) && lower[i] >= 'a' && lower[i] <= 'z' {
+			if start < 0 {
+				start = i
+			}
+			continue
 		}
-		return Achieved
-	}
-	switch {
-	case containsAny(lower, negativeWords), zeroRe().MatchString(lower):
-		return NotYet
-	case oneRe().MatchString(lower):
-		if hedged || openingClause(lower) != "1" {
-			return NotYet
+		if start >= 0 {
+			out = append(out, lower[start:i])
+			start = -1
 		}
-		return Achieved
 	}
-	return ""
+	return out
 }

@@ -114,22 +114,20 @@
 //     ("1. 目标文件存在"). A closed fence tagged md/markdown (or untagged) is
 //     unwrapped for documents (never for the verdict, above); other closed
 //     fences are body text.
-//   - The verdict is read as an allowlist (ParseVerdict has the whole
-//     rule). Only the judge's own words
-//     count: fenced blocks with or without an info string, "> " quotes, an
-//     echoed <自述> report and text in quotation marks are quotations, never
-//     its conclusion. Every 结论/判定 section is read (a second one can
-//     contradict the first); a reply with headings but no 结论 is
-//     unrecognized. Step 3: an unverifiable word anywhere → unreachable (in
-//     either language: a judge that cannot check must not pass); a positive word → achieved only
-//     when the conclusion opens with an allowlisted positive form and holds
-//     no marker of negation, partiality, hedging, contrast, condition,
-//     hearsay or doubt (没/未/不/非/无/部分/基本/但/除/?/not/n't/no/mostly/but/
-//     except/fail/…, a count like 2/3), else not_yet. ASCII words match as
-//     whole words, case-insensitively. A non-empty 未通过 list (anything but
-//     无/没有/空/none/-) makes it not_yet whatever the conclusion says. A new
-//     way of saying "not" is not a positive form and almost always carries
-//     a marker: the worst a new positive phrasing can do is cost a round.
+//   - The verdict is typed data. Every judge round (WithGoal, whatever its
+//     Spec) runs with --json-schema VerdictSchema ({verdict, checks,
+//     failed, reason}) and the goal step with GoalSchema ({goal,
+//     checklist}); claude adds a StructuredOutput tool and returns the value
+//     as StepResult.Structured. A round is achieved only when the verdict is
+//     achieved, checks has one passed entry per frozen checklist item in
+//     order, and failed is empty (VerdictFromTyped); an achieved that
+//     contradicts itself is not_yet with the contradiction fed back; no
+//     typed value is no verdict (Judged). The judge's Markdown is kept as
+//     Verdict.Document and decides nothing; each round's decision is
+//     recorded as Event("verdict") in the typed shape.
+//   - ParseVerdict (free text, for library users) is conservative: exactly
+//     one positive form as the conclusion, failing sections that hold an
+//     explicit none, and nothing negative anywhere (see its doc).
 //   - A failed run is no result: the goal guard never parses a judge run
 //     that is not OK (the round is not_yet, the run's error is the reason
 //     fed back; when the rounds run out the step fails, exit 1), and the

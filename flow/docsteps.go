@@ -17,7 +17,8 @@ const GoalPrompt = `下面是已经确认的需求。把它变成目标和检查
 
 %s
 
-先弄清楚你所在的环境(能跑什么、看得到什么),再写检查清单:每条都要能实际检验;在这个环境里验证不了的,写成 "[此环境无法验证:原因] 条目"。只输出两节:「## 目标」和「## 检查清单」(每条一行,用 "- " 开头)。`
+先弄清楚你所在的环境(能跑什么、看得到什么),再写检查清单:每条都要能实际检验;在这个环境里验证不了的,写成 "[此环境无法验证:原因] 条目"。先写两节给人看:「## 目标」和「## 检查清单」(每条一行,用 "- " 开头)。
+最后调用 StructuredOutput 工具提交同样的内容,只有它算数:goal(目标,一段话)、checklist(检查清单,每条一项,不能为空)。`
 
 // ClarifyStepOptions are clarify_step's keyword arguments.
 type ClarifyStepOptions struct {
@@ -141,8 +142,10 @@ type GoalStepOptions struct {
 }
 
 // GoalStep builds the step that sets the goal: the judge reads the brief and
-// writes a goal and checklist, which is parsed, frozen to GoalPath and put
-// into ctx. Checks marked "[此环境无法验证:…]" are announced at once as
+// gives a typed goal and checklist (GoalSchema, through --json-schema; its
+// Markdown is only for people), which is frozen to GoalPath (rendered as
+// Markdown) and put into ctx. No typed goal, or an empty one, freezes
+// nothing. Checks marked "[此环境无法验证:…]" are announced at once as
 // Event("task") {unverifiable,total,path}: their fate is decided now, not
 // after a whole round of work. It has no ResumePrompt: goal setting sends
 // the brief in full anyway. The goal it freezes (or loads, when it skips)
@@ -152,6 +155,7 @@ type GoalStepOptions struct {
 func GoalStep(ch Channel, o GoalStepOptions) Step {
 	name, spec := docStepSpec(o.Name, GoalStepName, o.Instructions, o.Role, o.Spec,
 		func(n string, r RoleOptions) harness.AgentSpec { return Judge(n, ch, r) })
+	spec.JSONSchema = GoalSchema // the goal is typed, whoever sets it
 	briefKey := o.BriefKey
 	if briefKey == "" {
 		briefKey = ClarifyStepName
@@ -179,8 +183,8 @@ func GoalStep(ch Channel, o GoalStepOptions) Step {
 			if !r.OK { // a failed run is no reply: it never freezes a goal
 				return false, nil
 			}
-			g := ParseGoal(r.Text)
-			if !g.Complete() {
+			g, err := DecodeGoal(r.Structured) // the typed goal; the Markdown is for people
+			if err != nil {
 				return false, nil
 			}
 			f, err := g.writeFrozen(o.GoalPath)

@@ -196,7 +196,7 @@ func TestFailedRunFreezesNothing(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "doc.md")
 			s := tt.step(path)
 			c := Ctx{}
-			passed, err := s.Gate(t.Context(), harness.StepResult{OK: finished, Error: "max turns", Text: tt.text}, c)
+			passed, err := s.Gate(t.Context(), harness.StepResult{OK: finished, Error: "max turns", Text: tt.text, Structured: typedFor(s.Spec, "", tt.text)}, c)
 			_, statErr := os.Stat(path)
 			if err != nil || passed != finished || (statErr == nil) != finished {
 				t.Errorf("%s, finished %v: gate = %v, %v; file written %v", tt.name, finished, passed, err, statErr == nil)

@@ -192,7 +192,8 @@ func TestGoalAmendWriteLoad(t *testing.T) {
 	}
 }
 
-// Every step of ParseVerdict's five-step recognition order, plus the traps.
+// ParseVerdict's rules one by one (the corpus in verdict_test.go holds it
+// to judge texts as models and attackers write them).
 func TestParseVerdict(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -205,13 +206,13 @@ func TestParseVerdict(t *testing.T) {
 		{"2. bare 1", " 1 \n", Achieved, nil},
 		{"2. bare true", "true", Achieved, nil},
 		{"2. stripped: true with spaces", " \ntrue\t", Achieved, nil},
-		{"2. case-sensitive like fullmatch(r\"1|true\"): True is no verdict", "True", "", nil},
-		{"2. case-sensitive: FALSE is no verdict", "FALSE", "", nil},
-		{"2. true inside a heading document is not step 2", "## 结论\ntrue", "", nil},
+		{"2. positive forms ignore case: True", "True", Achieved, nil},
+		{"2. FALSE is no", "FALSE", NotYet, nil},
+		{"2. true as the conclusion", "## 结论\ntrue", Achieved, nil},
 		{"2. bare 0", "0", NotYet, nil},
 		{"2. bare false", "false", NotYet, nil},
-		{"2. fullmatch only: 10 is not 1", "10", "", nil},
-		{"3. status word in prose, opening with the verdict", "目标已达成。看了一下,两个文件都在。", Achieved, nil},
+		{"2. exactly one form: 10 is not 1", "10", NotYet, nil},
+		{"3. a verdict with an explanation is not exactly a form", "目标已达成。看了一下,两个文件都在。", NotYet, nil},
 		{"3. prose that does not open with its verdict is not achieved", "看了一下,目标已达成。", NotYet, nil},
 		{"3. longer word first: 未达成 is not 达成", "结果: 未达成", NotYet, nil},
 		{"3. 未通过 is not 通过", "检查未通过", NotYet, nil},
@@ -235,9 +236,10 @@ func TestParseVerdict(t *testing.T) {
 		{"3. conclusion text only, not the reason", "## 结论\n未达成\n## 理由\n虽然测试通过了", NotYet, nil},
 		{"4. isolated 1", "## 结论\n1\n## 理由\nr", Achieved, nil},
 		{"4. isolated 0", "score: 0 of 3", NotYet, nil},
-		{"4. 1 inside a number is not isolated", "v12", "", nil},
-		{"5. nothing → empty, not ok", "看起来还行吧", "", nil},
-		{"5. heading without conclusion → empty", "## 理由\n通过", "", nil},
+		{"4. 1 inside a number is not 1", "v12", NotYet, nil},
+		{"5. anything else is not yet", "看起来还行吧", NotYet, nil},
+		{"5. heading without conclusion is not yet", "## 理由\n通过", NotYet, nil},
+		{"5. an empty reply says nothing", " \n", "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

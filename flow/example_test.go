@@ -16,7 +16,7 @@ func Example() {
 	ctx := context.Background()
 	wf, _ := flow.StarterFlow("add a --verbose flag", flow.DefaultStarterOptions())
 	o := harness.NewOptions(".")
-	flower.Defaults(&o)     // the SQLite store and the credentials copy
+	flower.Defaults(&o)        // the SQLite store and the credentials copy
 	o.Workbench = wf.Workbench // the guards that come with a workbench
 	rt, _ := harness.New(ctx, o)
 	c, err := wf.Run(ctx, rt, func(e harness.Event) { log.Println(e.Kind, e.Step) }, nil)

@@ -2,6 +2,7 @@ package flow
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -50,14 +51,84 @@ func (f *fakeRunner) Run(ctx context.Context, spec harness.AgentSpec, prompt str
 	}
 	if f.fn != nil {
 		if r, ok := f.fn(spec, prompt, opts); ok {
-			return f.finish(r, opts), nil
+			return f.finish(f.typed(spec, prompt, r), opts), nil
 		}
 	}
+	r := harness.StepResult{OK: true, SessionID: "sid-" + opts.StepName, Text: "done"}
 	if q := f.replies[opts.StepName]; len(q) > 0 {
-		f.replies[opts.StepName] = q[1:]
-		return f.finish(q[0], opts), nil
+		f.replies[opts.StepName], r = q[1:], q[0]
 	}
-	return f.finish(harness.StepResult{OK: true, SessionID: "sid-" + opts.StepName, Text: "done"}, opts), nil
+	return f.finish(f.typed(spec, prompt, r), opts), nil
+}
+
+// typed gives a reply of a step that asked for a typed value the value its
+// Markdown stands for (typedFor), unless it has one or is untyped.
+func (f *fakeRunner) typed(spec harness.AgentSpec, prompt string, r harness.StepResult) harness.StepResult {
+	switch {
+	case string(r.Structured) == "null":
+		r.Structured = nil
+	case r.Structured == nil && r.OK && spec.JSONSchema != "":
+		r.Structured = typedFor(spec, prompt, r.Text)
+	}
+	return r
+}
+
+// untyped marks a fake reply that gives no typed value even though its
+// step asked for one (a judge that never called StructuredOutput).
+func untyped(r harness.StepResult) harness.StepResult {
+	r.Structured = json.RawMessage("null")
+	return r
+}
+
+// typedFor is the typed value a judge or goal step's fake reply stands for
+// when the test gave only its Markdown: the goal ParseGoal reads from it,
+// or the verdict ParseVerdict reads, with one check per item of the
+// prompt's checklist (all passed when achieved) — as a model that says the
+// same thing in both would.
+func typedFor(spec harness.AgentSpec, prompt, text string) json.RawMessage {
+	var v any
+	switch spec.JSONSchema {
+	case GoalSchema:
+		g := ParseGoal(text)
+		if !g.Complete() {
+			return nil
+		}
+		v = TypedGoal{Goal: g.Statement, Checklist: g.Checks}
+	case VerdictSchema:
+		p := ParseVerdict(text)
+		t := TypedVerdict{Verdict: p.State, Failed: orNone(p.Failed), Reason: p.Reason, Checks: []VerdictCheck{}}
+		if t.Verdict == "" {
+			t.Verdict = NotYet
+		}
+		for _, c := range promptChecklist(prompt) {
+			t.Checks = append(t.Checks, VerdictCheck{Check: c, Passed: t.Verdict == Achieved, Evidence: "fake"})
+		}
+		v = t
+	default:
+		return nil
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func orNone(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// promptChecklist is the numbered checklist of a judge prompt.
+func promptChecklist(prompt string) []string {
+	_, rest, _ := strings.Cut(prompt, "<检查清单>\n")
+	block, _, _ := strings.Cut(rest, "</检查清单>")
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(block), "\n") {
+		if _, item, ok := strings.Cut(l, ". "); ok {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func (f *fakeRunner) finish(r harness.StepResult, opts harness.RunOptions) harness.StepResult {

@@ -16,6 +16,9 @@ const (
 	vNotYet      = "## 结论\n未达成\n## 理由\n缺测试\n## 未通过\n- 有测试"
 	vUnreachable = "## 结论\n无法验证\n## 理由\n要 macOS"
 	vAmbiguous   = "看起来还行吧"
+	// untypedMark opens a verdict the fake judge gives as Markdown only,
+	// never calling StructuredOutput.
+	untypedMark = "untyped:"
 )
 
 // guarded builds a workflow of one work step under the goal guard whose
@@ -24,7 +27,11 @@ func guarded(t *testing.T, ch Channel, goalPath string, verdicts ...string) (*Wo
 	t.Helper()
 	f := newFake()
 	for i, v := range verdicts {
-		f.queue("执行-评审#"+itoa(i+1), ok(v, "judge-"+itoa(i+1)))
+		r := ok(v, "judge-"+itoa(i+1))
+		if md, cut := strings.CutPrefix(v, untypedMark); cut {
+			r = untyped(ok(md, "judge-"+itoa(i+1)))
+		}
+		f.queue("执行-评审#"+itoa(i+1), r)
 	}
 	work := Step{Name: "执行", Spec: spec("协调者"), Prompt: Text("干活")}
 	w := NewWorkflow([]Step{WithGoal(work, ch, WithGoalOptions{GoalPath: goalPath, Rounds: 3})})
@@ -72,15 +79,17 @@ func TestWithGoalGate(t *testing.T) {
 					t.Errorf("_round = %v", c[RoundKey])
 				}
 			}},
-		{name: "7. ambiguity is not achieved, default reason", verdicts: []string{vAmbiguous, vAmbiguous, vAmbiguous},
+		{name: "7. ambiguity is not achieved", verdicts: []string{vAmbiguous, vAmbiguous, vAmbiguous},
+			wantLabels: []string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2", "执行#round3", "执行-评审#3"}},
+		{name: "7. no typed verdict (Markdown 已达成 only) is no verdict, said so", verdicts: []string{untypedMark + vAchieved, untypedMark + vAchieved, untypedMark + vAchieved},
 			wantLabels: []string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2", "执行#round3", "执行-评审#3"},
 			check: func(t *testing.T, c Ctx, f *fakeRunner, _ *fakeChannel, _ string) {
 				v := c[VerdictKey].(Verdict)
-				if v.OK() || !strings.Contains(v.Reason, "按未达成处理") {
+				if v.Achieved() || !strings.Contains(v.Reason, "评审没有给出判定") || v.Document != vAchieved {
 					t.Errorf("verdict = %+v", v)
 				}
-				if !strings.Contains(f.callsFor("执行#round2")[0].Prompt, "按未达成处理") {
-					t.Error("the default reason is not fed back")
+				if !strings.Contains(f.callsFor("执行#round2")[0].Prompt, "评审没有给出判定") {
+					t.Error("the no-verdict reason is not fed back")
 				}
 			}},
 		{name: "9. unreachable, nobody answers → StepAbort", verdicts: []string{vUnreachable},

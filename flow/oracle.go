@@ -64,7 +64,7 @@ func digestLine(e harness.Event) string {
 		if g, _ := e.Guard(); g.Denied() || g.Decision == "rewrite" {
 			return fmt.Sprintf("%s %s guard %s %s %s", at, e.Step, g.Guard, g.Decision, g.Tool)
 		}
-	case harness.EventStep, harness.EventTask, harness.EventGoal, harness.EventMessage, harness.EventQuestion:
+	case harness.EventStep, harness.EventTask, harness.EventGoal, harness.EventVerdict, harness.EventMessage, harness.EventQuestion:
 		return fmt.Sprintf("%s %s", at, FlowEventLine(e))
 	case harness.EventRetry, harness.EventHandoff, harness.EventInterrupt, harness.EventError, harness.EventOffline:
 		return fmt.Sprintf("%s %s %s %v", at, e.Step, e.Kind, e.Data)
@@ -72,8 +72,8 @@ func digestLine(e harness.Event) string {
 	return ""
 }
 
-// FlowEventLine describes a workflow event ("step", "task", "goal", and the
-// channel's "message" and "question") in one line,
+// FlowEventLine describes a workflow event ("step", "task", "goal",
+// "verdict", and the channel's "message" and "question") in one line,
 // for `flower runs show` and the oracle; "" for any other kind. It reads
 // events fresh from Workflow.Run and events read back from events.jsonl.
 func FlowEventLine(e harness.Event) string {
@@ -92,6 +92,15 @@ func FlowEventLine(e harness.Event) string {
 	}
 	if g, ok := e.Goal(); ok {
 		return GoalEventLine(e.Step, g)
+	}
+	if t, ok := VerdictOf(e); ok {
+		passed := 0
+		for _, c := range t.Checks {
+			if c.Passed {
+				passed++
+			}
+		}
+		return fmt.Sprintf("verdict %s: %s (%d of %d checks passed, %d failed)", e.Step, t.Verdict, passed, len(t.Checks), len(t.Failed))
 	}
 	if c, ok := e.Channel(); ok {
 		return ChannelEventLine(e.Kind, e.Step, c)

@@ -28,6 +28,30 @@ const (
 // tool results marked "[tool_result]").
 func lastUser(r scripted.Request) string { return r.LastUser() }
 
+// typedReply answers a goal or judge request with md and the typed value
+// it stands for, as a model that says the same in both would: the goal
+// ParseGoal reads, or the verdict ParseVerdict reads with one check per
+// item of the request's checklist (passed when achieved).
+func typedReply(r scripted.Request, schema, md string) scripted.Reply {
+	if schema == flow.GoalSchema {
+		g := flow.ParseGoal(md)
+		return scripted.GoalReply(md, g.Statement, g.Checks...)
+	}
+	v := flow.ParseVerdict(md)
+	if v.Achieved() {
+		return scripted.Achieved(r, md)
+	}
+	var checks []scripted.Check
+	for _, c := range scripted.Checklist(r) {
+		checks = append(checks, scripted.Check{Check: c, Evidence: "scripted"})
+	}
+	state := v.State
+	if state == "" {
+		state = flow.NotYet
+	}
+	return scripted.VerdictReply(md, state, checks, v.Failed, v.Reason)
+}
+
 func toolUse(name string, input any) scripted.Reply {
 	js, _ := json.Marshal(input)
 	return scripted.Reply{ToolUse: &scripted.Block{Name: name, Input: js}}
@@ -59,11 +83,11 @@ func starterScript(ws string, judge []string, goals []string) *scripted.Script {
 			}
 			return toolUse("mcp__flower__ask", map[string]any{"question": "文件里写什么?", "options": []string{"hi", "hello"}})
 		}},
-		{Name: "goal", Match: scripted.Match{System: "你是独立评审", FirstUser: "把它变成目标和检查清单"}, Func: func(scripted.Request) scripted.Reply {
-			return scripted.Reply{Text: next(&goals)}
+		{Name: "goal", Match: scripted.Match{System: "你是独立评审", FirstUser: "把它变成目标和检查清单"}, Func: func(r scripted.Request) scripted.Reply {
+			return typedReply(r, flow.GoalSchema, next(&goals))
 		}},
-		{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"}, Func: func(scripted.Request) scripted.Reply {
-			return scripted.Reply{Text: next(&judge)}
+		{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"}, Func: func(r scripted.Request) scripted.Reply {
+			return typedReply(r, flow.VerdictSchema, next(&judge))
 		}},
 		{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: func(r scripted.Request) scripted.Reply {
 			lu := lastUser(r)

@@ -3,7 +3,6 @@ package flow
 import (
 	"strings"
 
-	"github.com/flowerhq/flower/internal/lazyre"
 	"github.com/flowerhq/flower/mdsections"
 )
 
@@ -24,53 +23,53 @@ const (
 var verdictSections = []mdsections.Section{
 	{Key: "state", Name: VerdictConclusion, Aliases: []string{"判定", "判断", "Verdict", "Conclusion"}},
 	{Key: "reason", Name: VerdictReason, Aliases: []string{"原因", "Reason"}},
-	{Key: "failed", Name: VerdictFailed, Aliases: []string{"未通过项", "未通过的检查", "Failed"}},
+	{Key: "failed", Name: VerdictFailed, Aliases: []string{"未通过项", "未通过的检查", "不通过", "失败", "失败项", "失败的检查",
+		"Failed", "Failed checks", "Failing", "Failing checks", "Failures"}},
 }
 
 // reportTag is the tag VerifyPrompt wraps the worker's report in; a judge
 // that echoes it quotes the worker, never concludes.
 const reportTag = "自述"
 
-var (
-	// Step 2 is Python's fullmatch(r"1|true") / fullmatch(r"0|false") on the
-	// stripped text: exact and case-sensitive.
-	trueRe  = lazyre.New(`^(?:1|true)$`)
-	falseRe = lazyre.New(`^(?:0|false)$`)
-)
-
-// Verdict is one judge round's result: exactly three sections, 结论 / 理由 /
-// 未通过. State is "achieved", "not_yet", "unreachable", or "" when nothing
-// was recognized.
+// Verdict is one judge round's result: its state, the reason and failed
+// items fed back, and for a typed verdict its checks, the typed value and
+// the judge's Markdown. State is "achieved", "not_yet", "unreachable", or ""
+// when there was nothing to read.
 type Verdict struct {
 	State  string
 	Reason string
 	Failed []string
+	// Checks are the typed verdict's checks (nil for a free-text one).
+	Checks []VerdictCheck
+	// Typed is the judge's typed verdict as given (nil: none, or free text).
+	Typed *TypedVerdict
+	// Document is the judge's own Markdown (结论 / 理由 / 未通过), kept for
+	// people; it decides nothing.
+	Document string
 }
 
-// ParseVerdict reads only the judge's own words: fenced blocks (with or
-// without an info string), "> " quote lines and an echoed <自述> report are
-// quotations and are removed first (mdsections.OwnText), and so is text in
-// quotation marks inside the conclusion. Then, in this order:
-//  1. the 结论 (or 判定) heading sections — every one of them, so a second,
-//     contradicting conclusion counts;
-//  2. no heading sections at all: the whole stripped text fullmatching
-//     1|true → achieved, 0|false → not_yet;
-//  3. status words in the conclusion (the whole text when there are no
-//     headings): an unverifiable/unreachable word anywhere → unreachable;
-//     else a positive word (达成, 通过, achieved, pass, …; ASCII as whole
-//     words) → achieved only when the conclusion opens with an allowlisted
-//     positive form ("已达成", "目标已达成", "全部通过", "Achieved", "All checks
-//     passed") and holds no marker of negation, partiality, hedging,
-//     contrast, condition, hearsay or doubt (没/未/不/非/无/部分/基本/但/除/?/
-//     not/n't/no/mostly/but/except/fail/…, "2/3"), not_yet otherwise; else
-//     a plain "not yet" word (尚未, failed) → not_yet;
-//  4. otherwise an isolated 0 → not_yet, an isolated 1 → achieved only as
-//     the whole opening clause with no marker (not_yet otherwise);
-//  5. otherwise State "" (OK false), which callers treat as not achieved.
+// ParseVerdict reads a free-text verdict (Verdict.parse in the original), for
+// library users whose judge gives no typed verdict; flower's own judges do
+// (Judged). It is conservative — never a yes for a no:
+//   - the conclusion is the 结论 (or 判定) section, read from the judge's own
+//     words (fenced blocks, "> " quotes and an echoed <自述> report are
+//     quotations), or the whole text when it has no headings;
+//   - an unverifiable/unreachable word in it → unreachable, as before;
+//   - achieved only when there is exactly one conclusion, and it is, with
+//     Markdown, a list marker and closing punctuation removed, exactly one
+//     positive form (已达成, 达成, 目标已达成, 已通过, 通过, 全部通过,
+//     achieved, pass, passed, yes, true, 1) and nothing else; and every
+//     failing section (未通过, 不通过, 失败, 失败项, Failed, Failing checks,
+//     …) holds only an explicit none (无, 没有, none, -); and nowhere in
+//     the reply — quotations included — stands a ❌, an unchecked box,
+//     `false`, a second conclusion, or a marker of negation, partiality,
+//     hedging, contrast, condition, hearsay or doubt (没/未/不/非/部分/但/
+//     除/如果/?/not/n't/but/except/fail/…, a count like 2/3 or "4 项，共 5 项");
+//   - everything else is not_yet ("" only for an empty reply).
 //
-// Last, a non-empty 未通过 list (anything but 无/没有/空/none/-) turns an
-// achieved conclusion into not_yet: a verdict that lists a failing check
-// contradicts itself, and the list is fed back.
+// A positive with an explanation ("已达成，没有问题。") may come out
+// not_yet: the typed verdict carries those. docs/seed-map.md says why the
+// reader no longer recognizes words in an order.
 func ParseVerdict(text string) Verdict {
 	own := mdsections.OwnText(text, reportTag)
 	s, found := mdsections.ParseAll(own, verdictSections)
@@ -83,24 +82,29 @@ func ParseVerdict(text string) Verdict {
 	}
 	concl := strings.Join(s["state"], "\n")
 	if !found {
-		whole := strings.TrimSpace(own)
-		switch {
-		case trueRe().MatchString(whole):
-			v.State = Achieved
-			return v
-		case falseRe().MatchString(whole):
-			v.State = NotYet
-			return v
-		}
-		concl = whole
+		concl = strings.TrimSpace(own)
 		if v.Reason == "" {
-			v.Reason = whole
+			v.Reason = concl
 		}
 	}
-	v.State = conclusionState(concl)
-	if v.State == Achieved && len(v.Failed) > 0 {
-		v.State = NotYet
+	switch {
+	case strings.TrimSpace(text) == "":
+		return v
+	case containsAny(strings.ToLower(concl), unreachableWords):
+		v.State = Unreachable
+		return v
 	}
+	v.State = NotYet
+	if found && len(s["state"]) != 1 || !exactlyPositive(concl) || negative(text) {
+		return v
+	}
+	for _, f := range s["failed"] {
+		if !explicitNone(f) {
+			return v
+		}
+	}
+	v.Failed = nil // an explicit none is no failed item
+	v.State = Achieved
 	return v
 }
 
@@ -179,6 +183,11 @@ func (v Verdict) Feedback() string {
 		sb.WriteString("未通过的检查:\n")
 		for _, f := range v.Failed {
 			sb.WriteString("- " + f + "\n")
+		}
+	}
+	for _, c := range v.Checks {
+		if !c.Passed {
+			sb.WriteString("检查「" + c.Check + "」没有通过;评审的依据: " + mdsections.OrPlaceholder(strings.TrimSpace(c.Evidence)) + "\n")
 		}
 	}
 	sb.WriteString("针对这些问题继续工作,改完逐条自己验证,再结束这一轮。")

@@ -202,7 +202,7 @@ func runOnce(ctx context.Context, h Host, spec harness.AgentSpec, prompt string,
 }
 
 // recording returns the workflow's event callback: the workflow's own
-// events ("step", "task", "goal") are written to the host's record, then
+// events ("step", "task", "goal", "verdict") are written to the host's record, then
 // passed to onEvent (nil: none). Events of the runs themselves are recorded
 // by the host already and are not written twice.
 func recording(h Host, onEvent func(harness.Event)) func(harness.Event) {
@@ -210,7 +210,7 @@ func recording(h Host, onEvent func(harness.Event)) func(harness.Event) {
 		onEvent = func(harness.Event) {}
 	}
 	return func(e harness.Event) {
-		if e.Kind == harness.EventStep || e.Kind == harness.EventTask || e.Kind == harness.EventGoal {
+		if e.Kind == harness.EventStep || e.Kind == harness.EventTask || e.Kind == harness.EventGoal || e.Kind == harness.EventVerdict {
 			h.Record(e)
 		}
 		onEvent(e)

@@ -271,6 +271,9 @@ func BuildArgs(spec AgentSpec, o BuildOptions) (Built, error) {
 	if spec.MaxBudgetUSD > 0 {
 		a = append(a, "--max-budget-usd="+strconv.FormatFloat(spec.MaxBudgetUSD, 'f', -1, 64))
 	}
+	if spec.JSONSchema != "" {
+		a = append(a, "--json-schema="+spec.JSONSchema)
+	}
 	if pm := spec.PermissionMode; pm != "" && pm != "default" {
 		a = append(a, "--permission-mode="+pm)
 	}

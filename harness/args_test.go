@@ -269,3 +269,20 @@ func TestFenceProtectsTheHandoffNotes(t *testing.T) {
 		t.Errorf("%s does not match %s", pat, HandoffFileName("执行"))
 	}
 }
+
+// A spec with a JSON schema passes it as --json-schema; control: one
+// without passes none.
+func TestBuildArgs_JSONSchema(t *testing.T) {
+	spec := NewAgentSpec("j", "")
+	for _, schema := range []string{`{"type":"object"}`, ""} {
+		spec.JSONSchema = schema
+		b, err := BuildArgs(spec, BuildOptions{HookPath: "h"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		has := slices.Contains(b.Args, "--json-schema="+schema)
+		if has != (schema != "") || schema == "" && slices.ContainsFunc(b.Args, func(a string) bool { return strings.HasPrefix(a, "--json-schema") }) {
+			t.Errorf("schema %q: args %q", schema, b.Args)
+		}
+	}
+}

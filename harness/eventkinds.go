@@ -45,6 +45,9 @@ const (
 	EventStep = "step" // FlowStepEvent: a workflow step begins
 	EventTask = "task" // TaskEvent: a step's note (unverifiable goal checks)
 	EventGoal = "goal" // GoalEvent: the goal was frozen, or its file changed on disk
+	// EventVerdict is a judge round's typed verdict: flow.TypedVerdict
+	// ({verdict, checks, failed, reason}).
+	EventVerdict = "verdict"
 
 	// Emitted by the human channel (flow.HumanChannel.OnRecord).
 	EventMessage  = "message"  // ChannelEvent: a message told (flower tell), or read by an inbox call

@@ -307,10 +307,13 @@ func (t *tailBuffer) String() string {
 type attemptOut struct {
 	sessionID string
 	text      string
-	err       error   // nil for a success; see outcome.go
-	cost      float64 // the result's; a step counts its cost from its events (StepStats)
-	context   int
-	sawInit   bool
+	// structured is the result's structured_output (nil: none); text is
+	// then the main thread's words, not the CLI's echo of the value.
+	structured json.RawMessage
+	err        error   // nil for a success; see outcome.go
+	cost       float64 // the result's; a step counts its cost from its events (StepStats)
+	context    int
+	sawInit    bool
 }
 
 // watchers are the supervisor's callbacks into the Runtime.
@@ -451,6 +454,9 @@ func (p *proc) finish(s *stream) attemptOut {
 				o.text = whole
 				s.fail(err)
 			}
+		}
+		if v, said, ok := s.structured(); ok {
+			o.structured, o.text = v, said
 		}
 	}
 	select { // the group is dead: only an escaped grandchild holds stderr

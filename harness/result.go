@@ -15,7 +15,14 @@ type StepResult struct {
 	OK        bool    `json:"ok"`
 	CostUSD   float64 `json:"cost_usd"`
 	NumTurns  int     `json:"num_turns"`
-	Text      string  `json:"text"`
+	// Text is the result's text. A step run with AgentSpec.JSONSchema gets
+	// the main thread's own words of its last turn here (the CLI's result
+	// only echoes the structured value) and the value in Structured.
+	Text string `json:"text"`
+	// Structured is the result line's structured_output: the value the
+	// model gave the StructuredOutput tool (AgentSpec.JSONSchema); nil when
+	// there is none — the model never called the tool, or the CLI failed.
+	Structured json.RawMessage `json:"structured_output,omitempty"`
 	// TextFile (relative to the run dir) holds the whole Text when it is
 	// over 64 KiB: the manifest row then keeps its start and TextBytes its
 	// length (ResultText reads it back); the Runtime's results keep it all.

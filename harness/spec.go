@@ -45,6 +45,10 @@ type AgentSpec struct {
 	// thread runs in the read-only sandbox. A delegate_only main thread's
 	// glances are sandboxed without it.
 	LookOnly bool
+	// JSONSchema, when set, is passed as --json-schema: the CLI adds a
+	// StructuredOutput tool with this input schema, and the value the
+	// model gives it comes back as StepResult.Structured.
+	JSONSchema string
 }
 
 // NewAgentSpec returns an AgentSpec with the defaults: Read/Glob/Grep,

@@ -160,6 +160,7 @@ func absorbed(res StepResult, out attemptOut) StepResult {
 	if out.sessionID != "" {
 		res.SessionID = out.sessionID
 	}
+	res.Structured = out.structured
 	if out.err == nil {
 		res.OK, res.Text, res.Error = true, out.text, ""
 		return res

@@ -32,6 +32,8 @@ type stream struct {
 	final     gjson.Result // last result line
 	finalBig  *cutLine     // the last result line's cut strings (nil: none)
 	big       *cutLine     // the cut strings of the line being handled
+	said      []string     // the main thread's texts since its last tool call (not StructuredOutput)
+	saidCut   bool         // a tool call came after said: the next text starts it over
 	context   int
 	due       bool // context reached handoff.At
 	mirror    [][]byte
@@ -413,7 +415,9 @@ func (s *stream) assistant(line []byte, ev *Event) bool {
 			if cut, ok := s.big.at(offsetIn(line, t.Raw)); ok {
 				ev.Data["text_bytes"] = cut.bytes // its skeleton keeps the start
 			}
+			s.note(line, t.Str, "")
 		case "tool_use":
+			s.note(line, "", b.Get("name").String())
 			ev.Kind = EventToolUse
 			ev.Data["tool"] = strings.Clone(b.Get("name").String())
 			ev.Data["tool_use_id"] = strings.Clone(b.Get("id").String())
@@ -436,6 +440,37 @@ func (s *stream) assistant(line []byte, ev *Event) bool {
 		}
 	}
 	return false
+}
+
+// structuredTool is the tool the CLI adds for --json-schema.
+const structuredTool = "StructuredOutput"
+
+// note follows the main thread's words for a structured step: its texts
+// since its last tool call other than StructuredOutput (what the judge
+// wrote for people before it handed in its typed value).
+func (s *stream) note(line []byte, text, tool string) {
+	if _, main, _ := mainContext(line); !main {
+		return
+	}
+	switch {
+	case tool != "" && tool != structuredTool:
+		s.saidCut = true
+	case text != "":
+		if s.saidCut {
+			s.said, s.saidCut = nil, false
+		}
+		s.said = append(s.said, strings.Clone(text))
+	}
+}
+
+// structured is the final result's structured_output and the main
+// thread's words that went with it; ok is false when there is none.
+func (s *stream) structured() (value json.RawMessage, said string, ok bool) {
+	v := s.final.Get("structured_output")
+	if !v.Exists() || v.Type == gjson.Null {
+		return nil, "", false
+	}
+	return json.RawMessage(strings.Clone(v.Raw)), strings.Join(s.said, "\n\n"), true
 }
 
 // toolCalled notes a tool call in flight (its result has not come yet).

@@ -75,6 +75,10 @@ type Reply struct {
 	StopReason string  `json:"stop_reason,omitempty"`
 	Fault      *Fault  `json:"fault,omitempty"`
 	DelayMS    int     `json:"delay_ms,omitempty"`
+	// Structured is a typed answer (a judge's verdict, a goal): the reply
+	// ends with a tool_use of StructuredOutput (the tool claude adds for
+	// --json-schema) whose input is this object, after the reply's text.
+	Structured json.RawMessage `json:"structured,omitempty"`
 	// HandBack keeps this reply for the request that hands a subagent's
 	// work back (the Agent tool's result, or the <task-notification> of a
 	// background Agent). Until then, the request that only says a
@@ -222,7 +226,7 @@ func (r *Reply) validate() error {
 			return errors.New("a drop or stall has no status")
 		case f.Drop || f.Stall:
 			return nil // content, if any, is what is sent before the cut
-		case r.Text != "" || r.ToolUse != nil || len(r.Blocks) > 0:
+		case r.Text != "" || r.ToolUse != nil || len(r.Blocks) > 0 || r.Structured != nil:
 			return errors.New("a fault cannot also carry content")
 		}
 		if _, ok := faultStatuses[f.Status]; !ok {
@@ -278,6 +282,9 @@ func (r *Reply) content() []Block {
 			}
 		}
 		out = append(out, b)
+	}
+	if r.Structured != nil {
+		out = append(out, Block{Type: "tool_use", Name: StructuredTool, Input: r.Structured})
 	}
 	return out
 }

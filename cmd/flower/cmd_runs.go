@@ -182,12 +182,12 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 	return nil
 }
 
-// flowEvents are the workflow's own events ("step", "task", "goal") of a
-// run, and the human channel's ("message", "question").
+// flowEvents are the workflow's own events ("step", "task", "goal",
+// "verdict") of a run, and the human channel's ("message", "question").
 func flowEvents(events []harness.Event) []eventJSON {
 	out := []eventJSON{}
 	for _, ev := range events {
-		if ev.Kind == "step" || ev.Kind == "task" || ev.Kind == "goal" || ev.Kind == harness.EventMessage || ev.Kind == harness.EventQuestion {
+		if ev.Kind == "step" || ev.Kind == "task" || ev.Kind == "goal" || ev.Kind == harness.EventVerdict || ev.Kind == harness.EventMessage || ev.Kind == harness.EventQuestion {
 			out = append(out, eventOut(ev))
 		}
 	}

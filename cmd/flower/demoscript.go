@@ -52,6 +52,31 @@ func demoTool(name string, input any) scripted.Reply {
 	return scripted.Reply{ToolUse: &scripted.Block{Name: name, Input: js}}
 }
 
+// typedGoal is a goal step's reply of md with the typed goal it stands for
+// (flow.ParseGoal of it; tests script with it).
+func typedGoal(md string) scripted.Reply {
+	g := flow.ParseGoal(md)
+	return scripted.GoalReply(md, g.Statement, g.Checks...)
+}
+
+// typedJudge is a judge's reply to prompt (its first user message) of md
+// with the typed verdict it stands for, as a model that says the same in
+// both would: flow.ParseVerdict's state, one check per item of the
+// prompt's checklist (passed when achieved), its failed list and reason
+// (tests script with it).
+func typedJudge(prompt, md string) scripted.Reply {
+	v := flow.ParseVerdict(md)
+	state := v.State
+	if state == "" {
+		state = flow.NotYet
+	}
+	var checks []scripted.Check
+	for _, c := range scripted.ChecklistOf(prompt) {
+		checks = append(checks, scripted.Check{Check: c, Passed: state == flow.Achieved, Evidence: "scripted"})
+	}
+	return scripted.VerdictReply(md, state, checks, v.Failed, v.Reason)
+}
+
 // demoAnswers answers the clarifier's question, as a person would; with out
 // set it shows it there (the human view shows every answer itself).
 type demoAnswers struct{ out io.Writer }

@@ -153,14 +153,14 @@ const (
 // with a complete brief, the goal step with a goal, the coordinator with
 // "done" and every review with verdict.
 func starterAnswers(verdict string) func(string, harness.AgentSpec, string) harness.StepResult {
-	return func(step string, _ harness.AgentSpec, _ string) harness.StepResult {
+	return func(step string, _ harness.AgentSpec, prompt string) harness.StepResult {
 		switch {
 		case strings.HasPrefix(step, flow.ClarifyStepName):
 			return harness.StepResult{OK: true, Text: fakeBrief, CostUSD: 0.01}
 		case strings.HasPrefix(step, flow.GoalStepName):
-			return harness.StepResult{OK: true, Text: fakeGoal, CostUSD: 0.01}
+			return harness.StepResult{OK: true, Text: fakeGoal, Structured: typedGoal(fakeGoal).Structured, CostUSD: 0.01}
 		case strings.HasPrefix(step, flow.WorkStepName+"-评审"):
-			return harness.StepResult{OK: true, Text: verdict, CostUSD: 0.01}
+			return harness.StepResult{OK: true, Text: verdict, Structured: typedJudge(prompt, verdict).Structured, CostUSD: 0.01}
 		}
 		return harness.StepResult{OK: true, Text: "done", CostUSD: 0.01}
 	}

@@ -27,9 +27,9 @@ func writesScript(writes func(ws string) []map[string]any) func(ws string) *scri
 			}},
 			{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Replies: []scripted.Reply{{Text: demoBrief}}},
 			{Name: "goal", Match: scripted.Match{System: "你是独立评审", FirstUser: "把它变成目标和检查清单"},
-				Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: demoGoal} }},
+				Func: func(scripted.Request) scripted.Reply { return typedGoal(demoGoal) }},
 			{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"},
-				Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: demoAchieved} }},
+				Func: func(r scripted.Request) scripted.Reply { return typedJudge(r.FirstUser(), demoAchieved) }},
 			{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: func(r scripted.Request) scripted.Reply {
 				if strings.Contains(r.LastUser(), "[tool_result]") {
 					return scripted.Reply{Text: "coder 汇报完了"}

@@ -26,10 +26,10 @@ func recordScript(string) *scripted.Script {
 			return scripted.Reply{Text: demoBrief}
 		}},
 		{Name: "goal", Match: scripted.Match{System: "你是独立评审", FirstUser: "把它变成目标和检查清单"}, Func: func(scripted.Request) scripted.Reply {
-			return scripted.Reply{Text: demoGoal + "\n" + unverifiableCheck}
+			return typedGoal(demoGoal + "\n" + unverifiableCheck)
 		}},
-		{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"}, Func: func(scripted.Request) scripted.Reply {
-			return scripted.Reply{Text: demoAchieved}
+		{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"}, Func: func(r scripted.Request) scripted.Reply {
+			return typedJudge(r.FirstUser(), demoAchieved)
 		}},
 		{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: func(scripted.Request) scripted.Reply {
 			return scripted.Reply{Text: "两个文件都写好了。"}

@@ -41,10 +41,10 @@ func fleetScript(slow func(scripted.Request) int) *scripted.Script {
 			return scripted.Reply{Text: "## 目标\n" + m + ": 写 ok.txt\n## 验收标准\n" + m + " 的 ok.txt 存在\n## 边界\n只动工作区\n## 未知与假设\n无"}
 		}},
 		{Name: "goal", Match: scripted.Match{System: "你是独立评审", FirstUser: "把它变成目标和检查清单"}, Func: func(r scripted.Request) scripted.Reply {
-			return scripted.Reply{Text: "## 目标\n" + marker(r) + " 完成\n## 检查清单\n- ok.txt 存在"}
+			return typedGoal("## 目标\n" + marker(r) + " 完成\n## 检查清单\n- ok.txt 存在")
 		}},
-		{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"}, Func: func(scripted.Request) scripted.Reply {
-			return scripted.Reply{Text: demoAchieved}
+		{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"}, Func: func(r scripted.Request) scripted.Reply {
+			return typedJudge(r.FirstUser(), demoAchieved)
 		}},
 		{Name: "coder", Match: scripted.Match{System: "你是执行者"}, Func: func(r scripted.Request) scripted.Reply {
 			return scripted.Reply{Text: "coded", DelayMS: slow(r)}

@@ -18,8 +18,8 @@ import (
 // "JSON output" section to it); any other kind is an event.
 var jsonSchema = map[string][]string{
 	"event":       {"kind", "step", "time", "data", "raw"},
-	"step_result": {"kind", "step", "session_id", "ok", "cost_usd", "num_turns", "text", "error", "started_at", "ended_at", "seconds", "attempts", "errors", "resumed", "retired", "context"},
-	"flow_result": {"kind", "ok", "exit_code", "error", "run", "run_dir", "events", "workbench", "brief", "goal", "verdict", "cost_usd", "seconds", "steps", "unread_messages"},
+	"step_result": {"kind", "step", "session_id", "ok", "cost_usd", "num_turns", "text", "error", "started_at", "ended_at", "seconds", "attempts", "errors", "resumed", "retired", "context", "structured_output"},
+	"flow_result": {"kind", "ok", "exit_code", "error", "run", "run_dir", "events", "workbench", "brief", "goal", "verdict", "checks", "failed", "reason", "cost_usd", "seconds", "steps", "unread_messages"},
 	"run":         {"kind", "run", "workspace", "started_at", "updated_at", "outcome", "verdict", "steps", "failed", "cost_usd"},
 	"run_detail": {"kind", "run", "workspace", "started_at", "updated_at", "outcome", "verdict", "events", "event_count", "skipped_events", "tally",
 		"denials", "spills", "cost_usd", "steps", "flow_events"},
@@ -86,11 +86,17 @@ type stepResultJSON struct {
 	StartedAt string  `json:"started_at"`
 	EndedAt   string  `json:"ended_at"`
 	Seconds   float64 `json:"seconds"`
+	// Structured is the step's typed answer (a judge's verdict, a goal as
+	// the model gave it), {} for none.
+	Structured json.RawMessage `json:"structured_output"`
 }
 
 func stepResultOut(r harness.StepResult) stepResultJSON {
 	o := stepResultJSON{Kind: "step_result", StepResult: r, SessionID: r.SessionID, Error: r.Error,
-		StartedAt: rfc3339(r.StartedAt), EndedAt: rfc3339(r.EndedAt)}
+		StartedAt: rfc3339(r.StartedAt), EndedAt: rfc3339(r.EndedAt), Structured: r.Structured}
+	if len(o.Structured) == 0 {
+		o.Structured = json.RawMessage("{}")
+	}
 	o.Errors, o.Retired = orEmpty(r.Errors), orEmpty(r.Retired)
 	if r.EndedAt > r.StartedAt && r.StartedAt > 0 {
 		o.Seconds = r.EndedAt - r.StartedAt
@@ -107,26 +113,32 @@ func stepResultsOut(rs []harness.StepResult) []stepResultJSON {
 }
 
 type flowResultJSON struct {
-	Kind      string           `json:"kind"`
-	OK        bool             `json:"ok"`
-	ExitCode  int              `json:"exit_code"`
-	Error     string           `json:"error"`
-	Run       string           `json:"run"`
-	RunDir    string           `json:"run_dir"`
-	Events    string           `json:"events"`
-	Workbench string           `json:"workbench"`
-	Brief     string           `json:"brief"`
-	Goal      string           `json:"goal"`
-	Verdict   string           `json:"verdict"`
-	CostUSD   float64          `json:"cost_usd"`
-	Seconds   float64          `json:"seconds"`
-	Steps     []stepResultJSON `json:"steps"`
-	Unread    int              `json:"unread_messages"`
+	Kind      string `json:"kind"`
+	OK        bool   `json:"ok"`
+	ExitCode  int    `json:"exit_code"`
+	Error     string `json:"error"`
+	Run       string `json:"run"`
+	RunDir    string `json:"run_dir"`
+	Events    string `json:"events"`
+	Workbench string `json:"workbench"`
+	Brief     string `json:"brief"`
+	Goal      string `json:"goal"`
+	// Verdict, Checks, Failed and Reason are the last judge round as
+	// flower decided it (flow.Verdict.Decision: the typed verdict's fields).
+	Verdict string              `json:"verdict"`
+	Checks  []flow.VerdictCheck `json:"checks"`
+	Failed  []string            `json:"failed"`
+	Reason  string              `json:"reason"`
+	CostUSD float64             `json:"cost_usd"`
+	Seconds float64             `json:"seconds"`
+	Steps   []stepResultJSON    `json:"steps"`
+	Unread  int                 `json:"unread_messages"`
 }
 
 func flowResultOut(o flowOutcome) flowResultJSON {
 	return flowResultJSON{Kind: "flow_result", OK: o.OK, ExitCode: o.ExitCode, Error: o.Error, Run: o.Run, RunDir: o.RunDir,
-		Events: o.Events, Workbench: o.Workbench, Brief: o.Brief, Goal: o.Goal, Verdict: o.Verdict, CostUSD: o.CostUSD,
+		Events: o.Events, Workbench: o.Workbench, Brief: o.Brief, Goal: o.Goal, Verdict: o.Verdict, Checks: orEmpty(o.Decision.Checks),
+		Failed: orEmpty(o.Decision.Failed), Reason: o.Decision.Reason, CostUSD: o.CostUSD,
 		Seconds: o.Seconds, Steps: stepResultsOut(o.Steps), Unread: o.Unread}
 }
 

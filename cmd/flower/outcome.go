@@ -27,9 +27,10 @@ type flowOutcome struct {
 	ExitCode                        int
 	Error, Run, RunDir, Events      string
 	Workbench, Brief, Goal, Verdict string
-	VerdictReason                   string // why the goal was not achieved (the summary's line; in Error too)
-	FailedStep                      string // the step that failed, if one did
-	Unread                          int    // told messages no inbox call took
+	VerdictReason                   string            // why the goal was not achieved (the summary's line; in Error too)
+	Decision                        flow.TypedVerdict // the last round as flower decided it (its Verdict is Verdict)
+	FailedStep                      string            // the step that failed, if one did
+	Unread                          int               // told messages no inbox call took
 	CostUSD, Seconds                float64
 	Steps                           []harness.StepResult
 }
@@ -62,7 +63,7 @@ func summarize(wf *flow.Workflow, rt stepRunner, fc flow.Ctx, runErr, ctxErr err
 	}
 	o.Seconds = last - first
 	if v, ok := fc[flow.VerdictKey].(flow.Verdict); ok {
-		o.Verdict = v.State
+		o.Verdict, o.Decision = v.State, v.Decision()
 	}
 	var se *flow.StepError
 	switch {

@@ -31,6 +31,9 @@ type progress struct {
 	stats     harness.RunStats // the run so far; stats.Step is the run inside the workflow step
 	inbox     int              // messages told (`flower tell`) the coordinator has not read yet
 	lastPaint time.Time
+	// review is a finished review's line, held until its verdict event
+	// says what the round came to (head "" when none is held).
+	review struct{ head, rest string }
 }
 
 func newProgress(w io.Writer, v view, handoffAt int, zh bool) *progress {
@@ -48,17 +51,31 @@ func (p *progress) event(e harness.Event) {
 	p.stats.Add(e)
 	switch e.Kind {
 	case harness.EventStepEnd:
+		p.flushReview()
 		st := p.stats.Step
-		mark, verdict := stepMark(st.OK, st.Name, st.LastText)
 		head, tail := p.lineParts()
 		// What the step came to goes first: a narrow terminal clips the tail.
-		p.say(fmt.Sprintf("%s %s%s (%.1fs) · %s", mark, head, verdict, e.Time.Sub(st.Started).Seconds(), tail))
+		rest := fmt.Sprintf(" (%.1fs) · %s", e.Time.Sub(st.Started).Seconds(), tail)
+		if st.OK && strings.Contains(st.Name, "评审") {
+			p.review.head, p.review.rest = head, rest // its verdict comes as the next event
+			return
+		}
+		p.say(stepMarkOf(st.OK) + " " + head + rest)
+	case harness.EventVerdict:
+		if t, ok := flow.VerdictOf(e); ok && p.review.head != "" {
+			mark, verdict := reviewMark(t.Verdict)
+			p.say(mark + " " + p.review.head + verdict + p.review.rest)
+			p.review.head = ""
+		}
 	case harness.EventGoal:
 		if g, _ := e.Goal(); g.State == harness.GoalChanged {
 			p.sayWrapped("⚠ " + flow.GoalEventLine(stepLabel(e.Step, p.zh), g))
 			p.paint()
 		}
-	case harness.EventStepStart, harness.EventOffline, harness.EventOnline:
+	case harness.EventStepStart:
+		p.flushReview()
+		p.paint()
+	case harness.EventOffline, harness.EventOnline:
 		p.paint()
 	case harness.EventStall, harness.EventStore:
 		if n := noticeLine(e); n != "" {
@@ -73,25 +90,34 @@ func (p *progress) event(e harness.Event) {
 	}
 }
 
-// stepMark is a step's end mark and, for a review, its verdict: ✓ only
-// for a step that went well and, if it is a review, found the goal
-// achieved; ○ for a review that found it not yet; ✗ for a failure or an
-// unreachable goal.
-func stepMark(ok bool, name, text string) (mark, verdict string) {
-	mark = "✓"
-	if !ok {
-		mark = "✗"
+// stepMarkOf is a step's end mark: ✓ for a step that went well, ✗ for
+// a failure.
+func stepMarkOf(ok bool) string {
+	if ok {
+		return "✓"
 	}
-	if v := flow.ParseVerdict(text); ok && v.OK() && strings.Contains(name, "评审") {
-		verdict = " → " + v.State
-		switch v.State {
-		case flow.NotYet:
-			mark = "○"
-		case flow.Unreachable:
-			mark = "✗"
-		}
+	return "✗"
+}
+
+// reviewMark is a review's end mark and verdict, from its verdict event
+// (flower's decision, never the judge's Markdown): ✓ only for achieved, ○
+// for not yet, ✗ for an unreachable goal.
+func reviewMark(state string) (mark, verdict string) {
+	switch state {
+	case flow.Achieved:
+		return "✓", " → " + state
+	case flow.Unreachable:
+		return "✗", " → " + state
 	}
-	return mark, verdict
+	return "○", " → " + flow.NotYet
+}
+
+// flushReview says a held review line that got no verdict event.
+func (p *progress) flushReview() {
+	if p.review.head != "" {
+		p.say("✓ " + p.review.head + p.review.rest)
+		p.review.head = ""
+	}
 }
 
 // paint redraws the status line in place: at a terminal only, clipped one
@@ -218,6 +244,7 @@ func (p *progress) finish(o flowOutcome) {
 		writeJSON(p.w, flowResultOut(o))
 		return
 	}
+	p.flushReview()
 	status := "done"
 	switch {
 	case o.OK:

@@ -52,16 +52,23 @@ func TestTerminalShowsAForgedGoal(t *testing.T) {
 
 // TestTerminalFailedJudgeShowsNoVerdict: a judge run that failed is no
 // verdict, so its line carries none, whatever its last text says; the
-// control is the same text from a run that finished.
+// control is the same text from a run that finished. The review's mark is
+// flower's decision (the verdict event), never the judge's Markdown: a
+// Markdown 已达成 decided not_yet shows ○ → not_yet.
 func TestTerminalFailedJudgeShowsNoVerdict(t *testing.T) {
-	for _, finished := range []bool{false, true} {
+	for _, tt := range []struct {
+		finished bool
+		decided  string
+		want     string
+	}{{false, flow.Achieved, ""}, {true, flow.Achieved, "✓ [0/0] review #1 → achieved"}, {true, flow.NotYet, "○ [0/0] review #1 → not_yet"}} {
 		var buf bytes.Buffer
 		p := newProgress(&buf, liveView(0), 0, false)
 		p.event(harness.Event{Kind: "step_start", Step: "执行-评审#1"})
 		p.event(harness.Event{Kind: harness.EventAssistant, Step: "执行-评审#1", Data: map[string]any{"text": "## 结论\n已达成"}})
-		p.event(harness.Event{Kind: "step_end", Step: "执行-评审#1", Data: map[string]any{"ok": finished}})
-		if got := strings.Contains(buf.String(), "→ achieved"); got != finished {
-			t.Errorf("finished %v: line shows a verdict %v: %q", finished, got, buf.String())
+		p.event(harness.Event{Kind: "step_end", Step: "执行-评审#1", Data: map[string]any{"ok": tt.finished}})
+		p.event(harness.Event{Kind: harness.EventVerdict, Step: "执行-评审#1", Data: harness.EventData(flow.TypedVerdict{Verdict: tt.decided})})
+		if got := strings.Contains(buf.String(), "→ "); got != tt.finished || !strings.Contains(buf.String(), tt.want) {
+			t.Errorf("finished %v, decided %s: %q, want %q", tt.finished, tt.decided, buf.String(), tt.want)
 		}
 	}
 }

@@ -12,8 +12,11 @@ import (
 // TestRunOutcome: how a recorded run ended, from its manifest row alone.
 func TestRunOutcome(t *testing.T) {
 	review := func(text string) harness.StepResult {
-		return harness.StepResult{Step: "执行-评审#1", OK: true, Text: text}
+		return harness.StepResult{Step: "执行-评审#1", OK: true, Text: text, Structured: typedJudge("<检查清单>\n1. a\n</检查清单>", text).Structured}
 	}
+	untyped := harness.StepResult{Step: "执行-评审#1", OK: true, Text: "## 结论\n已达成\n## 理由\nok"}
+	failing := review("## 结论\n已达成\n## 理由\nok")
+	failing.Structured = []byte(`{"verdict":"achieved","checks":[{"check":"a","passed":false,"evidence":"no"}],"failed":[],"reason":"x"}`)
 	work := harness.StepResult{Step: "执行", OK: true, Text: "done"}
 	for _, tc := range []struct {
 		name             string
@@ -25,6 +28,8 @@ func TestRunOutcome(t *testing.T) {
 		{"unreachable", harness.ManifestRow{Results: []harness.StepResult{review("## 结论\n无法达成\n## 理由\nno")}}, "unreachable", "unreachable"},
 		{"failed", harness.ManifestRow{Results: []harness.StepResult{{Step: "执行", Error: "claude exited 1"}}}, "failed", ""},
 		{"interrupted", harness.ManifestRow{Results: []harness.StepResult{{Step: "执行", Error: "context canceled"}}}, "interrupted", ""},
+		{"a Markdown 已达成 with no typed verdict is no verdict", harness.ManifestRow{Results: []harness.StepResult{work, untyped}}, "not yet", "not_yet"},
+		{"a typed achieved with a failing check", harness.ManifestRow{Results: []harness.StepResult{work, failing}}, "not yet", "not_yet"},
 		{"a step without a judge", harness.ManifestRow{Results: []harness.StepResult{{Step: "step", OK: true, Text: "已达成"}}}, "done", ""},
 		{"running", harness.ManifestRow{Running: []harness.RunningStep{{Step: "执行"}}}, "running", ""},
 		{"nothing recorded", harness.ManifestRow{}, "failed", ""},

@@ -1,15 +1,18 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
@@ -21,12 +24,22 @@ const (
 	theAsk         = "写 hello.txt 和 numbers.txt"
 )
 
+// untypedMark as a judge reply's Structured makes it Markdown only: the
+// judge never calls StructuredOutput. Any other reply without a typed value
+// gets the one its Markdown stands for (typedJudge).
+const untypedMark = "untyped"
+
 // verdictScript is a quick starter flow for the verdict tests: a clarifier
-// that answers with the brief at once, the demo's goal, a judge that gives
-// judge's replies in order (the last one for every later round), and a
+// that answers with the brief at once, the demo's typed goal, a judge that
+// gives judge's replies in order (the last one for every later round), and a
 // coordinator that reports at once — or, with forge, first sends the coder,
 // whose Bash call overwrites the frozen goal file in the workspace.
 func verdictScript(judge []scripted.Reply, forge bool) func(ws string) *scripted.Script {
+	return verdictScriptWith(typedGoal(demoGoal), judge, forge)
+}
+
+// verdictScriptWith is verdictScript whose goal step answers goal.
+func verdictScriptWith(goal scripted.Reply, judge []scripted.Reply, forge bool) func(ws string) *scripted.Script {
 	return func(ws string) *scripted.Script {
 		var mu sync.Mutex
 		round := 0
@@ -36,13 +49,19 @@ func verdictScript(judge []scripted.Reply, forge bool) func(ws string) *scripted
 				return scripted.Reply{Text: demoBrief}
 			}},
 			{Name: "goal", Match: scripted.Match{System: "你是独立评审", FirstUser: "把它变成目标和检查清单"}, Func: func(scripted.Request) scripted.Reply {
-				return scripted.Reply{Text: demoGoal}
+				return goal
 			}},
-			{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"}, Func: func(scripted.Request) scripted.Reply {
+			{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"}, Func: func(req scripted.Request) scripted.Reply {
 				mu.Lock()
 				defer mu.Unlock()
 				r := judge[min(round, len(judge)-1)]
 				round++
+				switch {
+				case string(r.Structured) == untypedMark:
+					r.Structured = nil
+				case r.Structured == nil && r.Fault == nil:
+					r = typedJudge(req.FirstUser(), r.Text)
+				}
 				return r
 			}},
 			{Name: "coder", Match: scripted.Match{System: "你是执行者"}, Func: func(r scripted.Request) scripted.Reply {
@@ -304,5 +323,137 @@ func TestE2E_ForgedGoalWarnsAtTheTerminal(t *testing.T) {
 				t.Errorf("a warning without a forgery:\n%s", screen)
 			}
 		})
+	}
+}
+
+// The typed-verdict tests' judge replies (issue 31): the Markdown people
+// read, and the typed verdict that decides.
+const (
+	plainAchieved = "## 结论\n已达成，没有问题。\n## 理由\nTYPED-REASON 两个文件都核对过了\n## 未通过\n无"
+	typedNotYetMD = "## 结论\n未达成\n## 理由\nROUND1-MARK numbers.txt 还没核对\n## 未通过\n- numbers.txt 有 2000 行"
+)
+
+// demoChecks are the demo goal's checklist items as a judge checks them:
+// all passed, or with item fail (0-based) not passed (-1: none).
+func demoChecks(fail int) []scripted.Check {
+	var out []scripted.Check
+	for i, c := range flow.ParseGoal(demoGoal).Checks {
+		out = append(out, scripted.Check{Check: c, Passed: i != fail, Evidence: fmt.Sprintf("EVIDENCE-%d ran wc -l", i)})
+	}
+	return out
+}
+
+// judgeRequestsPerRound is the judge's requests over its rounds.
+func judgeRequestsPerRound(bed *testbed.Bed) float64 {
+	return float64(len(bed.Model.RequestsFor("judge"))) / float64(max(1, judgeRounds(bed)))
+}
+
+// TestE2E_TypedVerdictDecides (issue 31, Done when): the typed verdict
+// decides, never the Markdown. A judge whose Markdown says 已达成，没有问题。
+// (which the free-text reader takes as not_yet) and whose typed verdict is
+// achieved with every check passed ends achieved, exit 0, in 2 rounds after
+// a typed not_yet; a typed achieved with one check passed:false never ends
+// achieved (the contradiction and the failing check's evidence are fed
+// back); a judge that never calls StructuredOutput never ends achieved (the
+// worker is told the judge gave no verdict). Each negative case is the
+// control of the first and the first theirs: the Markdown is the same.
+func TestE2E_TypedVerdictDecides(t *testing.T) {
+	t.Parallel()
+	notYet := scripted.VerdictReply(typedNotYetMD, "not_yet", demoChecks(1), []string{"numbers.txt 有 2000 行"}, "ROUND1-MARK numbers.txt 还没核对")
+	achieved := scripted.VerdictReply(plainAchieved, "achieved", demoChecks(-1), nil, "TYPED-REASON 两个文件都核对过了")
+	oneFailing := scripted.VerdictReply(plainAchieved, "achieved", demoChecks(1), nil, "TYPED-REASON")
+	untyped := scripted.Reply{Text: plainAchieved, Structured: []byte(untypedMark)}
+	for _, tt := range []struct {
+		name   string
+		judge  []scripted.Reply
+		code   int
+		rounds int
+		fed    []string // what the coordinator's round-2 prompt holds
+	}{
+		{"typed not_yet, then achieved with every check passed", []scripted.Reply{notYet, achieved}, 0, 2, []string{"ROUND1-MARK", "numbers.txt 有 2000 行"}},
+		{"typed achieved with one check failing", []scripted.Reply{oneFailing}, 1, 2, []string{"评审的判定自相矛盾", "EVIDENCE-1"}},
+		{"no StructuredOutput call", []scripted.Reply{untyped}, 1, 2, []string{"评审没有给出判定"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			bed := testbed.NewFor(t, verdictScript(tt.judge, false))
+			lines, stderr, code := verdictRun(t, bed, "2", theAsk)
+			last := lines[len(lines)-1]
+			want := map[int]string{0: "achieved", 1: "not_yet"}[tt.code]
+			if code != tt.code || last.Get("verdict").String() != want || last.Get("ok").Bool() != (tt.code == 0) {
+				t.Fatalf("exit %d (want %d), last line %s\nstderr: %s", code, tt.code, last.Raw, stderr)
+			}
+			if n := judgeRounds(bed); n != tt.rounds {
+				t.Errorf("judge rounds = %d, want %d", n, tt.rounds)
+			}
+			var round2 string
+			for _, r := range bed.Model.RequestsFor("coordinator") {
+				if strings.Contains(r.LastUser(), "独立评审认为") {
+					round2 = r.LastUser()
+					break
+				}
+			}
+			for _, f := range tt.fed {
+				if !strings.Contains(round2, f) {
+					t.Errorf("the coordinator's round 2 lacks %q:\n%s", f, round2)
+				}
+			}
+			// The decision is on record, in the typed verdict's shape.
+			var decided []string
+			for _, l := range lines {
+				if l.Get("kind").String() == "verdict" {
+					decided = append(decided, l.Get("data.verdict").String())
+				}
+			}
+			if len(decided) != tt.rounds || decided[len(decided)-1] != want {
+				t.Errorf("verdict events %v, want %d ending %s", decided, tt.rounds, want)
+			}
+			if tt.code == 0 && (last.Get("checks.#").Int() != 2 || !last.Get("checks.1.passed").Bool() || last.Get("failed.#").Int() != 0) {
+				t.Errorf("flow_result's typed fields: %s", last.Raw)
+			}
+			for _, r := range bed.Model.RequestsFor("judge") {
+				if !slices.Contains(r.Tools(), scripted.StructuredTool) {
+					t.Errorf("a judge request offers no %s tool: %v", scripted.StructuredTool, r.Tools())
+				}
+			}
+			t.Logf("FIGURE requests per judge round: %.1f (%d requests, %d rounds)", judgeRequestsPerRound(bed), len(bed.Model.RequestsFor("judge")), judgeRounds(bed))
+		})
+	}
+}
+
+// TestE2E_TypedChecklistReachesTheJudge (issue 31, Done when): the goal
+// step's typed checklist, not its Markdown, is what every judge round is
+// given and what 目标.md holds. Control: the Markdown's own item did reach
+// flower (it is in the goal step's reply), so a reader of the Markdown
+// would have passed it on.
+func TestE2E_TypedChecklistReachesTheJudge(t *testing.T) {
+	t.Parallel()
+	md := "## 目标\n工作区里有 hello.txt\n## 检查清单\n- MD-ONLY-ITEM 随便看看"
+	goal := scripted.GoalReply(md, "TYPED-GOAL 工作区里有 hello.txt", "TYPED-ITEM-1 hello.txt 存在", "TYPED-ITEM-2 numbers.txt 有 2000 行")
+	bed := testbed.NewFor(t, verdictScriptWith(goal, []scripted.Reply{{Text: demoAchieved}}, false))
+	lines, stderr, code := verdictRun(t, bed, "2", theAsk)
+	if last := lines[len(lines)-1]; code != 0 || last.Get("verdict").String() != "achieved" {
+		t.Fatalf("exit %d, last line %s\nstderr: %s", code, last.Raw, stderr)
+	}
+	judges := bed.Model.RequestsFor("judge")
+	if len(judges) == 0 {
+		t.Fatal("no judge request")
+	}
+	for _, r := range judges {
+		fu := r.FirstUser()
+		if !strings.Contains(fu, "1. TYPED-ITEM-1 hello.txt 存在") || !strings.Contains(fu, "2. TYPED-ITEM-2") || !strings.Contains(fu, "TYPED-GOAL") || strings.Contains(fu, "MD-ONLY-ITEM") {
+			t.Errorf("the judge was not given the typed checklist:\n%.1500s", fu)
+		}
+	}
+	disk, _ := os.ReadFile(filepath.Join(bed.Workspace, ".flower", "notes", "目标.md"))
+	if !strings.Contains(string(disk), "- [ ] TYPED-ITEM-2 numbers.txt 有 2000 行") || strings.Contains(string(disk), "MD-ONLY-ITEM") {
+		t.Errorf("目标.md does not hold the typed goal:\n%s", disk)
+	}
+	goals := bed.Model.RequestsFor("goal")
+	if len(goals) == 0 || !slices.Contains(goals[0].Tools(), scripted.StructuredTool) {
+		t.Fatalf("the goal step was not offered %s", scripted.StructuredTool)
+	}
+	if !strings.Contains(goal.Text, "MD-ONLY-ITEM") { // control
+		t.Fatal("control: the goal step's Markdown must carry its own item")
 	}
 }

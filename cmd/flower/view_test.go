@@ -8,6 +8,7 @@ import (
 
 	"github.com/mattn/go-runewidth"
 
+	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 )
 
@@ -85,6 +86,7 @@ func TestProgressPipedIsPlain(t *testing.T) {
 			p.event(harness.Event{Kind: "step_start", Step: step})
 			p.event(harness.Event{Kind: "assistant", Step: step, Data: map[string]any{"text": text}})
 			p.event(harness.Event{Kind: "step_end", Step: step, Data: map[string]any{"ok": true}})
+			p.event(harness.Event{Kind: harness.EventVerdict, Step: step, Data: harness.EventData(flow.TypedVerdict{Verdict: []string{flow.NotYet, flow.Achieved}[i]})})
 		}
 		p.finish(flowOutcome{OK: true, Verdict: "achieved"})
 		return buf.String()
