@@ -52,6 +52,11 @@ type BuildOptions struct {
 	// SettingsPath, AgentsPath and MCPPath are where the step's generated
 	// files will be written (the argv names them); empty: inline JSON.
 	SettingsPath, MCPPath string
+	// Authority pins flower's keys in the settings layer (PinnedSettings
+	// with Pins) and adds the SessionStart hook that proves the guards
+	// live (hooks.GuardLive); the Runtime sets it for every step.
+	Authority bool
+	Pins      map[string]string
 }
 
 // Built is a compiled AgentSpec: the argv after the claude binary, the extra
@@ -189,6 +194,12 @@ func FenceGuard(hookPath, workspace, runDir string, wb *Workbench, allowDirs []s
 	return HookMatcher{Matcher: hooks.FenceTools, Hooks: []HookCommand{denyHookCmd(hookPath, args...)}}
 }
 
+// LiveGuard is the SessionStart hook that reports the guards live over
+// the socket before the step's prompt is sent (hooks.GuardLive).
+func LiveGuard(hookPath string) HookMatcher {
+	return HookMatcher{Hooks: []HookCommand{hookCmd(hookPath, hooks.GuardLive)}}
+}
+
 // StepHooks merges spec.Hooks, the workbench hooks (only with a workbench
 // and spec.Workbench) and the whitelist guard (skipped for delegate_only
 // roles), as Runtime._attempt does with merge_hooks, then the fence
@@ -205,6 +216,9 @@ func StepHooks(spec AgentSpec, o BuildOptions) map[string][]HookMatcher {
 	}
 	if o.Cwd != "" {
 		groups = append(groups, map[string][]HookMatcher{"PreToolUse": {FenceGuard(o.HookPath, o.Cwd, o.RunDir, o.Workbench, o.AllowDirs)}})
+	}
+	if o.Authority && o.HookPath != "" {
+		groups = append(groups, map[string][]HookMatcher{"SessionStart": {LiveGuard(o.HookPath)}})
 	}
 	return MergeHooks(groups...)
 }
@@ -280,6 +294,11 @@ func BuildArgs(spec AgentSpec, o BuildOptions) (Built, error) {
 			return Built{}, fmt.Errorf("harness: guards need the flower-hook binary (no hook path)")
 		}
 		b.Settings = map[string]any{"hooks": hooks}
+		if o.Authority {
+			for k, v := range PinnedSettings(o.Pins) {
+				b.Settings[k] = v
+			}
+		}
 		if o.SettingsPath != "" {
 			a = append(a, "--settings="+o.SettingsPath)
 		} else {

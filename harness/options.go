@@ -66,6 +66,16 @@ type Options struct {
 	// the steps' write tools may write to (the fence, hooks.Fence); each is
 	// also given to claude as --add-dir. New makes them absolute.
 	AllowDirs []string
+	// TrustWorkspaceAPI lets the workspace's settings choose the API
+	// server, key, model or proxy (CheckAuthority); it takes effect only
+	// with TrustWorkspaceEnv=1 in the environment too (not from .env).
+	TrustWorkspaceAPI bool
+	// GuardsLiveTimeout bounds the wait for a step's live report
+	// (DefaultGuardsLiveTimeout when 0).
+	GuardsLiveTimeout time.Duration
+	// SkipGuardsLive sends the prompt without waiting for the live report:
+	// only for test doubles of claude that run no hooks.
+	SkipGuardsLive bool
 }
 
 // NewOptions returns the defaults for workspace.

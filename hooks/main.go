@@ -29,6 +29,7 @@ guards (each one is a hook command for settings.json or the plugin):
   isolate      PreToolUse   --roles a,b   (matcher Agent)
   fence        PreToolUse   --root DIR… --protect PATH… | --project   (matcher Write|Edit|NotebookEdit)
   is-ephemeral -- CMD       exit 0 if CMD is read-only, 1 if not
+  live         SessionStart reports the step's guards live to $FLOWER_SOCKET
 
 Decisions are reported to the Unix socket in $FLOWER_SOCKET when set.
 `
@@ -67,6 +68,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		return ExitOK
 	case GuardIsEphemeral:
 		return runIsEphemeral(args[1:], stdin, stdout, stderr)
+	case GuardLive:
+		return runLive(stdin, stdout, stderr, getenv)
 	}
 	g, err := newGuard(args[0], args[1:], stderr, getenv)
 	if err != nil {
