@@ -137,6 +137,9 @@ type runJSON struct {
 	StartedAt string  `json:"started_at"`
 	UpdatedAt string  `json:"updated_at"`
 	Outcome   string  `json:"outcome"` // runOutcome's words
+	// Altered says where the run's record stops being flower's (outcome
+	// is then "altered"): harness.RecordCheck.
+	Altered string `json:"altered,omitempty"`
 	Verdict   string  `json:"verdict"` // the last review's: achieved, not_yet, unreachable or ""
 	Steps     int     `json:"steps"`
 	Failed    int     `json:"failed"`
@@ -168,6 +171,7 @@ type runDetailJSON struct {
 	StartedAt     string           `json:"started_at"`
 	UpdatedAt     string           `json:"updated_at"`
 	Outcome       string           `json:"outcome"`
+	Altered       string           `json:"altered,omitempty"`
 	Verdict       string           `json:"verdict"`
 	Events        string           `json:"events"`
 	EventCount    int              `json:"event_count"`
