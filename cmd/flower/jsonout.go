@@ -131,19 +131,19 @@ func flowResultOut(o flowOutcome) flowResultJSON {
 }
 
 type runJSON struct {
-	Kind      string  `json:"kind"`
-	Run       string  `json:"run"`
-	Workspace string  `json:"workspace"`
-	StartedAt string  `json:"started_at"`
-	UpdatedAt string  `json:"updated_at"`
-	Outcome   string  `json:"outcome"` // runOutcome's words
+	Kind      string `json:"kind"`
+	Run       string `json:"run"`
+	Workspace string `json:"workspace"`
+	StartedAt string `json:"started_at"`
+	UpdatedAt string `json:"updated_at"`
+	Outcome   string `json:"outcome"` // runOutcome's words
 	// Altered says where the run's record stops being flower's (outcome
 	// is then "altered"): harness.RecordCheck.
-	Altered string `json:"altered,omitempty"`
-	Verdict   string  `json:"verdict"` // the last review's: achieved, not_yet, unreachable or ""
-	Steps     int     `json:"steps"`
-	Failed    int     `json:"failed"`
-	CostUSD   float64 `json:"cost_usd"`
+	Altered string  `json:"altered,omitempty"`
+	Verdict string  `json:"verdict"` // the last review's: achieved, not_yet, unreachable or ""
+	Steps   int     `json:"steps"`
+	Failed  int     `json:"failed"`
+	CostUSD float64 `json:"cost_usd"`
 }
 
 // runTotals counts a manifest row's steps, failures and cost.
