@@ -175,6 +175,9 @@ func Judge(name string, ch Channel, o RoleOptions) harness.AgentSpec {
 		spec.AllowedTools = append(spec.AllowedTools, "Bash")
 	}
 	spec.Workbench = false
+	// No worker instructs the judge: CLAUDE.md and .claude/ as the flow
+	// found them, never as a worker left them (harness/startmd.go).
+	spec.InstructionsAtStart = true
 	applyCommon(&spec, o)
 	return spec
 }

@@ -57,6 +57,9 @@ type BuildOptions struct {
 	// live (hooks.GuardLive); the Runtime sets it for every step.
 	Authority bool
 	Pins      map[string]string
+	// StartInstructions are the workspace's CLAUDE.md files as they were
+	// when the Runtime opened (for spec.InstructionsAtStart).
+	StartInstructions string
 }
 
 // Built is a compiled AgentSpec: the argv after the claude binary, the extra
@@ -227,7 +230,11 @@ func StepHooks(spec AgentSpec, o BuildOptions) map[string][]HookMatcher {
 // instructions, then the workbench block.
 func SystemAppend(spec AgentSpec, o BuildOptions) string {
 	var parts []string
-	for _, p := range []string{o.Prelude, spec.Instructions} {
+	start := ""
+	if spec.InstructionsAtStart {
+		start = o.StartInstructions
+	}
+	for _, p := range []string{o.Prelude, spec.Instructions, start} {
 		if strings.TrimSpace(p) != "" {
 			parts = append(parts, p)
 		}
@@ -256,6 +263,10 @@ func BuildArgs(spec AgentSpec, o BuildOptions) (Built, error) {
 	}
 	if spec.Model != "" {
 		a = append(a, "--model="+spec.Model)
+	}
+	if spec.InstructionsAtStart {
+		a = append(a, "--setting-sources=user")
+		b.Env["CLAUDE_CODE_DISABLE_CLAUDE_MDS"] = "1"
 	}
 	if spec.Effort != "" {
 		a = append(a, "--effort="+spec.Effort)

@@ -86,7 +86,7 @@ func (r *Runtime) prepareAttempt(ctx context.Context, a *attemptArgs) (built Bui
 		SessionMirror: r.store != nil, RunDir: r.runDir, AllowDirs: r.allowDirs,
 		PartialMessages: r.opts.Resilience.idle() > 0,
 		SettingsPath:    filepath.Join(dir, "settings.json"), MCPPath: filepath.Join(dir, "mcp.json"),
-		Authority: true, Pins: pins,
+		Authority: true, Pins: pins, StartInstructions: r.startMD,
 	}
 	if wb := r.opts.Workbench; wb != nil && wb.External() {
 		// Outside the workspace (isolate, a run-dir workbench): claude

@@ -42,6 +42,7 @@ type Runtime struct {
 	project   string           // CLAUDE_CODE_PROJECT_DIR_NAME
 	red       *redact.Redactor // the credentials of env, kept out of every file
 	trusted   bool             // the person opted in to the workspace's API settings
+	startMD   string           // the workspace's CLAUDE.md files when New ran
 	events    *eventLog
 	sock      *linesock.Server
 	store     *storeSlot // nil: no session store
@@ -122,7 +123,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	}
 	r := &Runtime{
 		opts: o, workspace: ws, runDir: runDir, claude: claude, hook: hook,
-		env: env, trusted: trusted, active: map[*proc]struct{}{},
+		env: env, trusted: trusted, startMD: snapshotInstructions(ws), active: map[*proc]struct{}{},
 		sessions: map[string]string{}, onEvents: map[string]func(Event){},
 	}
 	for _, d := range o.AllowDirs {
