@@ -245,6 +245,26 @@ func SystemAppend(spec AgentSpec, o BuildOptions) string {
 	return strings.Join(parts, "\n\n")
 }
 
+// stepSettings is the step's settings layer: its hooks (StepHooks) and,
+// with o.Authority, the pinned keys (PinnedSettings); nil when there are
+// no hooks.
+func stepSettings(spec AgentSpec, o BuildOptions) (map[string]any, error) {
+	hooks := StepHooks(spec, o)
+	if len(hooks) == 0 {
+		return nil, nil
+	}
+	if o.HookPath == "" && (o.Workbench != nil && spec.Workbench || !spec.DelegateOnly || o.Cwd != "") {
+		return nil, fmt.Errorf("harness: guards need the flower-hook binary (no hook path)")
+	}
+	settings := map[string]any{"hooks": hooks}
+	if o.Authority {
+		for k, v := range PinnedSettings(o.Pins) {
+			settings[k] = v
+		}
+	}
+	return settings, nil
+}
+
 // BuildArgs compiles an AgentSpec into the claude argv (after the binary),
 // env additions and generated documents. The launch
 // flags are those of the official SDKs: stream-json in and out, values as
@@ -300,16 +320,12 @@ func BuildArgs(spec AgentSpec, o BuildOptions) (Built, error) {
 			a = append(a, "--mcp-config="+string(js))
 		}
 	}
-	if hooks := StepHooks(spec, o); len(hooks) > 0 {
-		if o.HookPath == "" && (o.Workbench != nil && spec.Workbench || !spec.DelegateOnly || o.Cwd != "") {
-			return Built{}, fmt.Errorf("harness: guards need the flower-hook binary (no hook path)")
-		}
-		b.Settings = map[string]any{"hooks": hooks}
-		if o.Authority {
-			for k, v := range PinnedSettings(o.Pins) {
-				b.Settings[k] = v
-			}
-		}
+	settings, err := stepSettings(spec, o)
+	if err != nil {
+		return Built{}, err
+	}
+	if settings != nil {
+		b.Settings = settings
 		if o.SettingsPath != "" {
 			a = append(a, "--settings="+o.SettingsPath)
 		} else {
