@@ -10,12 +10,6 @@ import (
 	"github.com/flowerhq/flower/hooks"
 )
 
-// DefaultGuardsLiveTimeout bounds the wait for a step's live report
-// (hooks.GuardLive). claude runs SessionStart hooks before it reads its
-// first input, so the bound only has to cover its start on a loaded
-// machine.
-const DefaultGuardsLiveTimeout = 30 * time.Second
-
 // ErrGuardsNotLive starts the error of a step whose guards never reported.
 const ErrGuardsNotLive = "guards not live"
 
@@ -69,9 +63,12 @@ func (r *Runtime) markLive(ev Event) {
 // never runs unguarded.
 func (r *Runtime) awaitLive(ctx context.Context, w liveWait, p *proc) error {
 	defer r.forget(w)
+	// claude runs SessionStart hooks before it reads its first input, so
+	// the bound only has to cover its start: on a loaded machine that is
+	// what StartTimeout (60 s by default) already allows for system/init.
 	bound := r.opts.GuardsLiveTimeout
 	if bound <= 0 {
-		bound = DefaultGuardsLiveTimeout
+		bound = r.opts.StartTimeout
 	}
 	t := time.NewTimer(bound)
 	defer t.Stop()

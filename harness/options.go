@@ -71,7 +71,7 @@ type Options struct {
 	// with TrustWorkspaceEnv=1 in the environment too (not from .env).
 	TrustWorkspaceAPI bool
 	// GuardsLiveTimeout bounds the wait for a step's live report
-	// (DefaultGuardsLiveTimeout when 0).
+	// (StartTimeout when 0).
 	GuardsLiveTimeout time.Duration
 	// SkipGuardsLive sends the prompt without waiting for the live report:
 	// only for test doubles of claude that run no hooks.
