@@ -61,6 +61,19 @@ func TestVerifyEvents(t *testing.T) {
 			}
 		})
 	}
+	t.Run("head elsewhere", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "events.jsonl")
+		writeEvents(t, path, 3)
+		os.Remove(ledgerPath(path, "events"))
+		if ok, err := VerifyEvents(path); err != nil || ok != 3 {
+			t.Fatalf("the chain alone: ok %d, %v", ok, err)
+		}
+		data, _ := os.ReadFile(path)
+		os.WriteFile(path, []byte(strings.Replace(string(data), `"i":1`, `"i":7`, 1)), 0o600)
+		if ok, err := VerifyEvents(path); !errors.Is(err, ErrAltered) || ok != 2 {
+			t.Fatalf("a changed line without a head: ok %d, %v", ok, err)
+		}
+	})
 	t.Run("before the chain", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "events.jsonl")
 		os.WriteFile(path, []byte(`{"kind":"a"}`+"\n"+`{"kind":"b"}`+"\n"), 0o600)
