@@ -182,6 +182,9 @@ func Judge(name string, ch Channel, o RoleOptions) harness.AgentSpec {
 	}
 	spec.Workbench = false
 	lookOnly(&spec, o)
+	// No worker instructs the judge: CLAUDE.md and .claude/ as the flow
+	// found them, never as a worker left them (harness/startmd.go).
+	spec.InstructionsAtStart = true
 	applyCommon(&spec, o)
 	return spec
 }

@@ -55,6 +55,14 @@ type BuildOptions struct {
 	// Sandbox is Options.Sandbox: read-only main threads' Bash runs in the
 	// read-only sandbox.
 	Sandbox bool
+	// Authority pins flower's keys in the settings layer (PinnedSettings
+	// with Pins) and adds the SessionStart hook that proves the guards
+	// live (hooks.GuardLive); the Runtime sets it for every step.
+	Authority bool
+	Pins      map[string]string
+	// StartInstructions are the workspace's CLAUDE.md files as they were
+	// when the Runtime opened (for spec.InstructionsAtStart).
+	StartInstructions string
 }
 
 // Built is a compiled AgentSpec: the argv after the claude binary, the extra
@@ -207,6 +215,12 @@ func FenceGuard(hookPath, workspace, runDir string, wb *Workbench, allowDirs []s
 	return HookMatcher{Matcher: hooks.FenceTools, Hooks: []HookCommand{denyHookCmd(hookPath, args...)}}
 }
 
+// LiveGuard is the SessionStart hook that reports the guards live over
+// the socket before the step's prompt is sent (hooks.GuardLive).
+func LiveGuard(hookPath string) HookMatcher {
+	return HookMatcher{Hooks: []HookCommand{hookCmd(hookPath, hooks.GuardLive)}}
+}
+
 // StepHooks merges spec.Hooks, the workbench hooks (only with a workbench
 // and spec.Workbench) and the whitelist guard (skipped for delegate_only
 // roles), as Runtime._attempt does with merge_hooks, then the fence
@@ -225,6 +239,9 @@ func StepHooks(spec AgentSpec, o BuildOptions) map[string][]HookMatcher {
 	if o.Cwd != "" {
 		groups = append(groups, map[string][]HookMatcher{"PreToolUse": {FenceGuard(o.HookPath, o.Cwd, o.RunDir, o.Workbench, o.AllowDirs)}})
 	}
+	if o.Authority && o.HookPath != "" {
+		groups = append(groups, map[string][]HookMatcher{"SessionStart": {LiveGuard(o.HookPath)}})
+	}
 	return MergeHooks(groups...)
 }
 
@@ -232,7 +249,11 @@ func StepHooks(spec AgentSpec, o BuildOptions) map[string][]HookMatcher {
 // instructions, then the workbench block.
 func SystemAppend(spec AgentSpec, o BuildOptions) string {
 	var parts []string
-	for _, p := range []string{o.Prelude, spec.Instructions} {
+	start := ""
+	if spec.InstructionsAtStart {
+		start = o.StartInstructions
+	}
+	for _, p := range []string{o.Prelude, spec.Instructions, start} {
 		if strings.TrimSpace(p) != "" {
 			parts = append(parts, p)
 		}
@@ -241,6 +262,48 @@ func SystemAppend(spec AgentSpec, o BuildOptions) string {
 		parts = append(parts, o.Workbench.PromptBlock())
 	}
 	return strings.Join(parts, "\n\n")
+}
+
+// stepSettings is the step's settings layer: its hooks (StepHooks) and,
+// with o.Authority, the pinned keys (PinnedSettings); nil when there are
+// no hooks.
+func stepSettings(spec AgentSpec, o BuildOptions) (map[string]any, error) {
+	hooks := StepHooks(spec, o)
+	if len(hooks) == 0 {
+		return nil, nil
+	}
+	if o.HookPath == "" && (o.Workbench != nil && spec.Workbench || !spec.DelegateOnly || o.Cwd != "") {
+		return nil, fmt.Errorf("harness: guards need the flower-hook binary (no hook path)")
+	}
+	settings := map[string]any{"hooks": hooks}
+	if o.Authority {
+		for k, v := range PinnedSettings(o.Pins) {
+			settings[k] = v
+		}
+	}
+	return settings, nil
+}
+
+// limitArgs are the spec's effort, limits, output schema and permission
+// mode as claude flags.
+func limitArgs(spec AgentSpec) []string {
+	var a []string
+	if spec.Effort != "" {
+		a = append(a, "--effort="+spec.Effort)
+	}
+	if spec.MaxTurns > 0 {
+		a = append(a, "--max-turns="+strconv.Itoa(spec.MaxTurns))
+	}
+	if spec.MaxBudgetUSD > 0 {
+		a = append(a, "--max-budget-usd="+strconv.FormatFloat(spec.MaxBudgetUSD, 'f', -1, 64))
+	}
+	if spec.JSONSchema != "" {
+		a = append(a, "--json-schema="+spec.JSONSchema)
+	}
+	if pm := spec.PermissionMode; pm != "" && pm != "default" {
+		a = append(a, "--permission-mode="+pm)
+	}
+	return a
 }
 
 // BuildArgs compiles an AgentSpec into the claude argv (after the binary),
@@ -262,21 +325,11 @@ func BuildArgs(spec AgentSpec, o BuildOptions) (Built, error) {
 	if spec.Model != "" {
 		a = append(a, "--model="+spec.Model)
 	}
-	if spec.Effort != "" {
-		a = append(a, "--effort="+spec.Effort)
+	if spec.InstructionsAtStart {
+		a = append(a, "--setting-sources=user")
+		b.Env["CLAUDE_CODE_DISABLE_CLAUDE_MDS"] = "1"
 	}
-	if spec.MaxTurns > 0 {
-		a = append(a, "--max-turns="+strconv.Itoa(spec.MaxTurns))
-	}
-	if spec.MaxBudgetUSD > 0 {
-		a = append(a, "--max-budget-usd="+strconv.FormatFloat(spec.MaxBudgetUSD, 'f', -1, 64))
-	}
-	if spec.JSONSchema != "" {
-		a = append(a, "--json-schema="+spec.JSONSchema)
-	}
-	if pm := spec.PermissionMode; pm != "" && pm != "default" {
-		a = append(a, "--permission-mode="+pm)
-	}
+	a = append(a, limitArgs(spec)...)
 	if len(spec.Agents) > 0 {
 		js, err := json.Marshal(spec.Agents)
 		if err != nil {
@@ -297,11 +350,12 @@ func BuildArgs(spec AgentSpec, o BuildOptions) (Built, error) {
 			a = append(a, "--mcp-config="+string(js))
 		}
 	}
-	if hooks := StepHooks(spec, o); len(hooks) > 0 {
-		if o.HookPath == "" && (o.Workbench != nil && spec.Workbench || !spec.DelegateOnly || o.Cwd != "") {
-			return Built{}, fmt.Errorf("harness: guards need the flower-hook binary (no hook path)")
-		}
-		b.Settings = map[string]any{"hooks": hooks}
+	settings, err := stepSettings(spec, o)
+	if err != nil {
+		return Built{}, err
+	}
+	if settings != nil {
+		b.Settings = settings
 		if o.SettingsPath != "" {
 			a = append(a, "--settings="+o.SettingsPath)
 		} else {

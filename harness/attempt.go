@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowerhq/flower/hooks"
 	"github.com/flowerhq/flower/internal/envlist"
 )
 
@@ -71,6 +72,10 @@ func (r *Runtime) prepareAttempt(ctx context.Context, a *attemptArgs) (built Bui
 	if err := privateDir(dir); err != nil {
 		return Built{}, nil, fmt.Errorf("step dir: %w", err)
 	}
+	pins, err := CheckAuthority(r.workspace, envlist.Getter(r.env), r.trusted)
+	if err != nil {
+		return Built{}, nil, err
+	}
 	env, done, err := r.loadResume(ctx, a, dir)
 	if err != nil {
 		return Built{}, nil, err
@@ -81,6 +86,7 @@ func (r *Runtime) prepareAttempt(ctx context.Context, a *attemptArgs) (built Bui
 		SessionMirror: r.store != nil, RunDir: r.runDir, AllowDirs: r.allowDirs, Sandbox: r.opts.Sandbox,
 		PartialMessages: r.opts.Resilience.idle() > 0,
 		SettingsPath:    filepath.Join(dir, "settings.json"), MCPPath: filepath.Join(dir, "mcp.json"),
+		Authority: true, Pins: pins, StartInstructions: r.startMD,
 	}
 	if wb := r.opts.Workbench; wb != nil && wb.External() {
 		// Outside the workspace (isolate, a run-dir workbench): claude
@@ -115,6 +121,8 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 		return attemptOut{err: &StartError{Reason: err.Error()}}
 	}
 	defer done()
+	live := r.expectLive()
+	built.Env[hooks.LiveTokenEnv] = live.token
 	p := newProc(r.hook, r.claude, built.Args, r.childEnv(a.step, built.Env), r.workspace)
 	p.spool = &spool{dir: filepath.Join(r.runDir, r.run, stepDirName(a.step))}
 	out, err := p.start()
@@ -142,6 +150,15 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 		delete(r.active, p)
 		r.mu.Unlock()
 	}()
+	if !r.opts.SkipGuardsLive {
+		if err := r.awaitLive(ctx, live, p); err != nil {
+			out.Close()
+			p.stop(2 * time.Second)
+			return attemptOut{err: &StartError{Reason: err.Error()}}
+		}
+	} else {
+		r.forget(live)
+	}
 	if err := p.sendUser(a.prompt); err != nil {
 		p.stop(2 * time.Second)
 	}

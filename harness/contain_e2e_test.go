@@ -135,6 +135,7 @@ func TestRun_ResultEndsTheStep(t *testing.T) {
 	o := bareOptions(t)
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	o.Env = append(o.Env, "PIDFILE="+pidfile)
+	o.SkipGuardsLive = true // a fake claude runs no hooks
 	o.Claude = fakeClaude(t, `echo $$ > "$PIDFILE"; read -r prompt
 echo '{"type":"system","subtype":"init","session_id":"s-hang"}'
 echo '{"type":"result","subtype":"success","is_error":false,"result":"DONE_THEN_HANG","num_turns":1,"total_cost_usd":0.01,"session_id":"s-hang"}'

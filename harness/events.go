@@ -37,9 +37,11 @@ func ReadEvents(path string) (events []Event, skipped int, err error) {
 
 // eventLog appends Events as JSON lines to <run_dir>/<run>/events.jsonl.
 type eventLog struct {
-	mu  sync.Mutex
-	f   *os.File
-	red *redact.Redactor
+	mu   sync.Mutex
+	f    *os.File
+	red  *redact.Redactor
+	path string
+	head chainHead // the chain so far (ledger.go)
 }
 
 // openEventLog opens path for appending (0600); red keeps secrets out.
@@ -51,7 +53,11 @@ func openEventLog(path string, red *redact.Redactor) (*eventLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("harness: events: %w", err)
 	}
-	return &eventLog{f: f, red: red}, nil
+	l := &eventLog{f: f, red: red, path: path}
+	if lines, err := eventLines(path); err == nil && len(lines) > 0 {
+		l.head = chainHead{n: len(lines), last: hashHex(lines[len(lines)-1])}
+	}
+	return l, nil
 }
 
 func (l *eventLog) write(ev Event) {
@@ -62,7 +68,12 @@ func (l *eventLog) write(ev Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f != nil {
-		l.f.Write(append(l.red.Bytes(data), '\n'))
+		line := chained(l.red.Bytes(data), l.head.last)
+		if _, err := l.f.Write(append(line, '\n')); err != nil {
+			return
+		}
+		l.head = chainHead{n: l.head.n + 1, last: hashHex(line)}
+		_ = l.head.save(l.path)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -181,6 +182,7 @@ func updateManifest(path string, red *redact.Redactor, change func([]json.RawMes
 	if err != nil {
 		return err
 	}
+	before := slices.Clone(rows)
 	rows, changed := change(rows)
 	if !changed {
 		return nil
@@ -195,8 +197,16 @@ func updateManifest(path string, red *redact.Redactor, change func([]json.RawMes
 		buf.Write(r)
 	}
 	buf.WriteString("\n]\n")
-	if err := atomicfile.Write(path, red.Bytes(buf.Bytes()), 0o600); err != nil {
+	written := red.Bytes(buf.Bytes())
+	if err := atomicfile.Write(path, written, 0o600); err != nil {
 		return fmt.Errorf("harness: manifest: %w", err)
+	}
+	after, err := readRawManifest(path)
+	if err == nil {
+		err = sealRows(path, before, after)
+	}
+	if err != nil {
+		return fmt.Errorf("harness: manifest seals: %w", err)
 	}
 	return nil
 }

@@ -71,6 +71,16 @@ type Options struct {
 	// (bubblewrap, sandbox-exec on macOS; hooks.SandboxCheck says whether
 	// it works here).
 	Sandbox bool
+	// TrustWorkspaceAPI lets the workspace's settings choose the API
+	// server, key, model or proxy (CheckAuthority); it takes effect only
+	// with TrustWorkspaceEnv=1 in the environment too (not from .env).
+	TrustWorkspaceAPI bool
+	// GuardsLiveTimeout bounds the wait for a step's live report
+	// (StartTimeout when 0).
+	GuardsLiveTimeout time.Duration
+	// SkipGuardsLive sends the prompt without waiting for the live report:
+	// only for test doubles of claude that run no hooks.
+	SkipGuardsLive bool
 }
 
 // NewOptions returns the defaults for workspace.

@@ -118,6 +118,7 @@ func TestRun_BrokenChild(t *testing.T) {
 			o := bareOptions(t)
 			pidfile := filepath.Join(t.TempDir(), "pid")
 			o.Env = append(o.Env, "PIDFILE="+pidfile)
+			o.SkipGuardsLive = true // a fake claude runs no hooks
 			o.Claude = fakeClaude(t, tc.script)
 			o.StartTimeout = time.Second
 			o.Resilience.MaxAttempts = 1
@@ -177,6 +178,7 @@ func TestNew_Preconditions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			o := bareOptions(t)
+			o.SkipGuardsLive = true // a fake claude runs no hooks
 			o.Claude = fakeClaude(t, "exit 0")
 			tc.mod(&o)
 			rt, err := harness.New(t.Context(), o)
@@ -243,6 +245,7 @@ func TestRun_CancelKillsTheGroup(t *testing.T) {
 func TestRun_LargeStreamLine(t *testing.T) {
 	t.Parallel()
 	o := bareOptions(t)
+	o.SkipGuardsLive = true // a fake claude runs no hooks
 	o.Claude = fakeClaude(t, `read -r _
 echo '{"type":"system","subtype":"init","session_id":"big-1"}'
 printf '{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"'

@@ -41,6 +41,8 @@ type Runtime struct {
 	configDir string           // portable config dir, "" when not portable
 	project   string           // CLAUDE_CODE_PROJECT_DIR_NAME
 	red       *redact.Redactor // the credentials of env, kept out of every file
+	trusted   bool             // the person opted in to the workspace's API settings
+	startMD   string           // the workspace's CLAUDE.md files when New ran
 	events    *eventLog
 	sock      *linesock.Server
 	store     *storeSlot // nil: no session store
@@ -52,6 +54,7 @@ type Runtime struct {
 	sessions map[string]string // session id → step, for socket reports
 	current  string
 	onEvents map[string]func(Event)
+	live     map[string]chan struct{} // live-report token → its attempt's wait
 	// onSession is told every session id as soon as its system/init
 	// arrives; see OnSession.
 	onSession func(sessionID string)
@@ -100,10 +103,15 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	if env == nil {
 		env = os.Environ()
 	}
+	// The opt-in is read before .env: a workspace cannot opt itself in.
+	trusted := o.TrustWorkspaceAPI && envlist.Getter(env)(TrustWorkspaceEnv) == "1"
 	env = loadDotEnv(env, filepath.Join(ws, ".env"))
 	getenv := envlist.Getter(env)
 	if err := CheckCredentials(getenv); err != nil {
 		return nil, err
+	}
+	if _, err := CheckAuthority(ws, getenv, trusted); err != nil {
+		return nil, fmt.Errorf("harness: %w", err)
 	}
 	claude, err := FindClaude(o.Claude, getenv)
 	if err != nil {
@@ -115,7 +123,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	}
 	r := &Runtime{
 		opts: o, workspace: ws, runDir: runDir, claude: claude, hook: hook,
-		env: env, active: map[*proc]struct{}{},
+		env: env, trusted: trusted, startMD: snapshotInstructions(ws), active: map[*proc]struct{}{},
 		sessions: map[string]string{}, onEvents: map[string]func(Event){},
 	}
 	for _, d := range o.AllowDirs {
@@ -299,6 +307,7 @@ func (r *Runtime) onReport(line []byte) {
 	cb := r.onEvents[step]
 	r.mu.Unlock()
 	ev.Step = step
+	r.markLive(ev)
 	r.events.write(ev)
 	if cb != nil {
 		cb(ev)

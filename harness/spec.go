@@ -49,6 +49,11 @@ type AgentSpec struct {
 	// StructuredOutput tool with this input schema, and the value the
 	// model gives it comes back as StepResult.Structured.
 	JSONSchema string
+	// InstructionsAtStart keeps the workspace's CLAUDE.md files and
+	// .claude/ settings out of the step, giving it the CLAUDE.md files as
+	// they were when the Runtime opened instead (startmd.go): for steps no
+	// worker may instruct (the judge, the goal step).
+	InstructionsAtStart bool
 }
 
 // NewAgentSpec returns an AgentSpec with the defaults: Read/Glob/Grep,

@@ -32,6 +32,7 @@ guards (each one is a hook command for settings.json or the plugin):
   fence        PreToolUse   --root DIR… --protect PATH… | --project   (matcher Write|Edit|NotebookEdit)
   is-ephemeral -- CMD       exit 0 if CMD is read-only, 1 if not
   sandbox [--scratch] --cmd64 B64   run a command in the read-only sandbox (what --sandbox rewrites Bash calls to)
+  live         SessionStart reports the step's guards live to $FLOWER_SOCKET
 
 Decisions are reported to the Unix socket in $FLOWER_SOCKET when set.
 `
@@ -66,6 +67,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		return runIsEphemeral(args[1:], stdin, stdout, stderr)
 	case GuardSandbox:
 		return runSandbox(args[1:], stderr, getenv)
+	case GuardLive:
+		return runLive(stdin, stdout, stderr, getenv)
 	}
 	g, err := newGuard(args[0], args[1:], stderr, getenv)
 	if err != nil {

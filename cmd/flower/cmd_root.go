@@ -32,6 +32,7 @@ type starterOptions struct {
 	MaxBudgetUSD                        float64
 	Version                             bool
 	AllowDirs                           dirList
+	TrustAPI                            bool
 	Ask                                 []string // the words of the ask; "-" reads stdin
 }
 
@@ -85,7 +86,7 @@ func newStarterCmd(e *cmdEnv, cont bool) *cli.Command {
 			instructionsFlag(&o.Instructions), modelFlag(&o.Model), budgetFlag(&o.MaxBudgetUSD),
 			jsonFlag(&o.JSON, "print events as JSON lines, the flow_result last (without it, piped output is plain lines for people)"),
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the outcome (and errors)", EnvVars: []string{"FLOWER_QUIET"}, Destination: &o.Quiet},
-			claudeFlag(&o.Claude), hookFlag(&o.Hook), allowDirFlag(&o.AllowDirs), sandboxFlag(&o.Sandbox),
+			claudeFlag(&o.Claude), hookFlag(&o.Hook), allowDirFlag(&o.AllowDirs), sandboxFlag(&o.Sandbox), trustAPIFlag(&o.TrustAPI),
 			&cli.BoolFlag{Name: "no-self-test", Usage: "start even if the guard self-test fails", EnvVars: []string{"FLOWER_NO_SELF_TEST"}, Destination: &o.NoSelfTest},
 			onlineTimeoutFlag(&o.OnlineTimeout), idleTimeoutFlag(&o.IdleTimeout),
 			// No FLOWER_VERSION: a variable left set would turn every run into a version print.
@@ -191,6 +192,7 @@ func runStarterCmd(ctx context.Context, e *cmdEnv, o *starterOptions) error {
 	ro := runtimeOptions(pl.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, o.Claude, o.Hook
 	ro.Resilience.OnlineTimeout, ro.Resilience.IdleTimeout = o.OnlineTimeout, idleLimit(o.IdleTimeout)
+	ro.TrustWorkspaceAPI = o.TrustAPI
 	if ro.AllowDirs, err = allowDirs(o.AllowDirs); err != nil {
 		return err
 	}

@@ -78,7 +78,11 @@ func runRunsList(e *cmdEnv, o *runsOptions) error {
 	if o.JSON {
 		out := make([]runJSON, 0, len(rows))
 		for _, r := range rows {
-			out = append(out, runOut(r))
+			j := runOut(r)
+			if j.Altered = recordCheck(o.Store, pl.RunDir, r.Run); j.Altered != "" {
+				j.Outcome, j.Verdict = outcomeAltered, ""
+			}
+			out = append(out, j)
 		}
 		return writeJSON(e.Stdout, out)
 	}
@@ -91,6 +95,9 @@ func runRunsList(e *cmdEnv, o *runsOptions) error {
 	for _, r := range rows {
 		failed, cost := runTotals(r)
 		outcome, _ := runOutcome(r)
+		if alt := recordCheck(o.Store, pl.RunDir, r.Run); alt != "" {
+			outcome = outcomeAltered + ": " + alt
+		}
 		t.row(r.Run, unixTime(r.StartedAt), outcome, len(r.Results), failed, fmt.Sprintf("$%.4f", cost), r.Workspace)
 	}
 	return t.write(e.human(e.Stdout))
@@ -118,6 +125,26 @@ func findRun(u, dir, id string, warn io.Writer) (harness.ManifestRow, error) {
 	return harness.ManifestRow{}, fmt.Errorf("no run %q in %s (flower runs lists them)", id, where)
 }
 
+// outcomeAltered is the outcome of a run whose record flower did not
+// write as it stands (harness.RecordCheck): its own words are not shown.
+const outcomeAltered = "altered"
+
+// recordCheck verifies a run dir's record of run (a store's rows are
+// not chained: ""); see harness.RecordCheck.
+func recordCheck(store, runDir, run string) string {
+	if store != "" {
+		return ""
+	}
+	return harness.RecordCheck(runDir, run)
+}
+
+func jsonOutcome(outcome, altered string) string {
+	if altered != "" {
+		return outcomeAltered
+	}
+	return outcome
+}
+
 func runRunsShow(e *cmdEnv, o *runsOptions) error {
 	if len(o.Args) > 1 {
 		return usagef("runs show takes at most one RUN")
@@ -138,10 +165,15 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 	tally := harness.Fold(events).RunTally
 	_, total := runTotals(row)
 	outcome, verdict := runOutcome(row)
+	altered := recordCheck(o.Store, pl.RunDir, row.Run)
+	if altered != "" {
+		outcome, verdict = outcomeAltered+": "+altered, ""
+		fmt.Fprintf(e.Stderr, "flower: warning: run %s's record was changed by something other than flower: %s\n", row.Run, altered)
+	}
 	denials, spills := guardRecords(events)
 	if o.JSON {
 		return writeJSON(e.Stdout, runDetailJSON{Kind: "run_detail", Run: row.Run, Workspace: row.Workspace,
-			StartedAt: rfc3339(row.StartedAt), UpdatedAt: rfc3339(row.UpdatedAt), Outcome: outcome, Verdict: verdict,
+			StartedAt: rfc3339(row.StartedAt), UpdatedAt: rfc3339(row.UpdatedAt), Outcome: jsonOutcome(outcome, altered), Altered: altered, Verdict: verdict,
 			Events: eventsPath, EventCount: len(events), SkippedEvents: skipped, Tally: tally, Denials: denials, Spills: spills,
 			CostUSD: total, Steps: stepResultsOut(row.Results), FlowEvents: flowEvents(events)})
 	}

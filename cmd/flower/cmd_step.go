@@ -24,6 +24,7 @@ type stepOptions struct {
 	MaxBudget                                            float64
 	RetryDelay, OnlineTimeout, IdleTimeout               time.Duration
 	AllowDirs                                            dirList
+	TrustAPI                                             bool
 	Prompt                                               []string
 }
 
@@ -31,7 +32,7 @@ func newStepCmd(e *cmdEnv) *cli.Command {
 	o := &stepOptions{}
 	res := harness.NewResilience()
 	flags := []cli.Flag{
-		workspaceFlag(&o.Workspace, wsUsageStep), runDirFlag(&o.RunDir), claudeFlag(&o.Claude), hookFlag(&o.Hook), allowDirFlag(&o.AllowDirs),
+		workspaceFlag(&o.Workspace, wsUsageStep), runDirFlag(&o.RunDir), claudeFlag(&o.Claude), hookFlag(&o.Hook), allowDirFlag(&o.AllowDirs), trustAPIFlag(&o.TrustAPI),
 		modelFlag(&o.Model), instructionsFlag(&o.Instructions),
 		&cli.StringFlag{Name: "role", Value: "plain", Usage: "the role `ROLE` the step plays: plain|coordinator|worker|clarify|judge|oracle", EnvVars: []string{"FLOWER_ROLE"}, Destination: &o.Role},
 		&cli.StringFlag{Name: "name", Usage: "step `NAME` (default: the role)", EnvVars: []string{"FLOWER_STEP_NAME"}, Destination: &o.Name},
@@ -213,6 +214,7 @@ func stepRuntimeOptions(o *stepOptions, pl place) (harness.Options, error) {
 	ho.Resilience.MaxAttempts, ho.Resilience.BaseDelay = o.MaxAttempts, o.RetryDelay
 	ho.Resilience.OnlineTimeout, ho.Resilience.IdleTimeout = o.OnlineTimeout, idleLimit(o.IdleTimeout)
 	ho.Handoff.Enabled = !o.NoHandoff
+	ho.TrustWorkspaceAPI = o.TrustAPI
 	var err error
 	if ho.AllowDirs, err = allowDirs(o.AllowDirs); err != nil {
 		return ho, err

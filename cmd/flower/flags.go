@@ -64,6 +64,13 @@ func (d *dirList) Set(v string) error {
 
 func (d *dirList) String() string { return strings.Join(*d, string(filepath.ListSeparator)) }
 
+// trustAPIFlag is the flag half of the opt-in that lets the workspace's
+// settings choose the API server, key, model or proxy; the other half is
+// FLOWER_TRUST_WORKSPACE_API=1 in the environment (harness.CheckAuthority).
+func trustAPIFlag(dst *bool) cli.Flag {
+	return &cli.BoolFlag{Name: "trust-workspace-api", Usage: "let the workspace's .claude settings choose the API server, key, model or proxy (needs " + harness.TrustWorkspaceEnv + "=1 too)", Destination: dst}
+}
+
 func allowDirFlag(dst *dirList) cli.Flag {
 	return &cli.GenericFlag{Name: "allow-dir", Usage: "let the agents' write tools also write in `DIR` (repeatable; the fence otherwise keeps them to the workspace and the workbench)", EnvVars: []string{"FLOWER_ALLOW_DIR"}, Value: dst}
 }

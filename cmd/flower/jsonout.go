@@ -20,8 +20,8 @@ var jsonSchema = map[string][]string{
 	"event":       {"kind", "step", "time", "data", "raw"},
 	"step_result": {"kind", "step", "session_id", "ok", "cost_usd", "num_turns", "text", "error", "started_at", "ended_at", "seconds", "attempts", "errors", "resumed", "retired", "context", "structured_output"},
 	"flow_result": {"kind", "ok", "exit_code", "error", "run", "run_dir", "events", "workbench", "brief", "goal", "verdict", "checks", "failed", "reason", "cost_usd", "seconds", "steps", "unread_messages"},
-	"run":         {"kind", "run", "workspace", "started_at", "updated_at", "outcome", "verdict", "steps", "failed", "cost_usd"},
-	"run_detail": {"kind", "run", "workspace", "started_at", "updated_at", "outcome", "verdict", "events", "event_count", "skipped_events", "tally",
+	"run":         {"kind", "run", "workspace", "started_at", "updated_at", "outcome", "altered", "verdict", "steps", "failed", "cost_usd"},
+	"run_detail": {"kind", "run", "workspace", "started_at", "updated_at", "outcome", "altered", "verdict", "events", "event_count", "skipped_events", "tally",
 		"denials", "spills", "cost_usd", "steps", "flow_events"},
 	"told":       {"kind", "run", "step"},
 	"version":    {"kind", "version", "commit", "time", "modified", "go", "claude"},
@@ -143,16 +143,19 @@ func flowResultOut(o flowOutcome) flowResultJSON {
 }
 
 type runJSON struct {
-	Kind      string  `json:"kind"`
-	Run       string  `json:"run"`
-	Workspace string  `json:"workspace"`
-	StartedAt string  `json:"started_at"`
-	UpdatedAt string  `json:"updated_at"`
-	Outcome   string  `json:"outcome"` // runOutcome's words
-	Verdict   string  `json:"verdict"` // the last review's: achieved, not_yet, unreachable or ""
-	Steps     int     `json:"steps"`
-	Failed    int     `json:"failed"`
-	CostUSD   float64 `json:"cost_usd"`
+	Kind      string `json:"kind"`
+	Run       string `json:"run"`
+	Workspace string `json:"workspace"`
+	StartedAt string `json:"started_at"`
+	UpdatedAt string `json:"updated_at"`
+	Outcome   string `json:"outcome"` // runOutcome's words
+	// Altered says where the run's record stops being flower's (outcome
+	// is then "altered"): harness.RecordCheck.
+	Altered string  `json:"altered"`
+	Verdict string  `json:"verdict"` // the last review's: achieved, not_yet, unreachable or ""
+	Steps   int     `json:"steps"`
+	Failed  int     `json:"failed"`
+	CostUSD float64 `json:"cost_usd"`
 }
 
 // runTotals counts a manifest row's steps, failures and cost.
@@ -180,6 +183,7 @@ type runDetailJSON struct {
 	StartedAt     string           `json:"started_at"`
 	UpdatedAt     string           `json:"updated_at"`
 	Outcome       string           `json:"outcome"`
+	Altered       string           `json:"altered"`
 	Verdict       string           `json:"verdict"`
 	Events        string           `json:"events"`
 	EventCount    int              `json:"event_count"`

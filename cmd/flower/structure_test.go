@@ -85,6 +85,7 @@ func exprText(e ast.Expr) string {
 // pairs with X.go (cmd_tell.go, cmd_tell_test.go, cmd_tell_e2e_test.go).
 var testTopics = map[string]string{
 	"agentsdk":         "the Agent SDK drives flower claude",
+	"authority":        "settings a workspace cannot use to take the guards or the API",
 	"cancel":           "signals during a flow",
 	"cassette":         "record and replay",
 	"cli":              "flags anywhere, words that are no asks",
