@@ -38,9 +38,9 @@ func sandboxScript(ws string) *scripted.Script {
 		}},
 		{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Replies: []scripted.Reply{{Text: demoBrief}}},
 		{Name: "goal", Match: scripted.Match{System: "你是独立评审", FirstUser: "把它变成目标和检查清单"},
-			Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: demoGoal} }},
+			Func: func(scripted.Request) scripted.Reply { return typedGoal(demoGoal) }},
 		{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"},
-			Func: glanceFirst(func(scripted.Request) scripted.Reply { return scripted.Reply{Text: demoAchieved} })},
+			Func: glanceFirst(func(r scripted.Request) scripted.Reply { return typedJudge(r.FirstUser(), demoAchieved) })},
 		{Name: "oracle", Match: scripted.Match{System: "你是旁路问答"},
 			Func: glanceFirst(func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "ORACLE: done"} })},
 		{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: glanceFirst(func(r scripted.Request) scripted.Reply {
