@@ -26,6 +26,35 @@ type runSummary struct {
 	Rounds, Steps               int
 }
 
+// summaryKey names what a summary was read from: a row changes its
+// UpdatedAt whenever it changes.
+type summaryKey struct {
+	run     string
+	updated float64
+	steps   int
+	running int
+}
+
+// summary is s.summarize(r), kept while the row stays the same (a page of
+// 1,000 runs reads each finished one once).
+func (s *Server) summary(r harness.ManifestRow) runSummary {
+	k := summaryKey{r.Run, r.UpdatedAt, len(r.Results), len(r.Running)}
+	s.mu.Lock()
+	sum, ok := s.sums[k]
+	s.mu.Unlock()
+	if ok {
+		return sum
+	}
+	sum = s.summarize(r)
+	s.mu.Lock()
+	if len(s.sums) > 100_000 {
+		clear(s.sums)
+	}
+	s.sums[k] = sum
+	s.mu.Unlock()
+	return sum
+}
+
 // summarize reads one manifest row: its outcome, its ask (the brief's
 // goal, which the clarifier wrote from the ask), cost, duration, judge
 // rounds and steps.
@@ -70,7 +99,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Total = len(rows)
 	for _, row := range rows {
-		sum := s.summarize(row)
+		sum := s.summary(row)
 		if d.Outcome == "" || sum.Outcome == d.Outcome {
 			d.Runs = append(d.Runs, sum)
 		}

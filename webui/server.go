@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/flowerhq/flower/fleet"
@@ -77,6 +78,8 @@ type Server struct {
 	token string
 	tmpl  *template.Template
 	mux   *http.ServeMux
+	mu    sync.Mutex
+	sums  map[summaryKey]runSummary
 }
 
 // New builds the server.
@@ -93,7 +96,7 @@ func New(o Options) (*Server, error) {
 	if o.Poll <= 0 {
 		o.Poll = 200 * time.Millisecond
 	}
-	s := &Server{o: o, token: o.Token}
+	s := &Server{o: o, token: o.Token, sums: map[summaryKey]runSummary{}}
 	if s.token == "" {
 		b := make([]byte, 24)
 		if _, err := rand.Read(b); err != nil {
