@@ -226,14 +226,14 @@ func url0(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, " "
 func checkRunPage(t *testing.T, ctx context.Context, row harness.ManifestRow, cost float64) {
 	t.Helper()
 	for sel, want := range map[string]string{
-		"#outcome":                           "achieved",
-		"#total-cost":                        fmt.Sprintf("$%.4f", cost),
-		"#step-count":                        fmt.Sprint(len(row.Results)),
-		"#denials .denial":                   "Write",
-		".judge .checks td.evidence":         "TYPED-EVIDENCE wc -l: 2000",
-		".judge .checks tr.pass td.check":    "numbers.txt 有 2000 行",
-		".judge .failed li":                  "numbers.txt 有 2000 行", // round 1's failed list
-		"#brief pre":                         "hello.txt",
+		"#outcome":                        "achieved",
+		"#total-cost":                     fmt.Sprintf("$%.4f", cost),
+		"#step-count":                     fmt.Sprint(len(row.Results)),
+		"#denials .denial":                "Write",
+		".judge .checks td.evidence":      "TYPED-EVIDENCE wc -l: 2000",
+		".judge .checks tr.pass td.check": "numbers.txt 有 2000 行",
+		".judge .failed li":               "numbers.txt 有 2000 行", // round 1's failed list
+		"#brief pre":                      "hello.txt",
 		"li[data-step='执行-评审#1'] .verdict-md": uiJudgeXSS,
 	} {
 		if got := text(t, ctx, sel); !strings.Contains(got, want) {
