@@ -19,13 +19,15 @@ import (
 	"github.com/flowerhq/flower/harness"
 )
 
-// liveRow reports whether a run's flow is under way: a step is running, or
-// the flow's channel pointer names a live process.
-func (s *Server) liveRow(row harness.ManifestRow) bool {
+func (s *Server) liveRow(row harness.ManifestRow) bool { return Live(s.o.RunDir, row) }
+
+// Live reports whether a run's flow is under way: a step is running, or
+// the flow's channel pointer (in runDir) names a live process.
+func Live(runDir string, row harness.ManifestRow) bool {
 	if len(row.Running) > 0 {
 		return true
 	}
-	b, err := os.ReadFile(filepath.Join(s.o.RunDir, row.Run, flow.PointerFile))
+	b, err := os.ReadFile(filepath.Join(runDir, row.Run, flow.PointerFile))
 	if err != nil {
 		return false
 	}
@@ -91,7 +93,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	lastCheck := time.Now()
 	for {
-		evs, next := readFrom(path, offset)
+		evs, next := ReadFrom(path, offset)
 		offset = next
 		seen = append(seen, evs...)
 		for _, ev := range evs {
@@ -100,7 +102,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		if len(evs) > 0 || time.Since(lastCheck) >= time.Second {
 			lastCheck = time.Now()
 			if row, ok = s.findRow(r, id); !ok || !s.liveRow(row) {
-				if evs, _ := readFrom(path, offset); len(evs) == 0 { // nothing written after the flow ended
+				if evs, _ := ReadFrom(path, offset); len(evs) == 0 { // nothing written after the flow ended
 					send(w, "end", liveMsg{Kind: "end", Status: statusLine(s.o.Reader.Label, seen)}, offset)
 					fl.Flush()
 					return
@@ -124,9 +126,10 @@ func send(w io.Writer, event string, m liveMsg, offset int64) {
 	fmt.Fprintf(w, "id: %d\ndata: %s\n\n", offset, b)
 }
 
-// readFrom reads the whole lines of path after offset and the offset
-// after them (a line still being written waits for its newline).
-func readFrom(path string, offset int64) ([]harness.Event, int64) {
+// ReadFrom reads the events on the whole lines of path after offset and
+// the offset after them (a line still being written waits for its
+// newline; a line that does not parse is skipped).
+func ReadFrom(path string, offset int64) ([]harness.Event, int64) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, offset

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,6 +76,32 @@ func startUI(t *testing.T, env []string, args ...string) (base, withToken string
 		t.Fatalf("flower ui printed %q, want a URL with ?token=", line)
 	}
 	return base, withToken
+}
+
+// followed is the stdout of a command the test reads while it runs.
+type followed struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (f *followed) String() string { f.mu.Lock(); defer f.mu.Unlock(); return f.buf.String() }
+
+// follow starts `flower args…` and collects its stdout as it comes.
+func follow(t *testing.T, env []string, args ...string) (*exec.Cmd, *followed) {
+	t.Helper()
+	cmd := testbed.Command(t, testbed.BuildBinary(t, "./cmd/flower"), args...)
+	cmd.Env, cmd.Dir = env, t.TempDir()
+	out, _ := testbed.Start(t, cmd)
+	f := &followed{}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			f.mu.Lock()
+			f.buf.WriteString(sc.Text() + "\n")
+			f.mu.Unlock()
+		}
+	}()
+	return cmd, f
 }
 
 // shot saves the page as a PNG test artifact (in $FLOWER_ARTIFACTS, else
@@ -293,6 +321,7 @@ func TestE2E_UIFollowsARunningFlow(t *testing.T) {
 		}
 		return false
 	})
+	watch, watched := follow(t, os.Environ(), "runs", "show", "--watch", "--run-dir", runDir, run)
 	base, withToken := startUI(t, os.Environ(), "--run-dir", runDir)
 	ctx := uiBrowser(t)
 	navigate(t, ctx, withToken)
@@ -312,6 +341,20 @@ func TestE2E_UIFollowsARunningFlow(t *testing.T) {
 	}
 	cmd.Wait()
 	shot(t, ctx, "ui-running-flow-ended")
+
+	// runs show --watch followed the same flow to its end, then stopped.
+	if err := watch.Wait(); err != nil {
+		t.Errorf("runs show --watch: %v\n%s", err, watched)
+	}
+	out := watched.String()
+	for _, want := range []string{"watching " + run, "▶ review #1", "✓ review #1", "run " + run + " ended: achieved"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("runs show --watch printed no %q:\n%s", want, out)
+		}
+	}
+	if strings.Index(out, "watching") > strings.Index(out, "▶ review #1") {
+		t.Errorf("the judge's step was there before the watch began:\n%s", out) // it came by following
+	}
 }
 
 // TestE2E_UIFleet (issue 34): with a PostgreSQL store the fleet page lists
@@ -345,6 +388,7 @@ func TestE2E_UIFleet(t *testing.T) {
 		}
 		return j.State
 	}
+	_, watched := follow(t, env, "queue", "ls", "--watch")
 	base, withToken := startUI(t, env, "-C", shared)
 	ctx := uiBrowser(t)
 	navigate(t, ctx, withToken)
@@ -376,6 +420,9 @@ func TestE2E_UIFleet(t *testing.T) {
 	if s := state(ids[0]); s != "cancelled" {
 		t.Errorf("job %s is %s after cancel, want cancelled", ids[0], s)
 	}
+	testbed.Await(t, time.Minute, "queue ls --watch printing the cancel", func() bool {
+		return strings.Contains(watched.String(), fmt.Sprintf("%-6s %-10s", ids[0], "cancelled"))
+	})
 	shot(t, ctx, "ui-fleet")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`form[action="/fleet/`+ids[0]+`/retry"] button`))); err != nil {
 		t.Fatal(err)
