@@ -267,23 +267,17 @@ func role(step string) string {
 	return "step"
 }
 
-func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
-	row, ok := s.findRow(r, r.PathValue("id"))
-	if !ok {
-		http.Error(w, "flower ui: no such run (the runs page lists them)", http.StatusNotFound)
-		return
+// runPage serves a run's page with template name: "run.html", or
+// "runbody", the body alone, which a live page swaps in.
+func (s *Server) runPage(name string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		row, ok := s.findRow(r, r.PathValue("id"))
+		if !ok {
+			http.Error(w, "flower ui: no such run (the runs page lists them)", http.StatusNotFound)
+			return
+		}
+		s.render(w, name, s.detail(row))
 	}
-	s.render(w, "run.html", s.detail(row))
-}
-
-// runBody is the run page's body alone: what a live page swaps in.
-func (s *Server) runBody(w http.ResponseWriter, r *http.Request) {
-	row, ok := s.findRow(r, r.PathValue("id"))
-	if !ok {
-		http.Error(w, "flower ui: no such run", http.StatusNotFound)
-		return
-	}
-	s.render(w, "runbody", s.detail(row))
 }
 
 // byteSize is n as a person reads it.

@@ -2,6 +2,7 @@ package webui
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -17,13 +18,16 @@ const reviewSuffix = "-评审"
 // outcomes are the filters of the runs page, in the order shown.
 var outcomes = []string{"achieved", "not yet", "unreachable", "interrupted", "failed", "running", "done"}
 
-// runSummary is one line of the runs page.
+// runSummary is one line of the runs page (its texts made once, so a
+// page of 1,000 runs calls no template function per line).
 type runSummary struct {
 	ID, Workspace, Outcome, Ask string
 	Started                     time.Time
 	Cost                        float64
 	Duration                    time.Duration
 	Rounds, Steps               int
+	Href, When, CostText, Took  string
+	Class                       string // the outcome's CSS class
 }
 
 // summaryKey names what a summary was read from: a row changes its
@@ -78,6 +82,8 @@ func (s *Server) summarize(r harness.ManifestRow) runSummary {
 	if r.StartedAt > 0 && end > r.StartedAt {
 		sum.Duration = time.Duration((end - r.StartedAt) * float64(time.Second)).Round(time.Second)
 	}
+	sum.Href, sum.When, sum.CostText = "/run/"+url.PathEscape(r.Run), when(sum.Started), usd(sum.Cost)
+	sum.Took, sum.Class = dur(sum.Duration), "o-"+strings.ReplaceAll(sum.Outcome, " ", "-")
 	return sum
 }
 

@@ -2,7 +2,10 @@ package webui
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -268,5 +271,78 @@ func BenchmarkRunsPage(b *testing.B) {
 		if w.Code != 200 || !strings.Contains(w.Body.String(), "run-0999") {
 			b.Fatalf("%d", w.Code)
 		}
+	}
+}
+
+// TestTamperedAndDeadLettered: a run whose record fails Verify is shown as
+// tampered (control: one that passes is not); a discarded job shows its
+// last error as the dead-letter reason and offers re-queue, not cancel.
+func TestTamperedAndDeadLettered(t *testing.T) {
+	runDir, _ := fixture(t, 2)
+	rd := testReader(runDir)
+	rd.Verify = func(dir, run string) error {
+		if run == "run-0001" {
+			return errors.New("CHAIN-BROKEN at line 3")
+		}
+		return nil
+	}
+	q := &deadQueue{}
+	s, err := New(Options{RunDir: runDir, Reader: rd, Queue: q, Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := func(u string) string {
+		req := httptest.NewRequest(http.MethodGet, u, nil)
+		req.AddCookie(&http.Cookie{Name: cookieName, Value: "t"})
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		return w.Body.String()
+	}
+	if body := page("/run/run-0001"); !strings.Contains(body, `id="tampered"`) || !strings.Contains(body, "CHAIN-BROKEN at line 3") {
+		t.Errorf("the tampered run is not shown so")
+	}
+	if body := page("/run/run-0000"); strings.Contains(body, `id="tampered"`) {
+		t.Errorf("control: an intact run is shown tampered")
+	}
+	body := page("/fleet")
+	if !strings.Contains(body, "dead-lettered: attempt 5: LAST-ERROR") || !strings.Contains(body, "/fleet/9/retry") || strings.Contains(body, "/fleet/9/cancel") {
+		t.Errorf("fleet page:\n%s", body)
+	}
+}
+
+// deadQueue holds one discarded job.
+type deadQueue struct{ fakeQueue }
+
+func (q *deadQueue) List(context.Context) ([]fleet.Job, error) {
+	return []fleet.Job{{ID: 9, State: "discarded", Ask: "DEAD", MaxAttempts: 5, Attempt: 5, Errors: []string{"attempt 4: x", "attempt 5: LAST-ERROR"}}}, nil
+}
+
+// TestGoalChangedWarns: a goal file that no longer holds the frozen goal
+// is flagged beside its frozen hash; the frozen text itself is not.
+func TestGoalChangedWarns(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		onDisk  string
+		warning bool
+	}{{"changed", "# 目标\nFORGED\n", true}, {"control: the frozen text", "# 目标\nREAL\n", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			runDir, ws := fixture(t, 1)
+			goal := filepath.Join(ws, ".flower", "notes", "目标.md")
+			os.WriteFile(goal, []byte(tt.onDisk), 0o600)
+			sum := sha256.Sum256([]byte("# 目标\nREAL\n"))
+			ev, _ := json.Marshal(harness.Event{Kind: "goal", Step: "设定目标", Time: time.Now(),
+				Data: map[string]any{"state": "frozen", "path": goal, "sha256": hex.EncodeToString(sum[:])}})
+			f, _ := os.OpenFile(filepath.Join(runDir, "run-0000", "events.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+			f.Write(append(ev, '\n'))
+			f.Close()
+			s, _ := New(Options{RunDir: runDir, Reader: testReader(runDir), Token: "t"})
+			req := httptest.NewRequest(http.MethodGet, "/run/run-0000", nil)
+			req.AddCookie(&http.Cookie{Name: cookieName, Value: "t"})
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, req)
+			if got := strings.Contains(w.Body.String(), `id="goal-changed"`); got != tt.warning {
+				t.Errorf("warning shown %v, want %v\n%s", got, tt.warning, w.Body.String())
+			}
+		})
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -95,8 +98,12 @@ func runUI(ctx context.Context, e *cmdEnv, o *uiOptions) error {
 
 // uiReader gives the page the readings `flower runs` uses.
 func uiReader(store, runDir string, warn io.Writer, zh bool) webui.Reader {
+	var cache manifestCache
 	return webui.Reader{
 		Rows: func(ctx context.Context) ([]harness.ManifestRow, error) {
+			if store == "" {
+				return cache.read(ctx, runDir, warn)
+			}
 			rows, _, err := manifestRows(ctx, store, runDir, warn)
 			return rows, err
 		},
@@ -116,6 +123,35 @@ func uiReader(store, runDir string, warn io.Writer, zh bool) webui.Reader {
 		// Verify is the hook for the record's hash chain: nil until harness
 		// verifies one.
 	}
+}
+
+// manifestCache keeps the run dir's rows while manifest.json stays the
+// same file (size and time), so a page of 1,000 runs does not parse them
+// all again; rows with a step under way are read afresh each time (their
+// flower may have died: manifestRows marks them).
+type manifestCache struct {
+	mu    sync.Mutex
+	stamp string
+	rows  []harness.ManifestRow
+}
+
+func (c *manifestCache) read(ctx context.Context, runDir string, warn io.Writer) ([]harness.ManifestRow, error) {
+	stamp := ""
+	if st, err := os.Stat(filepath.Join(runDir, "manifest.json")); err == nil {
+		stamp = fmt.Sprint(st.Size(), st.ModTime().UnixNano())
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if stamp != "" && stamp == c.stamp {
+		return c.rows, nil
+	}
+	rows, _, err := manifestRows(ctx, "", runDir, warn)
+	if err == nil && !anyRunning(rows) {
+		c.stamp, c.rows = stamp, rows
+	} else {
+		c.stamp = ""
+	}
+	return rows, err
 }
 
 func isPostgres(u string) bool {

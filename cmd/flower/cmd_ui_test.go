@@ -3,12 +3,21 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/webui"
 )
 
 // TestUIAddr: loopback addresses bind quietly, others warn; an unspecified
@@ -78,6 +87,39 @@ func TestUIWarnsOffLoopback(t *testing.T) {
 			if resp.StatusCode != want {
 				t.Errorf("GET %s: %d, want %d", target, resp.StatusCode, want)
 			}
+		}
+	}
+}
+
+// BenchmarkUIRunsPage is `flower ui`'s runs page over a run dir of 1,000
+// starter-flow runs, read as the command reads them (the manifest, each
+// run's outcome from its verdicts), server time (issue 34: ≤ 300 ms).
+func BenchmarkUIRunsPage(b *testing.B) {
+	runDir := b.TempDir()
+	var rows []harness.ManifestRow
+	for i := range 1000 {
+		st := 1.7e9 + float64(i)*60
+		rows = append(rows, harness.ManifestRow{Run: fmt.Sprintf("r%04d", i), Workspace: "/ws", StartedAt: st, UpdatedAt: st + 30,
+			Results: []harness.StepResult{
+				{Step: flow.ClarifyStepName, OK: true, CostUSD: 0.01, Text: demoBrief, StartedAt: st, EndedAt: st + 5},
+				{Step: flow.GoalStepName, OK: true, CostUSD: 0.01, Text: demoGoal, StartedAt: st + 5, EndedAt: st + 8},
+				{Step: flow.WorkStepName, OK: true, CostUSD: 0.1, Text: "done", StartedAt: st + 8, EndedAt: st + 20},
+				{Step: flow.WorkStepName + reviewSuffix + "#1", OK: true, CostUSD: 0.02, Text: demoAchieved, StartedAt: st + 20, EndedAt: st + 30},
+			}})
+	}
+	data, _ := json.Marshal(rows)
+	os.WriteFile(filepath.Join(runDir, "manifest.json"), data, 0o600)
+	srv, err := webui.New(webui.Options{RunDir: runDir, Reader: uiReader("", runDir, io.Discard, false), Token: "t"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.AddCookie(&http.Cookie{Name: "flower_ui", Value: "t"})
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, req)
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "r0999") {
+			b.Fatalf("runs page: %d", w.Code)
 		}
 	}
 }
