@@ -79,6 +79,7 @@ type runData struct {
 	GoalChanged         bool
 	Notes               []docView
 	Events, EventsError string
+	From                int64 // the events' length the page shows: where its live stream starts
 	Status              string
 }
 
@@ -91,6 +92,9 @@ func (s *Server) detail(row harness.ManifestRow) runData {
 		}
 	}
 	d.Events = filepath.Join(s.o.RunDir, row.Run, "events.jsonl")
+	if st, err := os.Stat(d.Events); err == nil {
+		d.From = st.Size() // measured before the read: the stream starts here and misses nothing
+	}
 	events, _, err := harness.ReadEvents(d.Events)
 	if err != nil {
 		d.EventsError = "no events here (" + err.Error() + "): a stored run's events stay on the machine that ran it"

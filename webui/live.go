@@ -48,6 +48,11 @@ func statusLine(label func(string) string, events []harness.Event) string {
 	for _, ev := range events {
 		st.Add(ev)
 	}
+	return statusOf(label, &st)
+}
+
+// statusOf is the status line of the step st folded.
+func statusOf(label func(string) string, st *harness.StepStats) string {
 	if st.Name == "" {
 		return ""
 	}
@@ -85,25 +90,32 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no")
 	path := filepath.Join(s.o.RunDir, row.Run, "events.jsonl")
 	var offset int64
-	if v, err := strconv.ParseInt(r.URL.Query().Get("from"), 10, 64); err == nil && v >= 0 {
+	from := r.URL.Query().Get("from")
+	if id := r.Header.Get("Last-Event-ID"); id != "" { // a reconnect goes on where it stopped
+		from = id
+	}
+	if v, err := strconv.ParseInt(from, 10, 64); err == nil && v >= 0 {
 		offset = v
 	}
-	var seen []harness.Event
+	var st harness.StepStats // folded as the events come: a long flow is not folded again per event
+	if offset > 0 { // the page shows the events before from: fold them for the status line, send none
+		foldUpTo(path, offset, &st)
+	}
 	tick := time.NewTicker(s.o.Poll)
 	defer tick.Stop()
 	lastCheck := time.Now()
 	for {
 		evs, next := ReadFrom(path, offset)
 		offset = next
-		seen = append(seen, evs...)
 		for _, ev := range evs {
-			send(w, "", liveMsg{Kind: ev.Kind, Step: ev.Step, Status: statusLine(s.o.Reader.Label, seen)}, offset)
+			st.Add(ev)
+			send(w, "", liveMsg{Kind: ev.Kind, Step: ev.Step, Status: statusOf(s.o.Reader.Label, &st)}, offset)
 		}
 		if len(evs) > 0 || time.Since(lastCheck) >= time.Second {
 			lastCheck = time.Now()
 			if row, ok = s.findRow(r, id); !ok || !s.liveRow(row) {
 				if evs, _ := ReadFrom(path, offset); len(evs) == 0 { // nothing written after the flow ended
-					send(w, "end", liveMsg{Kind: "end", Status: statusLine(s.o.Reader.Label, seen)}, offset)
+					send(w, "end", liveMsg{Kind: "end", Status: statusOf(s.o.Reader.Label, &st)}, offset)
 					fl.Flush()
 					return
 				}
@@ -114,6 +126,23 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-tick.C:
+		}
+	}
+}
+
+// foldUpTo folds the events in the first n bytes of path into st.
+func foldUpTo(path string, n int64, st *harness.StepStats) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, n))
+	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
+	for sc.Scan() {
+		var ev harness.Event
+		if json.Unmarshal(sc.Bytes(), &ev) == nil {
+			st.Add(ev)
 		}
 	}
 }

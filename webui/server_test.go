@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -344,5 +346,66 @@ func TestGoalChangedWarns(t *testing.T) {
 				t.Errorf("warning shown %v, want %v\n%s", got, tt.warning, w.Body.String())
 			}
 		})
+	}
+}
+
+// TestLiveStream: a live run's stream sends each event written after
+// ?from (none before it), carries the status line, and ends with "end"
+// once the run is no longer under way. Control: with from=0 the earlier
+// events are sent too.
+func TestLiveStream(t *testing.T) {
+	runDir, _ := fixture(t, 1)
+	path := filepath.Join(runDir, "run-0000", "events.jsonl")
+	st, _ := os.Stat(path)
+	rows, _ := harness.ReadManifest(filepath.Join(runDir, "manifest.json"))
+	var live atomic.Bool // read by the server's stream, set by the test
+	rd := testReader(runDir)
+	rd.Rows = func(context.Context) ([]harness.ManifestRow, error) {
+		r := rows[0]
+		if live.Load() {
+			r.Running = []harness.RunningStep{{Step: "执行-评审#2", PID: os.Getpid()}}
+		}
+		return []harness.ManifestRow{r}, nil
+	}
+	s, _ := New(Options{RunDir: runDir, Reader: rd, Token: "t", Poll: time.Millisecond})
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	for _, tt := range []struct {
+		from        int64
+		wantEarlier bool
+	}{{st.Size(), false}, {0, true}} {
+		live.Store(true)
+		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/run/run-0000/live?from=%d", ts.URL, tt.from), nil)
+		req.AddCookie(&http.Cookie{Name: cookieName, Value: "t"})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(harness.Event{Kind: "step_start", Step: "执行-评审#2", Time: time.Now()})
+		f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		f.Write(append(b, '\n'))
+		f.Close()
+		rd := bufio.NewReader(resp.Body)
+		var got []string
+		for {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				break
+			}
+			if strings.HasPrefix(line, "data: ") {
+				got = append(got, line)
+				if strings.Contains(line, `"step_start"`) {
+					live.Store(false) // the flow ends: the stream must say so and stop
+				}
+			}
+		}
+		resp.Body.Close()
+		all := strings.Join(got, "")
+		if !strings.Contains(all, `"kind":"step_start"`) || !strings.Contains(all, `"kind":"end"`) || !strings.Contains(all, "running") {
+			t.Errorf("from %d: stream %q", tt.from, all)
+		}
+		if earlier := strings.Contains(all, `"kind":"guard"`); earlier != tt.wantEarlier {
+			t.Errorf("from %d: sent the earlier events %v, want %v", tt.from, earlier, tt.wantEarlier)
+		}
 	}
 }
