@@ -98,7 +98,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		offset = v
 	}
 	var st harness.StepStats // folded as the events come: a long flow is not folded again per event
-	if offset > 0 { // the page shows the events before from: fold them for the status line, send none
+	if offset > 0 {          // the page shows the events before from: fold them for the status line, send none
 		foldUpTo(path, offset, &st)
 	}
 	tick := time.NewTicker(s.o.Poll)
