@@ -81,6 +81,8 @@ type runData struct {
 	Events, EventsError string
 	From                int64 // the events' length the page shows: where its live stream starts
 	Status              string
+	CanTell             bool   // a live flow and a Tell: the page shows the tell form
+	Msg                 string // what the last tell did
 }
 
 // detail reads everything the run page shows.
@@ -280,8 +282,29 @@ func (s *Server) runPage(name string) http.HandlerFunc {
 			http.Error(w, "flower ui: no such run (the runs page lists them)", http.StatusNotFound)
 			return
 		}
-		s.render(w, name, s.detail(row))
+		d := s.detail(row)
+		d.CanTell, d.Msg = d.Live && s.o.Reader.Tell != nil, r.URL.Query().Get("msg")
+		s.render(w, name, d)
 	}
+}
+
+// tell hands the form's message to the run's flow (POST, token and Origin
+// checked by ServeHTTP) and goes back to the run's page saying where it
+// landed.
+func (s *Server) tell(w http.ResponseWriter, r *http.Request) {
+	row, ok := s.findRow(r, r.PathValue("id"))
+	msg := strings.TrimSpace(r.FormValue("message"))
+	if !ok || s.o.Reader.Tell == nil || msg == "" {
+		http.Error(w, "flower ui: nothing to tell (a running flow and a message)", http.StatusBadRequest)
+		return
+	}
+	said := "told"
+	if step, err := s.o.Reader.Tell(r.Context(), row.Workspace, msg); err != nil {
+		said = err.Error()
+	} else if step != "" {
+		said = "told; it reaches the coordinator in " + s.o.Reader.Label(step)
+	}
+	http.Redirect(w, r, "/run/"+url.PathEscape(row.Run)+"?msg="+url.QueryEscape(said), http.StatusSeeOther)
 }
 
 // byteSize is n as a person reads it.

@@ -39,6 +39,9 @@ type Reader struct {
 	// Verify checks a run's record has not been altered; nil checks
 	// nothing. An error shows the run as tampered.
 	Verify func(runDir, run string) error
+	// Tell hands a message to the flow running in workspace (as flower
+	// tell does) and says where it landed; nil: the page offers no tell.
+	Tell func(ctx context.Context, workspace, msg string) (string, error)
 }
 
 // Queue is the fleet's queue (fleet.Fleet).
@@ -130,6 +133,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /run/{id}/spill/{name}", s.spill)
 	s.mux.HandleFunc("GET /fleet", s.fleetPage)
 	s.mux.HandleFunc("POST /fleet/{id}/{op}", s.fleetAction)
+	s.mux.HandleFunc("POST /run/{id}/tell", s.tell)
 }
 
 // ServeHTTP checks the token (and for a POST the Origin), sets the

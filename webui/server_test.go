@@ -409,3 +409,34 @@ func TestLiveStream(t *testing.T) {
 		}
 	}
 }
+
+// TestTell: the tell form's POST reaches Reader.Tell only with the token
+// and this page's Origin (control: with both it does) and goes back to the
+// run's page saying where the message landed.
+func TestTell(t *testing.T) {
+	runDir, _ := fixture(t, 1)
+	rd := testReader(runDir)
+	var told []string
+	rd.Tell = func(_ context.Context, ws, msg string) (string, error) { told = append(told, msg); return "执行", nil }
+	s, _ := New(Options{RunDir: runDir, Reader: rd, Token: "t"})
+	post := func(cookie bool, origin string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/run/run-0000/tell", strings.NewReader("message=HELLO"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if cookie {
+			req.AddCookie(&http.Cookie{Name: cookieName, Value: "t"})
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		return w
+	}
+	if post(false, "http://example.com").Code != http.StatusForbidden || post(true, "http://evil.example").Code != http.StatusForbidden || len(told) != 0 {
+		t.Fatalf("a tell without the token or from another origin got through: %v", told)
+	}
+	w := post(true, "http://example.com") // httptest's Host
+	if w.Code != http.StatusSeeOther || len(told) != 1 || told[0] != "HELLO" || !strings.Contains(w.Header().Get("Location"), "/run/run-0000?msg=told") {
+		t.Errorf("tell: %d %q, told %v", w.Code, w.Header().Get("Location"), told)
+	}
+}

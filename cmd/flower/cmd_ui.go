@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowerhq/flower/fleet"
+	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/child"
 	"github.com/flowerhq/flower/webui"
@@ -120,6 +121,10 @@ func uiReader(store, runDir string, warn io.Writer, zh bool) webui.Reader {
 			return denials, spills
 		},
 		Label: func(step string) string { return stepLabel(step, zh) },
+		Tell: func(ctx context.Context, workspace, msg string) (string, error) {
+			rc, err := flow.Tell(ctx, runDir, workspace, msg)
+			return rc.Step, err
+		},
 		// Verify is the hook for the record's hash chain: nil until harness
 		// verifies one.
 	}

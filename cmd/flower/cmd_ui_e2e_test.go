@@ -330,6 +330,16 @@ func TestE2E_UIFollowsARunningFlow(t *testing.T) {
 	if n := js[int](t, ctx, `document.querySelectorAll("li[data-step='执行-评审#1']").length`); n != 0 {
 		t.Fatalf("the judge's step is there before the work ended") // control for the wait below
 	}
+	// A message told from the page reaches the flow's Q&A log (a POST with
+	// the token and the page's Origin), and the page says where it landed.
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#tell input[name=message]"), "UI-TOLD-MESSAGE"),
+		chromedp.Click(chromedp.CSS("#tell button"))); err != nil {
+		t.Fatal(err)
+	}
+	await(t, ctx, `document.getElementById("msg") && document.getElementById("msg").textContent.startsWith("told")`)
+	if qa := text(t, ctx, "#qa pre"); !strings.Contains(qa, "UI-TOLD-MESSAGE") {
+		t.Errorf("the told message is not in the Q&A log: %q", qa)
+	}
 	js[int](t, ctx, `window.__sameDocument = 34`)
 	shot(t, ctx, "ui-running-flow")
 	close(release)
