@@ -417,7 +417,10 @@ func TestTell(t *testing.T) {
 	runDir, _ := fixture(t, 1)
 	rd := testReader(runDir)
 	var told []string
-	rd.Tell = func(_ context.Context, ws, msg string) (string, error) { told = append(told, msg); return "执行", nil }
+	rd.Tell = func(_ context.Context, ws, msg string) (string, error) {
+		told = append(told, msg)
+		return "执行", nil
+	}
 	s, _ := New(Options{RunDir: runDir, Reader: rd, Token: "t"})
 	post := func(cookie bool, origin string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/run/run-0000/tell", strings.NewReader("message=HELLO"))
