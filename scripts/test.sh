@@ -6,10 +6,12 @@
 #
 # What only the tests need is ensured here, not in the set-up: PostgreSQL
 # (testkit/pgtest starts throwaway clusters with initdb/postgres; Debian
-# keeps them in /usr/lib/postgresql/<ver>/bin, off PATH) and tmux (the
-# terminal tests of `flower claude`). As root with apt they are installed;
-# otherwise a missing one is a warning (those tests skip loudly), or an
-# error under FLOWER_REQUIRE_POSTGRES=1.
+# keeps them in /usr/lib/postgresql/<ver>/bin, off PATH), tmux (the
+# terminal tests of `flower claude`) and Chromium (the `flower ui` tests
+# drive a headless one; a CJK font makes their screenshots readable). As
+# root with apt they are installed; otherwise a missing one is a warning
+# (those tests skip loudly), or an error under FLOWER_REQUIRE_POSTGRES=1
+# (PostgreSQL) or FLOWER_REQUIRE_CLAUDE=1 (Chromium).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -44,6 +46,15 @@ if [ "$(uname -s)" = Linux ] && ! command -v bwrap >/dev/null 2>&1 && ! apt_inst
 fi
 if ! command -v tmux >/dev/null 2>&1 && ! apt_install tmux; then
   echo "test: warning: tmux is missing; the terminal tests of 'flower claude' will skip" >&2
+fi
+
+if ! command -v chromium >/dev/null 2>&1 && ! { apt_install chromium && command -v chromium >/dev/null 2>&1; }; then
+  msg="chromium is missing: install it (apt-get install chromium); the flower ui tests drive a headless one"
+  [ "${FLOWER_REQUIRE_CLAUDE:-}" = 1 ] && die "$msg"
+  echo "test: warning: $msg — they will skip" >&2
+fi
+if command -v fc-list >/dev/null 2>&1 && [ -z "$(fc-list :lang=zh 2>/dev/null)" ]; then
+  apt_install fonts-wqy-microhei || echo "test: warning: no CJK font: the flower ui screenshots show boxes for Chinese text" >&2
 fi
 
 # go.mod is tidy (direct and indirect requirements apart): fail when tidy would change it.

@@ -137,7 +137,7 @@ func NewApp(e *cmdEnv) *cli.App {
 		Commands: []*cli.Command{
 			newStepCmd(e), newRunsCmd(e), newSessionsCmd(e), newAskCmd(e), newWakeStateCmd(e),
 			newTellCmd(e), newStarterCmd(e, true), newDoctorCmd(e), newDemoCmd(e), newModelCmd(e), newClaudeCmd(e), newMCPChannelCmd(e),
-			newVersionCmd(e), newCompletionCmd(e), newCompleteCmd(e), newManCmd(e), newQueueCmd(e), newWorkerCmd(e),
+			newVersionCmd(e), newCompletionCmd(e), newCompleteCmd(e), newManCmd(e), newQueueCmd(e), newWorkerCmd(e), newUICmd(e),
 		},
 		Flags:     root.Flags,
 		Action:    root.Action,

@@ -52,23 +52,23 @@ func TestMCPChannelRelay(t *testing.T) {
 	if err != nil || len(tools.Tools) != 2 {
 		t.Fatalf("tools = %+v, %v", tools, err)
 	}
-	text := func(r *mcp.CallToolResult) string { return r.Content[0].(*mcp.TextContent).Text }
+	resultText := func(r *mcp.CallToolResult) string { return r.Content[0].(*mcp.TextContent).Text }
 	r, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"question": "选哪个?", "options": []string{"A", "B"}}})
-	if err != nil || r.IsError || text(r) != "[answered] 2" {
+	if err != nil || r.IsError || resultText(r) != "[answered] 2" {
 		t.Fatalf("ask = %+v, %v", r, err)
 	}
 	r, _ = sess.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"question": "还有吗?"}})
-	if !strings.HasPrefix(text(r), "[timeout] ") {
-		t.Errorf("second ask = %q", text(r))
+	if !strings.HasPrefix(resultText(r), "[timeout] ") {
+		t.Errorf("second ask = %q", resultText(r))
 	}
 	r, _ = sess.CallTool(ctx, &mcp.CallToolParams{Name: "inbox", Arguments: map[string]any{}})
-	if text(r) != "没有新留言。" {
-		t.Errorf("empty inbox = %q", text(r))
+	if resultText(r) != "没有新留言。" {
+		t.Errorf("empty inbox = %q", resultText(r))
 	}
 	h.Post("记得写测试")
 	r, _ = sess.CallTool(ctx, &mcp.CallToolParams{Name: "inbox", Arguments: map[string]any{}})
-	if text(r) != "记得写测试" {
-		t.Errorf("inbox = %q", text(r))
+	if resultText(r) != "记得写测试" {
+		t.Errorf("inbox = %q", resultText(r))
 	}
 	if h.Asks() != 2 {
 		t.Errorf("asks = %d", h.Asks())

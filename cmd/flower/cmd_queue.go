@@ -19,7 +19,7 @@ import (
 type queueOptions struct {
 	Store, Queue string
 	MaxAttempts  int
-	JSON         bool
+	JSON, Watch  bool
 	Flow         fleet.FlowArgs
 	Words        []string
 }
@@ -52,7 +52,9 @@ func newQueueCmd(e *cmdEnv) *cli.Command {
 		Description: queueHelp,
 		Subcommands: []*cli.Command{
 			sub("add", "queue a flow; prints its job id", `"what you want"`, runQueueAdd, queueAddFlags),
-			sub("ls", "list the queued flows: state, attempt, worker, run, verdict", "", runQueueList, nil),
+			sub("ls", "list the queued flows: state, attempt, worker, run, verdict; --watch prints each change", "", runQueueList, func(o *queueOptions) []cli.Flag {
+				return []cli.Flag{&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "keep listing: print each job whose line changes, until Ctrl-C (as kubectl get -w)", EnvVars: []string{"FLOWER_WATCH"}, Destination: &o.Watch}}
+			}),
 			sub("show", "show one queued flow and its attempts", "ID", runQueueShow, nil),
 			sub("cancel", "cancel a queued or running flow", "ID", runQueueCancel, nil),
 		},
@@ -138,6 +140,12 @@ func runQueueList(ctx context.Context, e *cmdEnv, o *queueOptions) error {
 		return err
 	}
 	defer f.Close()
+	if o.Watch {
+		if o.JSON {
+			return usagef("queue ls --watch prints lines for people; drop --json")
+		}
+		return watchQueue(ctx, e.Stdout, f)
+	}
 	jobs, err := f.List(ctx)
 	if err != nil {
 		return err

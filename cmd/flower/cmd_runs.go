@@ -20,7 +20,7 @@ import (
 // runsOptions are the options of `flower runs` and `flower runs show`.
 type runsOptions struct {
 	Workspace, RunDir, Store string
-	JSON                     bool
+	JSON, Watch              bool
 	Args                     []string
 }
 
@@ -45,11 +45,11 @@ Examples:
 			return e.do(lo, func() error { return runRunsList(e, lo) })
 		},
 		Subcommands: []*cli.Command{{
-			Name: "show", Usage: "show one run (default: the newest)", ArgsUsage: "[RUN]",
-			Flags: flags(so),
+			Name: "show", Usage: "show one run (default: the newest); --watch follows it until it ends", ArgsUsage: "[RUN]",
+			Flags: append(flags(so), &cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "then follow the run's events until its flow ends (as kubectl get -w)", EnvVars: []string{"FLOWER_WATCH"}, Destination: &so.Watch}),
 			Action: func(c *cli.Context) error {
 				so.Args = c.Args().Slice()
-				return e.do(so, func() error { return runRunsShow(e, so) })
+				return e.do(so, func() error { return runRunsShow(c.Context, e, so) })
 			},
 		}},
 	}
@@ -145,9 +145,12 @@ func jsonOutcome(outcome, altered string) string {
 	return outcome
 }
 
-func runRunsShow(e *cmdEnv, o *runsOptions) error {
+func runRunsShow(ctx context.Context, e *cmdEnv, o *runsOptions) error {
 	if len(o.Args) > 1 {
 		return usagef("runs show takes at most one RUN")
+	}
+	if o.Watch && o.JSON {
+		return usagef("runs show --watch prints lines for people; drop --json (flower --json prints a running flow's events)")
 	}
 	pl, err := resolvePlace(o.Workspace, o.RunDir)
 	if err != nil {
@@ -158,6 +161,7 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 		return err
 	}
 	eventsPath := filepath.Join(pl.RunDir, row.Run, "events.jsonl")
+	watchFrom := eventsSize(pl.RunDir, row.Run) // read before the events, so --watch misses none
 	events, skipped, err := harness.ReadEvents(eventsPath)
 	if err != nil && (o.Store == "" || !errors.Is(err, fs.ErrNotExist)) { // a stored run's events stay on the machine that ran it
 		fmt.Fprintf(e.Stderr, "flower: %s\n", userMessage(err))
@@ -211,6 +215,10 @@ func runRunsShow(e *cmdEnv, o *runsOptions) error {
 	}
 	t.write(w)
 	fmt.Fprintf(w, "\ntotal cost $%.4f\n", total)
+	if o.Watch {
+		fmt.Fprintf(w, "\nwatching %s (Ctrl-C stops)\n", row.Run)
+		return watchRun(ctx, w, o.Store, pl.RunDir, row, watchFrom, zh)
+	}
 	return nil
 }
 

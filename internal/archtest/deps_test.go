@@ -104,6 +104,10 @@ var rules = []rule{
 	// fleet (the queue and its workers) sits above flow, beside the command:
 	// never the scripted model or the test bed.
 	{pkg: mod + "fleet", forbid: []string{mod + "scripted", mod + "testkit/testbed", mod + "testkit/pgtest"}},
+	// webui (flower ui's pages) sits beside the command, above fleet: it
+	// reads what the layers below record; never the scripted model, the
+	// test wing or the composition (the root package).
+	{pkg: mod + "webui", forbid: []string{mod + "scripted", mod + "testkit/testbed", mod + "testkit/pgtest", root, mod + "cmd/flower"}},
 	{pkg: mod + "sessionstore", forbid: []string{mod + "harness", mod + "flow", mod + "scripted", mod + "hooks"}},
 }
 
