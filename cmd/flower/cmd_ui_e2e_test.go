@@ -178,9 +178,8 @@ func uiFlowScript(ws string) *scripted.Script {
 // flow shows in a real browser what the run dir holds — outcome, costs,
 // the judge's checks, a denial, a spill link that opens, the brief — while
 // markup in a judge's text and in a file name stays text and a ../ spill
-// link is refused. The typed checks come from a verdict event of the
-// typed-verdict shape (verdict, checks, failed, reason) added to the
-// record, standing in for the judge step that writes it.
+// link is refused. The typed checks are the judge's own (its verdict
+// events, as the demo script's judge gives them).
 func TestE2E_UIFinishedFlow(t *testing.T) {
 	t.Parallel()
 	var ws string
@@ -206,13 +205,6 @@ func TestE2E_UIFinishedFlow(t *testing.T) {
 	for _, r := range row.Results {
 		cost += r.CostUSD
 	}
-	typed, _ := json.Marshal(harness.Event{Kind: "verdict", Step: "执行-评审#2", Time: time.Now(), Data: map[string]any{
-		"verdict": "achieved", "reason": "TYPED-REASON", "failed": []any{},
-		"checks": []any{map[string]any{"check": "numbers.txt 有 2000 行", "passed": true, "evidence": "TYPED-EVIDENCE wc -l: 2000"}}}})
-	f, _ := os.OpenFile(filepath.Join(runDir, row.Run, "events.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
-	f.Write(append(typed, '\n'))
-	f.Close()
-
 	_, withToken := startUI(t, os.Environ(), "--run-dir", runDir)
 	ctx := uiBrowser(t)
 	navigate(t, ctx, withToken)
@@ -258,7 +250,7 @@ func checkRunPage(t *testing.T, ctx context.Context, row harness.ManifestRow, co
 		"#total-cost":                     fmt.Sprintf("$%.4f", cost),
 		"#step-count":                     fmt.Sprint(len(row.Results)),
 		"#denials .denial":                "Write",
-		".judge .checks td.evidence":      "TYPED-EVIDENCE wc -l: 2000",
+		".judge .checks td.evidence":      "wc -l numbers.txt: 2000",
 		".judge .checks tr.pass td.check": "numbers.txt 有 2000 行",
 		".judge .failed li":               "numbers.txt 有 2000 行", // round 1's failed list
 		"#brief pre":                      "hello.txt",
@@ -285,8 +277,8 @@ func uiLiveScript(release <-chan struct{}) func(string) *scripted.Script {
 	return func(string) *scripted.Script {
 		return &scripted.Script{Conversations: []scripted.Conversation{
 			{Name: "clarify", Match: scripted.Match{Role: "clarify"}, Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: demoBrief} }},
-			{Name: "goal", Match: scripted.Match{Role: "goal"}, Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: demoGoal} }},
-			{Name: "judge", Match: scripted.Match{Role: "judge"}, Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: demoAchieved} }},
+			{Name: "goal", Match: scripted.Match{Role: "goal"}, Func: func(scripted.Request) scripted.Reply { return typedGoal(demoGoal) }},
+			{Name: "judge", Match: scripted.Match{Role: "judge"}, Func: func(r scripted.Request) scripted.Reply { return typedJudge(r.FirstUser(), demoAchieved) }},
 			{Name: "coordinator", Match: scripted.Match{Role: "coordinator"}, Func: func(scripted.Request) scripted.Reply {
 				<-release
 				return scripted.Reply{Text: "两个文件都写好了。"}
