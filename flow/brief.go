@@ -3,7 +3,7 @@ package flow
 import (
 	"strings"
 
-	"github.com/flowerhq/flower/mdsections"
+	"github.com/flowerhq/flower/internal/mdsections"
 )
 
 // Brief section names, byte-exact.

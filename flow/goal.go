@@ -9,7 +9,7 @@ import (
 
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/lazyre"
-	"github.com/flowerhq/flower/mdsections"
+	"github.com/flowerhq/flower/internal/mdsections"
 )
 
 // Goal section names, byte-exact.

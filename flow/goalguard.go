@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/mdsections"
 	"github.com/flowerhq/flower/internal/textclip"
-	"github.com/flowerhq/flower/mdsections"
 )
 
 // The three options the person gets when the judge says the goal is

@@ -16,9 +16,9 @@ import (
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/atomicfile"
 	"github.com/flowerhq/flower/internal/linesock"
+	"github.com/flowerhq/flower/internal/mdsections"
 	"github.com/flowerhq/flower/internal/redact"
 	"github.com/flowerhq/flower/internal/textclip"
-	"github.com/flowerhq/flower/mdsections"
 )
 
 // ChannelSocketEnv names the socket `flower mcp-channel` relays to.

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/mdsections"
 	"github.com/flowerhq/flower/internal/redact"
 	"github.com/flowerhq/flower/internal/textclip"
-	"github.com/flowerhq/flower/mdsections"
 )
 
 // Handoff is the document a session writes when its context is full: five

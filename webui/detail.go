@@ -13,7 +13,7 @@ import (
 
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
-	"github.com/flowerhq/flower/mdsections"
+	"github.com/flowerhq/flower/internal/mdsections"
 )
 
 // stepView is one step of the timeline.
