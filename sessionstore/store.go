@@ -99,6 +99,7 @@ type Store struct {
 	fold      FoldFunc
 	logf      Logf
 	now       func() time.Time
+	fence     FenceFunc // SetFence: every write's condition
 
 	mu       sync.Mutex
 	lastTime int64 // last mtime this process issued
@@ -297,6 +298,9 @@ func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) 
 		return err
 	}
 	defer tx.Rollback()
+	if err := s.fenced(ctx, tx); err != nil {
+		return err
+	}
 	mtime, err := s.nextMTime(ctx, tx)
 	if err != nil {
 		return err
@@ -454,6 +458,9 @@ func (s *Store) delete(ctx context.Context, key Key) error {
 		return err
 	}
 	defer tx.Rollback()
+	if err := s.fenced(ctx, tx); err != nil {
+		return err
+	}
 	where, args := "project_key = ? AND session_id = ? AND subpath = ?", []any{key.ProjectKey, key.SessionID, key.Subpath}
 	if key.Subpath == "" {
 		where, args = "project_key = ? AND session_id = ?", args[:2]
