@@ -168,7 +168,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("migrate river: %w", err)
 	}
-	if _, err := conn.Exec(ctx, fleetSchema); err != nil {
+	if _, err := conn.Exec(ctx, fleetSchema+fenceSchema); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil

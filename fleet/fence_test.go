@@ -1,0 +1,118 @@
+package fleet
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestStaleWorkerCannotTouchTheJob is issue 33's paused worker in one
+// process: worker A's lease renewals stop (as if STOPped) while its flow
+// runs; its local deadline stops the flow at once; worker B takes the flow
+// over (after the margin) and runs it; then A wakes and ends its attempt.
+// A's hand-back and its attempt's end are refused (its token is stale):
+// B's run stays running, ends achieved, and the flow ran twice, never a
+// third time; the records show the takeover; A goes on serving. Control:
+// with the trigger dropped, A's hand-back makes B's running job available
+// again (the third run of the issue).
+func TestStaleWorkerCannotTouchTheJob(t *testing.T) {
+	for _, control := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fenced", true: "control: no trigger"}[control], func(t *testing.T) {
+			staleWorker(t, control)
+		})
+	}
+}
+
+func staleWorker(t *testing.T, control bool) {
+	f := open(t)
+	ctx := context.Background()
+	if control {
+		if _, err := f.pool.Exec(ctx, "DROP TRIGGER flower_fence ON river_job"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var frozen atomic.Bool
+	var runs atomic.Int32
+	aStopped, wake, bRunning, bRelease := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	runA := func(ctx context.Context, r *FlowRun) (Outcome, error) {
+		runs.Add(1)
+		if r.Args.Ask != "first" {
+			return Outcome{Verdict: "achieved"}, nil
+		}
+		frozen.Store(true)
+		<-ctx.Done() // the local deadline
+		close(aStopped)
+		<-wake // the worker was stopped: it ends its attempt only now
+		return Outcome{}, ctx.Err()
+	}
+	runB := func(ctx context.Context, r *FlowRun) (Outcome, error) {
+		runs.Add(1)
+		close(bRunning)
+		<-bRelease
+		return Outcome{Verdict: "achieved", Run: "run-b"}, nil
+	}
+	const rescue = 600 * time.Millisecond
+	stopA := workWith(t, f, WorkOptions{ID: "A", RescueAfter: rescue, frozen: frozen.Load, Runner: runA})
+	defer stopA()
+	id := add(t, f, "first")
+	<-aStopped
+	if j, _ := f.Get(ctx, id); j.State != "running" || j.Worker != "A" {
+		t.Fatalf("A's flow stopped at its local deadline before anyone took it over: %+v", j)
+	}
+	stopB := workWith(t, f, WorkOptions{ID: "B", RescueAfter: rescue, Runner: runB})
+	<-bRunning
+	close(wake)
+	frozen.Store(false)
+	if control {
+		await(t, "control: A's hand-back applied to B's running job", func() bool { return state(t, f, id) != "running" })
+		close(bRelease)
+		stopB()
+		return
+	}
+	// A's end is refused: await its word, then B's job is still B's.
+	await(t, "A's attempt row not overwritten and B still running", func() bool {
+		j, _ := f.Get(ctx, id)
+		return j.State == "running" && j.Worker == "B" && len(j.Attempts) == 2
+	})
+	time.Sleep(500 * time.Millisecond) // A's completer has had its go
+	if j, _ := f.Get(ctx, id); j.State != "running" || j.Worker != "B" {
+		t.Fatalf("A's stale hand-back changed B's job: %+v", j)
+	}
+	close(bRelease)
+	await(t, "B's end", func() bool { return state(t, f, id) == "completed" })
+	stopB()
+	j, _ := f.Get(ctx, id)
+	if runs.Load() != 2 || j.Attempt != 2 || len(j.Attempts) != 2 || j.Verdict != "achieved" || j.TakenOver != 1 {
+		t.Fatalf("runs %d, job %+v", runs.Load(), j)
+	}
+	if a := j.Attempts[0]; a.Worker != "A" || a.EndedAt == "" || a.Error == "" {
+		t.Errorf("A's attempt row does not show the takeover: %+v", a)
+	}
+	// A goes on serving.
+	id2 := add(t, f, "second")
+	await(t, "A serves the next flow", func() bool { return state(t, f, id2) == "completed" })
+	if j, _ := f.Get(ctx, id2); j.Worker != "A" {
+		t.Errorf("the next flow ran on %s", j.Worker)
+	}
+}
+
+// workWith runs a worker with o (test defaults filled) until stop.
+func workWith(t *testing.T, f *Fleet, o WorkOptions) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	o.PollInterval, o.Grace = 100*time.Millisecond, time.Minute
+	o.Logf = func(format string, a ...any) { t.Logf(format, a...) }
+	go func() { done <- f.Work(ctx, o) }()
+	var once atomic.Bool
+	return func() {
+		if once.Swap(true) {
+			return
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("work %s: %v", o.ID, err)
+		}
+	}
+}
