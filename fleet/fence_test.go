@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -114,5 +116,63 @@ func workWith(t *testing.T, f *Fleet, o WorkOptions) (stop func()) {
 		if err := <-done; err != nil {
 			t.Errorf("work %s: %v", o.ID, err)
 		}
+	}
+}
+
+// TestWaitAndPermanent: a Runner's WaitError snoozes the job with its
+// reason shown in the job's note and spends no attempt, and it runs once
+// the wait is over; a PermanentError cancels the job at once (attempt 1,
+// never retried) with its reason; a plain error is retried (the control)
+// and says so.
+func TestWaitAndPermanent(t *testing.T) {
+	f := open(t)
+	var waited atomic.Int32
+	seen := make(chan string, 8)
+	release := make(chan struct{})
+	runner := func(ctx context.Context, r *FlowRun) (Outcome, error) {
+		switch r.Args.Ask {
+		case "busy":
+			if waited.Add(1) == 1 {
+				return Outcome{}, &WaitError{Reason: "workspace /w is busy: run r1", After: 200 * time.Millisecond}
+			}
+			<-release
+			return Outcome{Verdict: "achieved"}, nil
+		case "missing":
+			return Outcome{}, Permanent(errors.New("workspace /no/such: no such directory"))
+		}
+		seen <- r.Args.Ask
+		return Outcome{}, errors.New("disk full")
+	}
+	stop := work(t, f, "w1", time.Minute, time.Minute, runner)
+	defer stop()
+	busy, missing, flaky := add(t, f, "busy"), add(t, f, "missing"), add(t, f, "flaky")
+	<-seen
+	await(t, "the outcomes", func() bool {
+		j, _ := f.Get(context.Background(), flaky)
+		return state(t, f, missing) == "cancelled" && j.State != "running" && len(j.Errors) > 0
+	})
+	await(t, "the busy flow's second try", func() bool { return waited.Load() >= 2 })
+	close(release)
+	await(t, "the busy flow's end", func() bool { return state(t, f, busy) == "completed" })
+	ctx := context.Background()
+	if j, _ := f.Get(ctx, busy); j.Attempt != 1 || len(j.Attempts) != 1 {
+		t.Errorf("the flow that waited spent attempts: %d, rows %d", j.Attempt, len(j.Attempts))
+	}
+	if j, _ := f.Get(ctx, missing); j.Attempt != 1 || !strings.Contains(j.Note, "cancelled: ") || !strings.Contains(j.Note, "no such directory") {
+		t.Errorf("the permanent failure: attempt %d, note %q", j.Attempt, j.Note)
+	}
+	if j, _ := f.Get(ctx, flaky); !strings.Contains(j.Note, "retried (infrastructure") || !strings.Contains(j.Note, "disk full") {
+		t.Errorf("control: the retried failure's note %q", j.Note)
+	}
+}
+
+// TestWaitingNote: a job snoozed by a WaitError shows its reason while it
+// waits (the note comes from the job's recorded output).
+func TestWaitingNote(t *testing.T) {
+	if got := jobNote(Job{State: "scheduled", waiting: "workspace /w is busy"}); got != "waiting: workspace /w is busy" {
+		t.Errorf("note %q", got)
+	}
+	if got := jobNote(Job{State: "running", waiting: "stale"}); got != "" {
+		t.Errorf("a running job's note %q", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flowerhq/flower/fleet"
 	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/child"
 )
 
@@ -108,10 +109,31 @@ func runWorkerCmd(ctx context.Context, e *cmdEnv, o *workerOptions) error {
 		defer mu.Unlock()
 		fmt.Fprintf(e.Stderr, "flower: "+format+"\n", a...)
 	}
-	w := &flowRunner{e: e, o: o, logf: logf}
+	if o.ID == "" {
+		host, _ := os.Hostname()
+		o.ID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	deadline, err := leaseDeadlineFile(o.Root, o.ID)
+	if err != nil {
+		return err
+	}
+	w := &flowRunner{e: e, o: o, logf: logf, deadline: deadline}
 	return f.Work(ctx, fleet.WorkOptions{ID: o.ID, Queue: o.Queue, Concurrency: o.Concurrency,
-		RescueAfter: o.RescueAfter, Grace: o.Grace, KeepFinished: keep, Runner: w.run, Logf: logf})
+		RescueAfter: o.RescueAfter, Grace: o.Grace, KeepFinished: keep, DeadlineFile: deadline, Runner: w.run, Logf: logf})
 }
+
+// leaseDeadlineFile is where the worker keeps its lease's local deadline
+// for its flows' supervisors (child.DeadlineEnv): <root>/.leases/<id>.
+func leaseDeadlineFile(root, id string) (string, error) {
+	dir := filepath.Join(root, ".leases")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, strings.NewReplacer("/", "_", string(filepath.Separator), "_").Replace(id)), nil
+}
+
+// busyAgain is how soon a flow whose workspace is busy looks again.
+const busyAgain = 3 * time.Second
 
 func cmpOr(s, d string) string {
 	if s == "" {
@@ -122,9 +144,10 @@ func cmpOr(s, d string) string {
 
 // flowRunner runs one attempt of a queued flow in this process.
 type flowRunner struct {
-	e    *cmdEnv
-	o    *workerOptions
-	logf func(string, ...any)
+	e        *cmdEnv
+	o        *workerOptions
+	logf     func(string, ...any)
+	deadline string // the lease's deadline file
 }
 
 // run prepares the workspace, brings the flow's documents from the store,
@@ -138,7 +161,7 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	}
 	pl, err := resolvePlace(ws, w.o.RunDir)
 	if err != nil {
-		return fleet.Outcome{Workspace: ws}, err
+		return fleet.Outcome{Workspace: ws}, fleet.Permanent(err) // no such directory: no retry mends it
 	}
 	if err := pl.prepare(); err != nil {
 		return fleet.Outcome{Workspace: ws}, err
@@ -147,11 +170,24 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	ro := runtimeOptions(pl.Workspace)
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, w.o.Claude, w.o.Hook
 	ro.Resilience.OnlineTimeout = w.o.OnlineTimeout
+	ro.Env = append(os.Environ(), child.DeadlineEnv+"="+w.deadline) // claude dies with the lease
+	ro.RunID = harness.NewRunID()                                    // the lock names it
+	lock, err := flow.LockWorkspaceFor(pl.Workspace, ro.RunID, fmt.Sprintf("queued job %d on worker %s", r.JobID, r.Worker))
+	var busy *flow.BusyError
+	if errors.As(err, &busy) {
+		return fleet.Outcome{}, &fleet.WaitError{Reason: "workspace " + pl.Workspace + " is busy: " + busy.Who(), After: busyAgain}
+	} else if err != nil {
+		return fleet.Outcome{Workspace: ws}, err
+	}
+	defer lock.Unlock()
 	st, release, err := withStore(ctx, w.e, w.o.Store, &ro)
 	if err != nil {
 		return fleet.Outcome{Workspace: ws}, err
 	}
 	defer release()
+	if st != nil {
+		st.SetFence(r.StoreFence()) // a taken-over attempt writes nothing more
+	}
 	docs := fleet.NewDocuments(st, r.Flow, flow.WorkbenchFor(pl.Workspace, so.Isolate), flow.NewLineage(pl.RunDir, pl.Workspace, flow.StarterName))
 	restored, err := docs.Restore(ctx)
 	if err != nil {
