@@ -171,7 +171,7 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	ro.RunDir, ro.Claude, ro.HookPath = pl.RunDir, w.o.Claude, w.o.Hook
 	ro.Resilience.OnlineTimeout = w.o.OnlineTimeout
 	ro.Env = append(os.Environ(), child.DeadlineEnv+"="+w.deadline) // claude dies with the lease
-	ro.RunID = harness.NewRunID()                                    // the lock names it
+	ro.RunID = harness.NewRunID()                                   // the lock names it
 	lock, err := flow.LockWorkspaceFor(pl.Workspace, ro.RunID, fmt.Sprintf("queued job %d on worker %s", r.JobID, r.Worker))
 	var busy *flow.BusyError
 	if errors.As(err, &busy) {
