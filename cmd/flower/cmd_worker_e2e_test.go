@@ -2,9 +2,11 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/testkit/testbed"
@@ -46,5 +48,81 @@ func TestE2E_WorkerCanRunCommands(t *testing.T) {
 			}
 		}
 		t.Fatalf("the coder's command did not run: %s", strings.TrimSpace(denied))
+	}
+}
+
+// TestE2E_QueueOneFlowPerWorkspace: a worker running two flows at once
+// (--concurrency 2) takes the workspace's flow lock for each: two queued
+// flows on one workspace run one after the other (the second waits, its
+// reason shown by queue ls), and a person's `flower "…"` there meanwhile
+// exits 1 naming the worker; the control, two flows on two workspaces,
+// overlap (the worker does run two at once). `queue add` refuses a
+// workspace that does not exist; the control, an existing one, is queued.
+func TestE2E_QueueOneFlowPerWorkspace(t *testing.T) {
+	t.Parallel()
+	fb := newFleetBed(t, func(r scripted.Request) int { return 4000 }) // every coder turn is slow
+	m := fb.machine("m1")
+	clone := func() string {
+		ws := filepath.Join(t.TempDir(), "ws")
+		if out, err := exec.Command("git", "clone", "-q", fb.repo, ws).CombinedOutput(); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+		return ws
+	}
+	if _, errOut, code := fb.flower(m, "queue", "add", "--workspace", filepath.Join(t.TempDir(), "no-such"), "FLOW-9 写 ok.txt"); code != 2 || !strings.Contains(errOut, "no such directory") {
+		t.Fatalf("queue add with a missing workspace: exit %d: %s", code, errOut)
+	}
+	shared, a, b := clone(), clone(), clone()
+	one := fb.add(m, "--workspace", shared, "FLOW-1 写 ok.txt")
+	two := fb.add(m, "--workspace", shared, "FLOW-2 写 ok.txt")
+	fb.add(m, "--workspace", a, "FLOW-3 写 ok.txt")
+	fb.add(m, "--workspace", b, "FLOW-4 写 ok.txt")
+	w := fb.worker(m, "--rescue-after", "1m", "--concurrency", "2")
+	var sawWait bool
+	testbed.Await(t, time.Minute, "a flow running in the shared workspace", func() bool {
+		for _, j := range fb.ls(m) {
+			if (j.ID == one || j.ID == two) && j.State == "running" {
+				return true
+			}
+		}
+		return false
+	})
+	cmd := testbed.Command(t, fb.bin, "--no-self-test", "--timeout", "0", "-C", shared, "FLOW-5 写 ok.txt")
+	cmd.Env, cmd.Dir = fb.env(m), shared
+	if _, errOut, code := testbed.Exec(t, cmd); code != 1 || !strings.Contains(errOut, "on worker m1") {
+		t.Errorf("a person's flower in the worker's workspace: exit %d: %s", code, errOut)
+	}
+	var jobs []qjob
+	testbed.Await(t, 4*time.Minute, "all four flows' end", func() bool {
+		jobs = fb.ls(m)
+		for _, j := range jobs {
+			sawWait = sawWait || strings.Contains(j.Note, "waiting: workspace "+shared+" is busy") && strings.Contains(j.Note, "on worker m1")
+		}
+		return finished(jobs)
+	})
+	stopWorker(t, w)
+	for _, j := range jobs {
+		if j.State != "completed" || j.Verdict != "achieved" || j.Attempt != 1 {
+			t.Errorf("job %d: %+v", j.ID, j)
+		}
+	}
+	span := func(j qjob) (time.Time, time.Time) {
+		s, _ := time.Parse(time.RFC3339, j.Attempts[len(j.Attempts)-1].StartedAt)
+		e, _ := time.Parse(time.RFC3339, j.Attempts[len(j.Attempts)-1].EndedAt)
+		return s, e
+	}
+	overlap := func(x, y qjob) bool {
+		xs, xe := span(x)
+		ys, ye := span(y)
+		return xs.Before(ye) && ys.Before(xe)
+	}
+	if overlap(jobs[0], jobs[1]) {
+		t.Errorf("two flows ran in one workspace at once: %+v / %+v", jobs[0].Attempts, jobs[1].Attempts)
+	}
+	if !overlap(jobs[0], jobs[2]) && !overlap(jobs[0], jobs[3]) && !overlap(jobs[2], jobs[3]) && !overlap(jobs[1], jobs[2]) && !overlap(jobs[1], jobs[3]) {
+		t.Errorf("control: no two flows in different workspaces overlapped: %+v", jobs)
+	}
+	if !sawWait {
+		t.Error("queue ls never said that a flow waits for the busy workspace")
 	}
 }

@@ -166,6 +166,7 @@ type qjob struct {
 	Run       string `json:"run"`
 	Workspace string `json:"workspace"`
 	Verdict   string `json:"verdict"`
+	Note      string `json:"note"`
 	Ask       string `json:"ask"`
 	Attempts  []struct {
 		Attempt   int    `json:"attempt"`
