@@ -40,7 +40,9 @@ A --repo flow is cloned into <root>/job-<id>; a --workspace flow runs there.
 The worker shows that it is alive through a lease in the database. When a
 worker stops renewing it (killed, its machine gone) for --rescue-after,
 another worker takes its flows over and resumes them from the brief, the goal
-and the sessions in the store. SIGTERM: no new flows; running ones get
+and the sessions in the store; the stopped worker's claude dies at its lease
+deadline, and whatever it writes after a takeover is refused. A queued flow
+takes the workspace's flow lock: a second flow there waits its turn. SIGTERM: no new flows; running ones get
 --grace to finish, then they are handed back. Finished flows stay listed
 for --keep-finished (30 days; 0 keeps them forever).
 
