@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,5 +125,68 @@ func TestE2E_QueueOneFlowPerWorkspace(t *testing.T) {
 	}
 	if !sawWait {
 		t.Error("queue ls never said that a flow waits for the busy workspace")
+	}
+}
+
+// TestE2E_QueueJudgeFailureRetried: a queued flow (one round) whose judge
+// step fails (the API answers 404: no verdict) is not "not achieved": its
+// attempt ends as an infrastructure error that River retries, queue ls
+// says so meanwhile, and the next attempt resumes the flow and ends
+// achieved. Control: a flow whose judge gives a typed not-achieved
+// verdict completes as not_yet on its first attempt, never retried.
+func TestE2E_QueueJudgeFailureRetried(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	judged := map[string]int{}
+	fb := newFleetBedWith(t, func() *scripted.Script {
+		s := fleetScript(func(scripted.Request) int { return 0 })
+		for i := range s.Conversations {
+			if s.Conversations[i].Name == "judge" {
+				s.Conversations[i].Func = func(r scripted.Request) scripted.Reply {
+					m := flowMarker.FindString(r.Text())
+					mu.Lock()
+					judged[m]++
+					n := judged[m]
+					mu.Unlock()
+					switch {
+					case m == "FLOW-2":
+						return scripted.Reply{Text: demoReply("judge", 0)} // a typed "not yet"
+					case n == 1:
+						return scripted.Reply{Fault: &scripted.Fault{Status: 404}}
+					}
+					return scripted.Reply{Text: demoAchieved}
+				}
+			}
+		}
+		return s
+	})
+	m := fb.machine("m1")
+	failing := fb.add(m, "--repo", fb.repo, "--rounds", "1", "FLOW-1 写 ok.txt")
+	control := fb.add(m, "--repo", fb.repo, "--rounds", "1", "FLOW-2 写 ok.txt")
+	w := fb.worker(m, "--rescue-after", "1m")
+	var jobs []qjob
+	var sawRetry bool
+	testbed.Await(t, 4*time.Minute, "both flows' end", func() bool {
+		jobs = fb.ls(m)
+		for _, j := range jobs {
+			sawRetry = sawRetry || j.ID == failing && strings.Contains(j.Note, "retried (infrastructure") && strings.Contains(j.Note, "judge gave no verdict")
+		}
+		return finished(jobs)
+	})
+	stopWorker(t, w)
+	for _, j := range jobs {
+		switch j.ID {
+		case failing:
+			if j.State != "completed" || j.Verdict != "achieved" || j.Attempt != 2 || len(j.Attempts) != 2 {
+				t.Errorf("the flow whose judge failed: %+v", j)
+			}
+		case control:
+			if j.State != "completed" || j.Verdict != "not_yet" || j.Attempt != 1 {
+				t.Errorf("control: the flow judged not achieved: %+v", j)
+			}
+		}
+	}
+	if !sawRetry {
+		t.Error("queue ls never said the failed judge's attempt is retried as an infrastructure failure")
 	}
 }
