@@ -137,7 +137,7 @@ func TestE2E_QueueOneFlowPerWorkspace(t *testing.T) {
 func TestE2E_QueueJudgeFailureRetried(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	judged := map[string]int{}
+	failed := "" // the first judge session of FLOW-1: every request of it fails
 	fb := newFleetBedWith(t, func() *scripted.Script {
 		s := fleetScript(func(scripted.Request) int { return 0 })
 		for i := range s.Conversations {
@@ -145,13 +145,15 @@ func TestE2E_QueueJudgeFailureRetried(t *testing.T) {
 				s.Conversations[i].Func = func(r scripted.Request) scripted.Reply {
 					m := flowMarker.FindString(r.Text())
 					mu.Lock()
-					judged[m]++
-					n := judged[m]
+					if failed == "" && m == "FLOW-1" {
+						failed = r.Session
+					}
+					fail := r.Session == failed
 					mu.Unlock()
 					switch {
 					case m == "FLOW-2":
 						return scripted.Reply{Text: demoReply("judge", 0)} // a typed "not yet"
-					case n == 1:
+					case fail:
 						return scripted.Reply{Fault: &scripted.Fault{Status: 404}}
 					}
 					return scripted.Reply{Text: demoAchieved}
