@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -190,5 +193,124 @@ func TestE2E_QueueJudgeFailureRetried(t *testing.T) {
 	}
 	if !sawRetry {
 		t.Error("queue ls never said the failed judge's attempt is retried as an infrastructure failure")
+	}
+}
+
+// TestE2E_WorkerPausedPastRescue is issue 33's paused worker, and the
+// same with kill -9: worker m1's process (only it, not its children) is
+// stopped (SIGSTOP) while its coder works, past --rescue-after; its
+// flow's claude dies at m1's lease deadline (its supervisor reads the
+// deadline file) before m2 takes the flow over; m2 resumes it to
+// achieved; m1, continued (SIGCONT), writes nothing of its stale attempt
+// (its log says so) and goes on serving: the next flow runs on it. The
+// flow ran twice, never a third time; the records show the takeover; no
+// moment had a claude under both workers. The control of that watch: m1's
+// claude is seen while its flow runs. It reports the takeover time.
+func TestE2E_WorkerPausedPastRescue(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"SIGSTOP", "kill -9"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			pausedWorker(t, how)
+		})
+	}
+}
+
+func pausedWorker(t *testing.T, how string) {
+	const rescueAfter = 4 * time.Second
+	var victimRoot string
+	var once sync.Once
+	hit := make(chan struct{}, 1)
+	fb := newFleetBed(t, func(r scripted.Request) int {
+		delay := 0
+		if victimRoot != "" && strings.Contains(r.Text(), victimRoot) {
+			once.Do(func() { hit <- struct{}{}; delay = 30000 })
+		}
+		return delay
+	})
+	m1, m2 := fb.machine("m1"), fb.machine("m2")
+	victimRoot = m1.root
+	id := fb.add(m1, "--repo", fb.repo, "FLOW-1 写 ok.txt")
+	w1 := fb.worker(m1, "--rescue-after", rescueAfter.String())
+	select {
+	case <-hit:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the flow's coder never started")
+	}
+	testbed.Await(t, time.Minute, "the coordinator's turn in the store", func() bool { return fb.workTurnStored(fmt.Sprintf("job-%d", id)) })
+	hasClaude := func(pid int) bool {
+		for _, name := range testbed.Descendants(pid) {
+			if strings.Contains(name, "claude") {
+				return true
+			}
+		}
+		return false
+	}
+	if !hasClaude(w1.Process.Pid) {
+		t.Fatal("control: no claude seen under m1 while its flow runs")
+	}
+	var w2pid atomic.Int64
+	var both atomic.Bool
+	var m1ClaudeGone atomic.Int64
+	stopWatch := make(chan struct{})
+	defer close(stopWatch)
+	t0 := time.Now()
+	go func() {
+		for {
+			select {
+			case <-stopWatch:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			c1 := hasClaude(w1.Process.Pid)
+			if !c1 {
+				m1ClaudeGone.CompareAndSwap(0, int64(time.Since(t0)))
+			}
+			if p := int(w2pid.Load()); p > 0 && c1 && hasClaude(p) {
+				both.Store(true)
+			}
+		}
+	}()
+	if how == "SIGSTOP" {
+		w1.Process.Signal(syscall.SIGSTOP)
+	} else {
+		w1.Process.Kill()
+		w1.Wait()
+	}
+	w2 := fb.worker(m2, "--rescue-after", rescueAfter.String())
+	w2pid.Store(int64(w2.Process.Pid))
+	testbed.Await(t, 2*time.Minute, "m2 running the flow", func() bool {
+		j := fb.ls(m2)[0]
+		return j.State == "running" && j.Worker == "m2"
+	})
+	took := time.Since(t0)
+	t.Logf("%s: m1's claude gone %s after, the flow running on m2 %s after (--rescue-after %s)",
+		how, time.Duration(m1ClaudeGone.Load()).Round(10*time.Millisecond), took.Round(10*time.Millisecond), rescueAfter)
+	if how == "SIGSTOP" {
+		w1.Process.Signal(syscall.SIGCONT)
+	}
+	var jobs []qjob
+	testbed.Await(t, 3*time.Minute, "the flow's end", func() bool { jobs = fb.ls(m2); return finished(jobs) })
+	j := jobs[0]
+	if j.State != "completed" || j.Verdict != "achieved" || j.Attempt != 2 || len(j.Attempts) != 2 || j.Worker != "m2" ||
+		j.Attempts[0].Worker != "m1" || !strings.Contains(j.Attempts[0].Error, "taken over") {
+		t.Fatalf("the flow after the takeover: %+v", j)
+	}
+	if both.Load() {
+		t.Error("a claude ran under m1 and m2 at the same moment")
+	}
+	if how != "SIGSTOP" {
+		stopWorker(t, w2)
+		return
+	}
+	stopWorker(t, w2) // the next flow can only run on m1
+	id2 := fb.add(m1, "--repo", fb.repo, "FLOW-2 写 ok.txt")
+	testbed.Await(t, 3*time.Minute, "the woken m1 serving the next flow", func() bool { jobs = fb.ls(m1); return finished(jobs) })
+	stopWorker(t, w1)
+	if j2 := jobs[1]; j2.ID != id2 || j2.Verdict != "achieved" || j2.Worker != "m1" {
+		t.Errorf("the next flow: %+v", j2)
+	}
+	if j := jobs[0]; j.State != "completed" || j.Attempt != 2 || len(j.Attempts) != 2 {
+		t.Errorf("the woken m1 changed the taken-over flow: %+v", j)
 	}
 }

@@ -172,6 +172,7 @@ type qjob struct {
 		Attempt   int    `json:"attempt"`
 		Worker    string `json:"worker"`
 		Workspace string `json:"workspace"`
+		Error     string `json:"error"`
 		StartedAt string `json:"started_at"`
 		EndedAt   string `json:"ended_at"`
 	} `json:"attempts"`
