@@ -124,13 +124,14 @@ func (w *flowWorker) end(ctx context.Context, job *river.Job[FlowArgs], tok toke
 		w.o.Logf("worker %s: job %d waits: %s", w.o.ID, job.ID, wait.Reason)
 		return river.JobSnooze(wait.After)
 	}
-	rerr := w.record(db, job, tok, `UPDATE flower_flow_attempts SET run = coalesce(nullif($4, ''), run), workspace = coalesce(nullif($5, ''), workspace),
-		verdict = $6, error = $7, cost_usd = $8, ended_at = now() WHERE job_id = $1 AND attempt = $2 AND worker = $3`,
-		job.ID, job.Attempt, w.o.ID, out.Run, out.Workspace, out.Verdict, out.Error, out.CostUSD)
+	rerr := w.record(db, job, tok, endSQL, job.ID, job.Attempt, w.o.ID, out.Run, out.Workspace, out.Verdict, out.Error, out.CostUSD)
 	if errors.Is(rerr, ErrStale) {
 		return w.stale(job, tok)
 	}
-	if rerr != nil {
+	if rerr != nil && w.o.SpoolDir != "" {
+		p, err := spool(w.o.SpoolDir, spooled{JobID: job.ID, Attempt: job.Attempt, Worker: w.o.ID, Fence: tok, Outcome: out})
+		w.o.Logf("worker %s: job %d: recording its end: %v; spooled to %s (%v), replayed when a worker starts here", w.o.ID, job.ID, rerr, p, err)
+	} else if rerr != nil {
 		w.o.Logf("worker %s: job %d: recording its end: %v", w.o.ID, job.ID, rerr)
 	}
 	river.RecordOutput(ctx, recorded{Outcome: out, Fence: tok})

@@ -3,6 +3,8 @@ package fleet
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -174,5 +176,38 @@ func TestWaitingNote(t *testing.T) {
 	}
 	if got := jobNote(Job{State: "running", waiting: "stale"}); got != "" {
 		t.Errorf("a running job's note %q", got)
+	}
+}
+
+// TestSpoolReplay: an attempt's end spooled while the database was away is
+// written when a worker starts with the spool (its file removed, private
+// while it lasted); one whose token went stale since (taken over) is
+// dropped and the row keeps what it had — the control that replay is
+// fenced.
+func TestSpoolReplay(t *testing.T) {
+	f := open(t)
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "spool")
+	cur, stale := add(t, f, "current"), add(t, f, "stale")
+	for _, id := range []int64{cur, stale} {
+		f.pool.Exec(ctx, `INSERT INTO flower_fences (job_id, epoch, worker, attempt) VALUES ($1, 1, 'w1', 1)`, id)
+		f.pool.Exec(ctx, `INSERT INTO flower_flow_attempts (job_id, attempt, worker, epoch) VALUES ($1, 1, 'w1', 1)`, id)
+		p, err := spool(dir, spooled{JobID: id, Attempt: 1, Worker: "w1", Fence: token{Epoch: 1, Worker: "w1"}, Outcome: Outcome{Verdict: "achieved", CostUSD: 0.5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := os.Stat(p); st == nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("spool file %s: %v", p, st)
+		}
+	}
+	f.pool.Exec(ctx, "UPDATE flower_fences SET epoch = 2 WHERE job_id = $1", stale)
+	replay(ctx, f.pool, dir, t.Logf)
+	if left, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(left) != 0 {
+		t.Errorf("spool files left: %v", left)
+	}
+	for id, want := range map[int64]string{cur: "achieved", stale: ""} {
+		if j, _ := f.Get(ctx, id); len(j.Attempts) != 1 || j.Attempts[0].Verdict != want {
+			t.Errorf("job %d: %+v, want verdict %q", id, j.Attempts, want)
+		}
 	}
 }

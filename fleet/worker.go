@@ -96,8 +96,12 @@ type WorkOptions struct {
 	// (child.DeadlineEnv): the flows' supervisors kill their claude when
 	// it passes unrenewed.
 	DeadlineFile string
-	Runner       Runner
-	Logf         func(format string, args ...any)
+	// SpoolDir, when set, keeps the end records of attempts that could not
+	// reach the database within RescueAfter (private files), replayed
+	// under their tokens when a worker starts with the same SpoolDir.
+	SpoolDir string
+	Runner   Runner
+	Logf     func(format string, args ...any)
 	// frozen, in tests, skips the lease's renewals while it returns true
 	// (a stopped worker).
 	frozen func() bool
@@ -157,6 +161,9 @@ func (f *Fleet) Work(ctx context.Context, o WorkOptions) error {
 	h := newHolder(o.RescueAfter, o.DeadlineFile, o.Logf)
 	defer h.close()
 	h.renewed(sent)
+	if o.SpoolDir != "" {
+		replay(ctx, f.pool, o.SpoolDir, func(format string, a ...any) { o.Logf("worker %s: "+format, append([]any{o.ID}, a...)...) })
+	}
 	fw := &flowWorker{f: f, o: o, h: h}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.Worker[FlowArgs](fw))

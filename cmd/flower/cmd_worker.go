@@ -121,7 +121,8 @@ func runWorkerCmd(ctx context.Context, e *cmdEnv, o *workerOptions) error {
 	}
 	w := &flowRunner{e: e, o: o, logf: logf, deadline: deadline}
 	return f.Work(ctx, fleet.WorkOptions{ID: o.ID, Queue: o.Queue, Concurrency: o.Concurrency,
-		RescueAfter: o.RescueAfter, Grace: o.Grace, KeepFinished: keep, DeadlineFile: deadline, Runner: w.run, Logf: logf})
+		RescueAfter: o.RescueAfter, Grace: o.Grace, KeepFinished: keep, DeadlineFile: deadline,
+		SpoolDir: filepath.Join(o.Root, ".spool"), Runner: w.run, Logf: logf})
 }
 
 // leaseDeadlineFile is where the worker keeps its lease's local deadline
