@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/flowerhq/flower/sessionstore"
@@ -57,4 +59,44 @@ func TestFenceRefusesEveryWrite(t *testing.T) {
 			t.Errorf("control: %d documents stored, want 1", len(docs))
 		}
 	})
+}
+
+// TestReadOnlyNeverMigrates: a store opened read-only is never migrated:
+// one with an older schema is refused with the way to upgrade it and keeps
+// its version; the control, a current store, opens read-only and reads,
+// and refuses writes.
+func TestReadOnlyNeverMigrates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s, err := sessionstore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	ro, err := sessionstore.Open(path, sessionstore.WithReadOnly())
+	if err != nil {
+		t.Fatalf("control: a current store read-only: %v", err)
+	}
+	if _, err := ro.Sessions(context.Background()); err != nil {
+		t.Errorf("control: reading: %v", err)
+	}
+	if err := ro.PutRun(context.Background(), sessionstore.RunRecord{Run: "r", Row: json.RawMessage(`{}`)}); err == nil {
+		t.Error("a read-only store took a write")
+	}
+	ro.Close()
+	db, _ := sql.Open("sqlite3", path)
+	db.Exec("PRAGMA user_version = 1")
+	db.Close()
+	if _, err := sessionstore.Open(path, sessionstore.WithReadOnly()); err == nil || !strings.Contains(err.Error(), "older schema") {
+		t.Fatalf("an older store read-only: %v", err)
+	}
+	db, _ = sql.Open("sqlite3", path)
+	var v int
+	db.QueryRow("PRAGMA user_version").Scan(&v)
+	db.Close()
+	if v != 1 {
+		t.Errorf("the read-only open migrated the store to %d", v)
+	}
+	if _, err := sessionstore.Open(filepath.Join(t.TempDir(), "none.db"), sessionstore.WithReadOnly()); err == nil {
+		t.Error("a read-only open created a store")
+	}
 }
