@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 )
 
 // WaitError is a Runner's word that the flow cannot run yet (its workspace
@@ -35,6 +36,10 @@ const recordEvery = 5 * time.Second
 
 func (w *flowWorker) Work(ctx context.Context, job *river.Job[FlowArgs]) error {
 	db := context.WithoutCancel(ctx)
+	// Known to the holder from the start: the sweep of jobs this worker
+	// lost track of (maintain) never takes one it is claiming.
+	fctx, done := w.h.run(ctx, job.ID)
+	defer done()
 	tok, ok, err := w.claim(ctx, job)
 	if err != nil || !ok {
 		w.o.Logf("worker %s: job %d attempt %d: not this worker's to run (%v)", w.o.ID, job.ID, job.Attempt, err)
@@ -59,8 +64,6 @@ func (w *flowWorker) Work(ctx context.Context, job *river.Job[FlowArgs]) error {
 		}
 	}
 	w.o.Logf("worker %s: job %d attempt %d (token %d): %s", w.o.ID, job.ID, job.Attempt, tok.Epoch, clip(job.Args.Ask, 60))
-	fctx, done := w.h.run(ctx, job.ID)
-	defer done()
 	out, err := w.o.Runner(fctx, run)
 	if err == nil && fctx.Err() != nil {
 		err = context.Cause(fctx)
@@ -85,9 +88,14 @@ func (w *flowWorker) claim(ctx context.Context, job *river.Job[FlowArgs]) (token
 // reached, for up to the lease's length (RescueAfter). A stale token is
 // refused at once.
 func (w *flowWorker) record(ctx context.Context, job *river.Job[FlowArgs], tok token, sql string, args ...any) error {
+	return w.recordTx(ctx, job, tok, func(tx pgx.Tx) error { _, err := tx.Exec(ctx, sql, args...); return err })
+}
+
+// recordTx is record of any writes do makes in the fenced transaction.
+func (w *flowWorker) recordTx(ctx context.Context, job *river.Job[FlowArgs], tok token, do func(pgx.Tx) error) error {
 	end := time.Now().Add(w.o.RescueAfter)
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, recordEvery) {
-		err := fenced(ctx, w.f.pool, job.ID, tok, func(tx pgx.Tx) error { _, err := tx.Exec(ctx, sql, args...); return err })
+		err := fenced(ctx, w.f.pool, job.ID, tok, do)
 		if err == nil || errors.Is(err, ErrStale) || time.Now().After(end) {
 			return err
 		}
@@ -124,7 +132,22 @@ func (w *flowWorker) end(ctx context.Context, job *river.Job[FlowArgs], tok toke
 		w.o.Logf("worker %s: job %d waits: %s", w.o.ID, job.ID, wait.Reason)
 		return river.JobSnooze(wait.After)
 	}
-	rerr := w.record(db, job, tok, endSQL, job.ID, job.Attempt, w.o.ID, out.Run, out.Workspace, out.Verdict, out.Error, out.CostUSD)
+	river.RecordOutput(ctx, recorded{Outcome: out, Fence: tok})
+	// A verdict completes the job in the same fenced transaction as the
+	// attempt's end (River's completer then finds it done), retried while
+	// the database is away: River's own completer gives up after three
+	// tries.
+	completes := err == nil && ctx.Err() == nil
+	rerr := w.recordTx(db, job, tok, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(db, endSQL, job.ID, job.Attempt, w.o.ID, out.Run, out.Workspace, out.Verdict, out.Error, out.CostUSD); err != nil {
+			return err
+		}
+		if completes {
+			_, err := river.JobCompleteTx[*riverpgxv5.Driver](db, tx, job)
+			return err
+		}
+		return nil
+	})
 	if errors.Is(rerr, ErrStale) {
 		return w.stale(job, tok)
 	}
@@ -134,7 +157,6 @@ func (w *flowWorker) end(ctx context.Context, job *river.Job[FlowArgs], tok toke
 	} else if rerr != nil {
 		w.o.Logf("worker %s: job %d: recording its end: %v", w.o.ID, job.ID, rerr)
 	}
-	river.RecordOutput(ctx, recorded{Outcome: out, Fence: tok})
 	switch {
 	case errors.Is(cause, errLeaseRanOut) || errors.Is(cause, errLeaseLost) || ctx.Err() != nil && w.handBack.Load():
 		w.o.Logf("worker %s: job %d handed back (%v)", w.o.ID, job.ID, cmpOr(fmt.Sprint(cause), "grace period over"))

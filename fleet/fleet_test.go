@@ -86,7 +86,7 @@ func TestTakeOverOnlyExpiredLeases(t *testing.T) {
 	if _, err := f.pool.Exec(ctx, `UPDATE river_job SET metadata = metadata || '{"cancel_attempted_at":"2026-01-01T00:00:00Z"}' WHERE id = $1`, cancelled); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := takeOver(ctx, f.pool)
+	ids, err := takeOver(ctx, f.pool, "", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +102,11 @@ func TestTakeOverOnlyExpiredLeases(t *testing.T) {
 	if j, _ := f.Get(ctx, dead); len(j.Errors) != 1 || j.TakenOver != 1 {
 		t.Errorf("the taken-over job's errors %q, takeovers %d", j.Errors, j.TakenOver)
 	}
-	if ids, _ := takeOver(ctx, f.pool); len(ids) != 0 {
+	if ids, _ := takeOver(ctx, f.pool, "", nil, 0); len(ids) != 0 {
 		t.Errorf("a second pass took over %v", ids)
 	}
 	leaseFor(t, f, "w-live", -time.Second)
-	if ids, _ := takeOver(ctx, f.pool); !slices.Equal(ids, []int64{live}) {
+	if ids, _ := takeOver(ctx, f.pool, "", nil, 0); !slices.Equal(ids, []int64{live}) {
 		t.Errorf("control: after its lease expired, taken over %v, want [%d]", ids, live)
 	}
 }

@@ -100,3 +100,14 @@ func (h *holder) run(ctx context.Context, job int64) (context.Context, func()) {
 
 // close stops the timer.
 func (h *holder) close() { h.timer.Stop() }
+
+// running lists the jobs whose flows run here.
+func (h *holder) running() []int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ids := make([]int64, 0, len(h.flows))
+	for id := range h.flows {
+		ids = append(ids, id)
+	}
+	return ids
+}

@@ -65,13 +65,17 @@ func (l *lease) release(ctx context.Context) error {
 // spent. In the same transaction it bumps each job's fencing token (the old
 // worker's writes are refused from now on) and ends its open attempt rows
 // as taken over. It returns the ids taken over.
-func takeOver(ctx context.Context, pool *pgxpool.Pool) (ids []int64, err error) {
+//
+// With me set it also takes this worker's own running jobs that it runs no
+// flow of (mine lists those it does) and that started more than age ago:
+// jobs whose end River could not record while the database was away.
+func takeOver(ctx context.Context, pool *pgxpool.Pool, me string, mine []int64, age time.Duration) (ids []int64, err error) {
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		ids = nil
 		if _, err := tx.Exec(ctx, "SELECT set_config('flower.takeover', 'on', true)"); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, takeOverSQL, Kind)
+		rows, err := tx.Query(ctx, takeOverSQL, Kind, me, mine, interval(age))
 		if err != nil {
 			return err
 		}
@@ -85,9 +89,11 @@ const takeOverSQL = `WITH stale AS (
 		SELECT j.id, coalesce(j.attempted_by[array_upper(j.attempted_by, 1)], '') AS worker,
 			j.metadata ? 'cancel_attempted_at' AS cancel, j.attempt >= j.max_attempts AS spent
 		FROM river_job j
-		WHERE j.state = 'running' AND j.kind = $1 AND NOT EXISTS (
+		WHERE j.state = 'running' AND j.kind = $1 AND (NOT EXISTS (
 			SELECT 1 FROM flower_workers w WHERE w.id = j.attempted_by[array_upper(j.attempted_by, 1)]
 				AND w.expires_at + w.margin_ms * interval '1 millisecond' >= now())
+			OR j.attempted_by[array_upper(j.attempted_by, 1)] = $2 AND NOT (j.id = ANY($3::bigint[]))
+				AND j.attempted_at < now() - $4::interval)
 		FOR UPDATE OF j SKIP LOCKED),
 	bumped AS (
 		UPDATE flower_fences f SET epoch = f.epoch + 1, worker = '' FROM stale s WHERE f.job_id = s.id RETURNING f.job_id),
@@ -100,7 +106,7 @@ const takeOverSQL = `WITH stale AS (
 		finalized_at = CASE WHEN s.cancel OR s.spent THEN now() END,
 		scheduled_at = now(),
 		errors = array_append(j.errors, jsonb_build_object('at', now(), 'attempt', j.attempt, 'trace', '',
-			'error', 'flower: worker ' || s.worker || ' stopped renewing its lease; its flow was taken over')),
+			'error', 'flower: worker ' || s.worker || ' stopped renewing its lease (or lost its flow in a database outage); its flow was taken over')),
 		metadata = j.metadata || jsonb_build_object('flower:takeovers', coalesce((j.metadata->>'flower:takeovers')::int, 0) + 1)
 	FROM stale s WHERE j.id = s.id AND j.state = 'running'
 	RETURNING j.id`

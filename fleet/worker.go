@@ -283,15 +283,15 @@ func (f *Fleet) keepLease(ctx context.Context, l *lease, o WorkOptions, h *holde
 			o.Logf("worker %s: its lease had expired; stopping its flows (they may be taken over) and taking flows again", o.ID)
 			h.stopAll(errLeaseLost)
 		}
-		f.maintain(ctx, o, every)
+		f.maintain(ctx, o, every, h)
 	}
 }
 
 // maintain takes over dead workers' flows and forgets deleted flows'
 // attempts.
-func (f *Fleet) maintain(ctx context.Context, o WorkOptions, every time.Duration) {
+func (f *Fleet) maintain(ctx context.Context, o WorkOptions, every time.Duration, h *holder) {
 	tctx, cancel := context.WithTimeout(ctx, every)
-	ids, err := takeOver(tctx, f.pool)
+	ids, err := takeOver(tctx, f.pool, o.ID, h.running(), o.RescueAfter)
 	cancel()
 	if err != nil && ctx.Err() == nil {
 		o.Logf("worker %s: looking for flows to take over: %v", o.ID, err)
