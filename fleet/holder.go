@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flowerhq/flower/internal/child"
@@ -26,6 +27,7 @@ type holder struct {
 	ttl  time.Duration
 	file string // "" when none
 	logf func(string, ...any)
+	down atomic.Bool // the database cannot be reached (keepLease says so)
 
 	mu       sync.Mutex
 	deadline time.Time

@@ -184,7 +184,11 @@ func (f *Fleet) Work(ctx context.Context, o WorkOptions) error {
 		ID: o.ID, Queues: map[string]river.QueueConfig{o.Queue: {MaxWorkers: o.Concurrency}}, Workers: workers,
 		JobTimeout: -1, RescueStuckJobsAfter: rescueNever, FetchPollInterval: o.PollInterval, FetchCooldown: o.FetchCooldown,
 		CompletedJobRetentionPeriod: o.KeepFinished, CancelledJobRetentionPeriod: o.KeepFinished, DiscardedJobRetentionPeriod: o.KeepFinished,
-		Logger: slog.New(slog.NewTextHandler(logWriter(o.Logf), &slog.HandlerOptions{Level: slog.LevelError})),
+		Logger: slog.New(slog.NewTextHandler(logWriter(func(format string, a ...any) {
+			if !h.down.Load() { // an outage is said once a minute by keepLease, not by each of River's tries
+				o.Logf(format, a...)
+			}
+		}), &slog.HandlerOptions{Level: slog.LevelError})),
 	})
 	if err != nil {
 		return fmt.Errorf("worker %s: %w", o.ID, err)
@@ -266,6 +270,7 @@ func (f *Fleet) keepLease(ctx context.Context, l *lease, o WorkOptions, h *holde
 			}
 			if down.IsZero() {
 				down = sent
+				h.down.Store(true)
 			}
 			if said.IsZero() || time.Since(said) >= unreachableEvery {
 				o.Logf("worker %s: cannot reach the database since %s (%v); its flows stop at the lease deadline, and it keeps trying",
@@ -276,6 +281,7 @@ func (f *Fleet) keepLease(ctx context.Context, l *lease, o WorkOptions, h *holde
 		}
 		h.renewed(sent)
 		if !down.IsZero() {
+			h.down.Store(false)
 			o.Logf("worker %s: the database is back after %s", o.ID, time.Since(down).Round(time.Second))
 			down, said = time.Time{}, time.Time{}
 		}
