@@ -314,3 +314,79 @@ func pausedWorker(t *testing.T, how string) {
 		t.Errorf("the woken m1 changed the taken-over flow: %+v", j)
 	}
 }
+
+// TestE2E_QueueDiskFullJudgeRetried: the worker's run dir is a small
+// tmpfs; as the work step ends, before the judge, the test fills it
+// (ENOSPC: the step's manifest write fails) and frees it once the attempt
+// has ended. The attempt ends as an infrastructure error (recorded with
+// the ENOSPC), the job is retried, not completed as not achieved, and ends
+// achieved once space is back. Needs root (mount); skipped without. (A
+// judge step that fails with no verdict: TestE2E_QueueJudgeFailureRetried,
+// with its typed-verdict control.)
+func TestE2E_QueueDiskFullJudgeRetried(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	runDir := filepath.Join(t.TempDir(), "runs")
+	os.MkdirAll(runDir, 0o700)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", runDir).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", runDir).Run() })
+	filler := filepath.Join(runDir, "filler")
+	var once sync.Once
+	filled := make(chan struct{})
+	fill := func() {
+		once.Do(func() {
+			f, _ := os.Create(filler)
+			buf := make([]byte, 1<<16)
+			for {
+				if _, err := f.Write(buf); err != nil {
+					break
+				}
+			}
+			f.Close()
+			close(filled)
+		})
+	}
+	fb := newFleetBedWith(t, func() *scripted.Script {
+		s := fleetScript(func(scripted.Request) int { return 0 })
+		for i := range s.Conversations {
+			if c := &s.Conversations[i]; c.Name == "coordinator" {
+				coordinate := c.Func
+				c.Func = func(r scripted.Request) scripted.Reply {
+					if strings.Contains(r.Messages().Raw, `"tool_result"`) {
+						fill() // the work is done: the judge step starts on a full disk
+					}
+					return coordinate(r)
+				}
+			}
+		}
+		return s
+	})
+	m := fb.machine("m1")
+	m.runDir = runDir
+	id := fb.add(m, "--repo", fb.repo, "--rounds", "1", "FLOW-1 写 ok.txt")
+	w := fb.worker(m, "--rescue-after", "1m")
+	select {
+	case <-filled:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the judge was never asked")
+	}
+	var jobs []qjob
+	testbed.Await(t, 3*time.Minute, "the attempt's end with the disk full", func() bool {
+		jobs = fb.ls(m)
+		return len(jobs[0].Attempts) > 0 && jobs[0].Attempts[0].EndedAt != ""
+	})
+	os.Remove(filler)
+	testbed.Await(t, 3*time.Minute, "the flow's end", func() bool { jobs = fb.ls(m); return finished(jobs) })
+	stopWorker(t, w)
+	j := jobs[0]
+	if j.ID != id || j.State != "completed" || j.Verdict != "achieved" || j.Attempt != 2 || len(j.Attempts) != 2 {
+		t.Fatalf("the flow whose judge met a full disk: %+v", j)
+	}
+	if !strings.Contains(j.Attempts[0].Error, "no space left on device") {
+		t.Errorf("attempt 1 did not end on the full disk: %q", j.Attempts[0].Error)
+	}
+}
