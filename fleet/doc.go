@@ -39,7 +39,15 @@
 // passes, the worker stops its flows, and the deadline file
 // (WorkOptions.DeadlineFile, child.DeadlineEnv) makes the flows'
 // supervisors kill their claude even if the worker is stopped; takeover
-// waits Margin past the expiry.
+// waits Margin past the expiry. A verdict completes the job
+// (river.JobCompleteTx) in the same fenced transaction as the attempt's
+// end record.
+//
+// Outages: an attempt's records are retried with backoff for up to
+// rescueAfter, then its end is spooled (WorkOptions.SpoolDir, private
+// files) and replayed under its token when a worker starts there. A
+// worker's own running job that it no longer runs (River could not record
+// its end) is handed back by its maintenance after rescueAfter.
 //  4. Close.
 //
 // Why not River's own rescuer: it looks only at a job's state and
