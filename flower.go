@@ -90,8 +90,12 @@ func StoreOptions(o harness.StoreOptions, logf sessionstore.Logf) []sessionstore
 	eph.Enabled = o.Ephemeral
 	prune := sessionstore.DefaultPrunePolicy()
 	prune.KeepDenials = o.KeepDenials
-	return []sessionstore.Option{sessionstore.WithWorkspace(o.Workspace), sessionstore.WithTrim(trim),
+	opts := []sessionstore.Option{sessionstore.WithWorkspace(o.Workspace), sessionstore.WithTrim(trim),
 		sessionstore.WithEphemeral(eph), sessionstore.WithPrune(prune), sessionstore.WithLogf(logf)}
+	if o.ReadOnly {
+		opts = append(opts, sessionstore.WithReadOnly())
+	}
+	return opts
 }
 
 // OpenSQLiteStore is the default (trimming, pruning) store at path with the

@@ -15,14 +15,16 @@ import (
 // LISTEN/NOTIFY). Reports p50 and p99 in milliseconds over all jobs of all
 // iterations.
 func BenchmarkQueueLatency(b *testing.B) {
-	b.Run("burst100", func(b *testing.B) { benchLatency(b, 100) })
-	// One job at a time onto idle workers: the pick-up latency alone.
-	b.Run("one-by-one", func(b *testing.B) { benchLatency(b, 1) })
+	for _, cd := range []time.Duration{DefaultFetchCooldown, 100 * time.Millisecond} {
+		b.Run(fmt.Sprintf("cooldown=%s/burst100", cd), func(b *testing.B) { benchLatency(b, 100, cd) })
+		// One job at a time onto idle workers: the pick-up latency alone.
+		b.Run(fmt.Sprintf("cooldown=%s/one-by-one", cd), func(b *testing.B) { benchLatency(b, 1, cd) })
+	}
 }
 
 // benchLatency enqueues batch jobs at once, waits for all to start, 100/batch
 // times per iteration.
-func benchLatency(b *testing.B, batch int) {
+func benchLatency(b *testing.B, batch int, cooldown time.Duration) {
 	f := open(b)
 	var mu sync.Mutex
 	enq := map[int64]time.Time{}
@@ -47,7 +49,7 @@ func benchLatency(b *testing.B, batch int) {
 	}
 	var stops []func()
 	for i := range 4 {
-		stops = append(stops, work(b, f, fmt.Sprintf("w%d", i), time.Minute, time.Minute, runner))
+		stops = append(stops, workCooldown(b, f, fmt.Sprintf("w%d", i), cooldown, runner))
 	}
 	defer func() {
 		for _, s := range stops {
@@ -80,4 +82,19 @@ func benchLatency(b *testing.B, batch int) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// workCooldown runs a quiet worker with River's fetch cooldown cd.
+func workCooldown(b *testing.B, f *Fleet, id string, cd time.Duration, runner Runner) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- f.Work(ctx, WorkOptions{ID: id, RescueAfter: time.Minute, Grace: time.Minute, FetchCooldown: cd, Runner: runner})
+	}()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Errorf("work %s: %v", id, err)
+		}
+	}
 }

@@ -22,7 +22,32 @@
 //     another worker resumes it. When ctx ends (SIGTERM) the worker stops
 //     taking jobs, lets its flows finish within the grace period and hands
 //     back the rest (River's JobSnooze(0): available at once, no attempt
-//     spent), then expires its lease.
+//     spent), then expires its lease. A lost lease or an unreachable
+//     database never ends Work: it stops the flows it may no longer hold,
+//     says once a minute that it cannot reach the database, and takes
+//     flows again when it can.
+//
+// Fencing: each job has a token (flower_fences.epoch), bumped when an
+// attempt starts (claim) and when the flow is taken over. Every change the
+// worker makes for an attempt is conditional on its token in the same
+// transaction: River's own state changes carry it in the job's recorded
+// output, and a trigger on river_job refuses (leaves as it was) a change
+// of a running flow job without the current token; attempt rows and the
+// session store (sessionstore.Store.SetFence) check it under FOR SHARE. A
+// worker knows its lease deadline locally (send time of its last good
+// renewal + rescueAfter, never after the database's expiry): when it
+// passes, the worker stops its flows, and the deadline file
+// (WorkOptions.DeadlineFile, child.DeadlineEnv) makes the flows'
+// supervisors kill their claude even if the worker is stopped; takeover
+// waits Margin past the expiry. A verdict completes the job
+// (river.JobCompleteTx) in the same fenced transaction as the attempt's
+// end record.
+//
+// Outages: an attempt's records are retried with backoff for up to
+// rescueAfter, then its end is spooled (WorkOptions.SpoolDir, private
+// files) and replayed under its token when a worker starts there. A
+// worker's own running job that it no longer runs (River could not record
+// its end) is handed back by its maintenance after rescueAfter.
 //  4. Close.
 //
 // Why not River's own rescuer: it looks only at a job's state and

@@ -168,7 +168,17 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("migrate river: %w", err)
 	}
-	if _, err := conn.Exec(ctx, fleetSchema); err != nil {
+	// Applied once: replacing the trigger or altering the tables locks
+	// tables the workers write, so an Open that finds them (queue ls next
+	// to busy workers) changes nothing.
+	var done bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'flower_fence' AND tgrelid = to_regclass('river_job'))").Scan(&done); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if done {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, fleetSchema+fenceSchema); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil

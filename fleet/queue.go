@@ -62,14 +62,19 @@ type Job struct {
 	MaxAttempts int    `json:"max_attempts"`
 	Queue       string `json:"queue"`
 	Ran
-	Ask         string     `json:"ask"`
-	CreatedAt   string     `json:"created_at"`
-	FinalizedAt string     `json:"finalized_at"`
-	Args        FlowArgs   `json:"args"`
-	Errors      []string   `json:"errors"`
-	Attempts    []Attempt  `json:"attempts"`
-	TakenOver   int        `json:"taken_over"`
-	finalized   *time.Time `json:"-"`
+	Ask         string    `json:"ask"`
+	CreatedAt   string    `json:"created_at"`
+	FinalizedAt string    `json:"finalized_at"`
+	Args        FlowArgs  `json:"args"`
+	Errors      []string  `json:"errors"`
+	Attempts    []Attempt `json:"attempts"`
+	TakenOver   int       `json:"taken_over"`
+	// Note says why a job is not running or how it ended when its state
+	// alone does not: waiting for a busy workspace, retried after an
+	// infrastructure failure (not a verdict), cancelled and why.
+	Note      string     `json:"note"`
+	finalized *time.Time `json:"-"`
+	waiting   string
 }
 
 // Ran is what one attempt ran: on which worker, its run and workspace,
@@ -95,7 +100,8 @@ type Attempt struct {
 var ErrNoJob = errors.New("no such flow job")
 
 const jobColumns = `j.id, j.state::text, j.attempt, j.max_attempts, j.queue, coalesce(j.attempted_by[array_upper(j.attempted_by, 1)], ''),
-	j.args, j.created_at, j.finalized_at, j.errors, coalesce((j.metadata->>'flower:takeovers')::int, 0)`
+	j.args, j.created_at, j.finalized_at, j.errors, coalesce((j.metadata->>'flower:takeovers')::int, 0),
+	coalesce(j.metadata->'output'->>'note', '')`
 
 // List returns every flow job, oldest first, with its attempts.
 func (f *Fleet) List(ctx context.Context) ([]Job, error) {
@@ -137,7 +143,7 @@ func scanJob(row pgx.CollectableRow) (Job, error) {
 	var args []byte
 	var created time.Time
 	var errs [][]byte
-	if err := row.Scan(&j.ID, &j.State, &j.Attempt, &j.MaxAttempts, &j.Queue, &j.Worker, &args, &created, &j.finalized, &errs, &j.TakenOver); err != nil {
+	if err := row.Scan(&j.ID, &j.State, &j.Attempt, &j.MaxAttempts, &j.Queue, &j.Worker, &args, &created, &j.finalized, &errs, &j.TakenOver, &j.waiting); err != nil {
 		return j, err
 	}
 	if err := json.Unmarshal(args, &j.Args); err != nil {
@@ -151,7 +157,33 @@ func scanJob(row pgx.CollectableRow) (Job, error) {
 			j.Errors = append(j.Errors, fmt.Sprintf("attempt %d: %s", ae.Attempt, firstLine(ae.Error)))
 		}
 	}
+	j.Note = jobNote(j)
 	return j, nil
+}
+
+// jobNote is Job.Note for j's state, its recorded note and its errors.
+func jobNote(j Job) string {
+	last := ""
+	if n := len(j.Errors); n > 0 {
+		last = j.Errors[n-1]
+		if _, after, ok := strings.Cut(last, ": "); ok {
+			last = after
+		}
+	}
+	switch j.State {
+	case "scheduled", "available", "retryable":
+		if j.waiting != "" && j.State != "retryable" {
+			return "waiting: " + j.waiting
+		}
+		if last != "" {
+			return "retried (infrastructure, not a verdict): " + last
+		}
+	case "cancelled":
+		return "cancelled: " + cmpOr(last, "flower queue cancel")
+	case "discarded":
+		return "gave up: " + last
+	}
+	return ""
 }
 
 // attachAttempts fills each job's attempts and, from its latest, the

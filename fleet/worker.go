@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/flowerhq/flower/sessionstore"
 )
 
 // rescueNever is River's RescueStuckJobsAfter for flow jobs: a century, so
@@ -23,8 +25,14 @@ const rescueNever = 100 * 365 * 24 * time.Hour
 
 // Defaults of WorkOptions.
 const (
-	DefaultRescueAfter = 10 * time.Minute
-	DefaultGrace       = 5 * time.Minute
+	// DefaultFetchCooldown is River's least time between two fetches of a
+	// worker: River's default (100 ms) makes a burst of flows wait in line
+	// behind it (a fetch per finished flow at most every 100 ms per
+	// worker); a flow runs for minutes, so fetching sooner costs nothing
+	// (BenchmarkQueueLatency).
+	DefaultFetchCooldown = 5 * time.Millisecond
+	DefaultRescueAfter   = 10 * time.Minute
+	DefaultGrace         = 5 * time.Minute
 	// DefaultKeepFinished is how long a finished flow (achieved, not
 	// achieved, cancelled, failed) stays listed: River's own default
 	// forgets a completed job after 24 hours, before a team back from a
@@ -47,7 +55,13 @@ type FlowRun struct {
 	// Flow names the flow's documents in the session store.
 	Flow    string
 	started func(run, workspace string)
+	fence   sessionstore.FenceFunc
 }
+
+// StoreFence is the attempt's fence for its session store
+// (sessionstore.Store.SetFence): the run, documents and sessions it writes
+// are refused once the flow was taken over.
+func (r *FlowRun) StoreFence() sessionstore.FenceFunc { return r.fence }
 
 // Started records where the attempt runs, for `flower queue ls`, once the
 // Runner knows its run id and workspace.
@@ -80,12 +94,26 @@ type WorkOptions struct {
 	// PollInterval: how often River looks for jobs it was not told about
 	// (default 1 s).
 	PollInterval time.Duration
+	// FetchCooldown: the least time between two fetches of River's
+	// (default DefaultFetchCooldown).
+	FetchCooldown time.Duration
 	// KeepFinished: how long finished flows stay in the queue's records
 	// before the leader's cleaner deletes them (default DefaultKeepFinished;
 	// negative keeps them forever).
 	KeepFinished time.Duration
-	Runner       Runner
-	Logf         func(format string, args ...any)
+	// DeadlineFile, when set, is kept holding the lease's local deadline
+	// (child.DeadlineEnv): the flows' supervisors kill their claude when
+	// it passes unrenewed.
+	DeadlineFile string
+	// SpoolDir, when set, keeps the end records of attempts that could not
+	// reach the database within RescueAfter (private files), replayed
+	// under their tokens when a worker starts with the same SpoolDir.
+	SpoolDir string
+	Runner   Runner
+	Logf     func(format string, args ...any)
+	// frozen, in tests, skips the lease's renewals while it returns true
+	// (a stopped worker).
+	frozen func() bool
 }
 
 func (o *WorkOptions) fill() error {
@@ -111,6 +139,10 @@ func (o *WorkOptions) fill() error {
 	if o.PollInterval <= 0 {
 		o.PollInterval = time.Second
 	}
+	if o.FetchCooldown <= 0 {
+		o.FetchCooldown = DefaultFetchCooldown
+	}
+	o.FetchCooldown = min(o.FetchCooldown, o.PollInterval)
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
@@ -126,24 +158,37 @@ func cmpOr(s, d string) string {
 
 // Work runs a worker until ctx ends, then stops gracefully: no new flows,
 // running ones get o.Grace to finish, the rest are handed back. It returns
-// once every flow it took has finished or been handed back.
+// once every flow it took has finished or been handed back. A lost lease
+// or an unreachable database never ends it: it stops the flows it may no
+// longer hold, keeps trying and takes flows again once the database is back.
 func (f *Fleet) Work(ctx context.Context, o WorkOptions) error {
 	if err := o.fill(); err != nil {
 		return err
 	}
 	host, _ := os.Hostname()
 	l := &lease{pool: f.pool, id: o.ID, ttl: o.RescueAfter}
+	sent := time.Now()
 	if err := l.acquire(ctx, host, os.Getpid()); err != nil {
 		return err
 	}
-	fw := &flowWorker{f: f, o: o}
+	h := newHolder(o.RescueAfter, o.DeadlineFile, o.Logf)
+	defer h.close()
+	h.renewed(sent)
+	if o.SpoolDir != "" {
+		replay(ctx, f.pool, o.SpoolDir, func(format string, a ...any) { o.Logf("worker %s: "+format, append([]any{o.ID}, a...)...) })
+	}
+	fw := &flowWorker{f: f, o: o, h: h}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.Worker[FlowArgs](fw))
 	client, err := river.NewClient(riverpgxv5.New(f.pool), &river.Config{
 		ID: o.ID, Queues: map[string]river.QueueConfig{o.Queue: {MaxWorkers: o.Concurrency}}, Workers: workers,
-		JobTimeout: -1, RescueStuckJobsAfter: rescueNever, FetchPollInterval: o.PollInterval,
+		JobTimeout: -1, RescueStuckJobsAfter: rescueNever, FetchPollInterval: o.PollInterval, FetchCooldown: o.FetchCooldown,
 		CompletedJobRetentionPeriod: o.KeepFinished, CancelledJobRetentionPeriod: o.KeepFinished, DiscardedJobRetentionPeriod: o.KeepFinished,
-		Logger: slog.New(slog.NewTextHandler(logWriter(o.Logf), &slog.HandlerOptions{Level: slog.LevelError})),
+		Logger: slog.New(slog.NewTextHandler(logWriter(func(format string, a ...any) {
+			if !h.down.Load() { // an outage is said once a minute by keepLease, not by each of River's tries
+				o.Logf(format, a...)
+			}
+		}), &slog.HandlerOptions{Level: slog.LevelError})),
 	})
 	if err != nil {
 		return fmt.Errorf("worker %s: %w", o.ID, err)
@@ -154,15 +199,11 @@ func (f *Fleet) Work(ctx context.Context, o WorkOptions) error {
 	}
 	o.Logf("worker %s: taking flows from queue %s of %s (%d at once; rescue after %s)", o.ID, o.Queue, f.shown, o.Concurrency, o.RescueAfter)
 	leaseCtx, stopLease := context.WithCancel(context.WithoutCancel(ctx))
-	fenced := make(chan struct{})
 	leaseDone := make(chan struct{})
-	go func() { defer close(leaseDone); f.keepLease(leaseCtx, l, o, fenced) }()
-	select {
-	case <-ctx.Done():
-		o.Logf("worker %s: stopping; running flows have %s to finish, then they are handed back", o.ID, o.Grace)
-	case <-fenced:
-	}
-	f.stop(client, fw, o, fenced)
+	go func() { defer close(leaseDone); f.keepLease(leaseCtx, l, o, h) }()
+	<-ctx.Done()
+	o.Logf("worker %s: stopping; running flows have %s to finish, then they are handed back", o.ID, o.Grace)
+	f.stop(client, fw, o)
 	stopLease()
 	<-leaseDone
 	if err := l.release(context.WithoutCancel(ctx)); err != nil {
@@ -173,27 +214,16 @@ func (f *Fleet) Work(ctx context.Context, o WorkOptions) error {
 }
 
 // stop ends the client: Stop for the grace period, then StopAndCancel with
-// the flows handed back. A fenced worker (its lease lost) hands them back at
-// once: whoever may take them over starts from the store, not from a flow
-// this worker is still changing.
-func (f *Fleet) stop(client *river.Client[pgx.Tx], fw *flowWorker, o WorkOptions, fenced chan struct{}) {
-	grace := o.Grace
-	select {
-	case <-fenced:
-		grace = 0
-		fw.handBack.Store(true)
-	default:
+// the flows handed back.
+func (f *Fleet) stop(client *river.Client[pgx.Tx], fw *flowWorker, o WorkOptions) {
+	sctx, cancel := context.WithTimeout(context.Background(), o.Grace)
+	err := client.Stop(sctx)
+	cancel()
+	if err == nil {
+		return
 	}
-	if grace > 0 {
-		sctx, cancel := context.WithTimeout(context.Background(), grace)
-		err := client.Stop(sctx)
-		cancel()
-		if err == nil {
-			return
-		}
-		fw.handBack.Store(true)
-		o.Logf("worker %s: grace period over; handing back the running flows", o.ID)
-	}
+	fw.handBack.Store(true)
+	o.Logf("worker %s: grace period over; handing back the running flows", o.ID)
 	hctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := client.StopAndCancel(hctx); err != nil {
@@ -201,58 +231,95 @@ func (f *Fleet) stop(client *river.Client[pgx.Tx], fw *flowWorker, o WorkOptions
 	}
 }
 
+// unreachableEvery is how often a worker that cannot reach its database
+// says so.
+const unreachableEvery = time.Minute
+
 // keepLease renews the lease and takes over dead workers' flows every
-// LeaseEvery(RescueAfter). When the lease could not be renewed in time it
-// closes fenced: this worker's flows may be someone else's now.
-func (f *Fleet) keepLease(ctx context.Context, l *lease, o WorkOptions, fenced chan struct{}) {
-	t := time.NewTicker(LeaseEvery(o.RescueAfter))
+// LeaseEvery(RescueAfter). A renewal that finds the lease expired stops
+// this worker's flows (they may be someone else's now); one that fails
+// leaves the local deadline where it was (h stops the flows when it
+// passes) and is said once a minute.
+func (f *Fleet) keepLease(ctx context.Context, l *lease, o WorkOptions, h *holder) {
+	every := LeaseEvery(o.RescueAfter)
+	t := time.NewTicker(every)
 	defer t.Stop()
-	lastOK := time.Now()
+	var down, said time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		if o.frozen != nil && o.frozen() {
+			continue
+		}
 		// Each call is bounded: a renewal hung on a dead connection must not
-		// keep the worker from noticing that its lease runs out.
-		rctx, cancel := context.WithTimeout(ctx, LeaseEvery(o.RescueAfter))
+		// keep the worker from trying again.
+		sent := time.Now()
+		rctx, cancel := context.WithTimeout(ctx, every)
 		ok, err := l.renew(rctx)
+		if errors.Is(err, pgx.ErrNoRows) { // the row is gone: take the id again
+			host, _ := os.Hostname()
+			ok, err = false, l.acquire(rctx, host, os.Getpid())
+		}
 		cancel()
-		switch {
-		case err == nil && ok:
-			lastOK = time.Now()
-		case err == nil || time.Since(lastOK) >= o.RescueAfter-LeaseEvery(o.RescueAfter):
-			o.Logf("worker %s: lost its lease (%v); cancelling its flows", o.ID, err)
-			close(fenced)
-			return
-		default:
-			o.Logf("worker %s: renewing the lease: %v", o.ID, err)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if down.IsZero() {
+				down = sent
+				h.down.Store(true)
+			}
+			if said.IsZero() || time.Since(said) >= unreachableEvery {
+				o.Logf("worker %s: cannot reach the database since %s (%v); its flows stop at the lease deadline, and it keeps trying",
+					o.ID, down.Format(time.TimeOnly), err)
+				said = time.Now()
+			}
+			continue
 		}
-		tctx, cancel := context.WithTimeout(ctx, LeaseEvery(o.RescueAfter))
-		ids, err := takeOver(tctx, f.pool)
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			o.Logf("worker %s: looking for flows to take over: %v", o.ID, err)
+		h.renewed(sent)
+		if !down.IsZero() {
+			h.down.Store(false)
+			o.Logf("worker %s: the database is back after %s", o.ID, time.Since(down).Round(time.Second))
+			down, said = time.Time{}, time.Time{}
 		}
-		for _, id := range ids {
-			o.Logf("worker %s: job %d's worker stopped renewing its lease; the flow is available again", o.ID, id)
+		if !ok {
+			o.Logf("worker %s: its lease had expired; stopping its flows (they may be taken over) and taking flows again", o.ID)
+			h.stopAll(errLeaseLost)
 		}
-		fctx, cancel := context.WithTimeout(ctx, LeaseEvery(o.RescueAfter))
-		err = forgetOrphans(fctx, f.pool)
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			o.Logf("worker %s: deleting the attempts of deleted flows: %v", o.ID, err)
-		}
+		f.maintain(ctx, o, every, h)
 	}
 }
 
-// forgetOrphans deletes the attempt rows of flows River's cleaner deleted
-// (after KeepFinished): they would otherwise outlive their flows forever.
-// Job ids are never reused, and an attempt row is written only while its
-// job exists.
+// maintain takes over dead workers' flows and forgets deleted flows'
+// attempts.
+func (f *Fleet) maintain(ctx context.Context, o WorkOptions, every time.Duration, h *holder) {
+	tctx, cancel := context.WithTimeout(ctx, every)
+	ids, err := takeOver(tctx, f.pool, o.ID, h.running(), o.RescueAfter)
+	cancel()
+	if err != nil && ctx.Err() == nil {
+		o.Logf("worker %s: looking for flows to take over: %v", o.ID, err)
+	}
+	for _, id := range ids {
+		o.Logf("worker %s: job %d's worker stopped renewing its lease; the flow is available again", o.ID, id)
+	}
+	fctx, cancel := context.WithTimeout(ctx, every)
+	err = forgetOrphans(fctx, f.pool)
+	cancel()
+	if err != nil && ctx.Err() == nil {
+		o.Logf("worker %s: deleting the attempts of deleted flows: %v", o.ID, err)
+	}
+}
+
+// forgetOrphans deletes the attempt rows and fences of flows River's
+// cleaner deleted (after KeepFinished): they would otherwise outlive their
+// flows forever. Job ids are never reused, and an attempt row is written
+// only while its job exists.
 func forgetOrphans(ctx context.Context, pool *pgxpool.Pool) error {
-	_, err := pool.Exec(ctx, `DELETE FROM flower_flow_attempts a WHERE NOT EXISTS (SELECT 1 FROM river_job j WHERE j.id = a.job_id)`)
+	_, err := pool.Exec(ctx, `DELETE FROM flower_flow_attempts a WHERE NOT EXISTS (SELECT 1 FROM river_job j WHERE j.id = a.job_id);
+		DELETE FROM flower_fences f WHERE NOT EXISTS (SELECT 1 FROM river_job j WHERE j.id = f.job_id)`)
 	return err
 }
 
@@ -261,51 +328,13 @@ type flowWorker struct {
 	river.WorkerDefaults[FlowArgs]
 	f        *Fleet
 	o        WorkOptions
+	h        *holder
 	handBack atomic.Bool // set when the grace period is over
 }
 
 // Timeout: a flow has no time limit of River's (its rounds and budget bound
 // it); -1 is River's "none".
 func (w *flowWorker) Timeout(*river.Job[FlowArgs]) time.Duration { return -1 }
-
-func (w *flowWorker) Work(ctx context.Context, job *river.Job[FlowArgs]) error {
-	run := &FlowRun{JobID: job.ID, Attempt: job.Attempt, Worker: w.o.ID, Args: job.Args, Flow: FlowName(job.ID)}
-	db := context.WithoutCancel(ctx)
-	if _, err := w.f.pool.Exec(db, `INSERT INTO flower_flow_attempts (job_id, attempt, worker) VALUES ($1, $2, $3)
-		ON CONFLICT (job_id, attempt, worker) DO UPDATE SET run = '', workspace = '', verdict = '', error = '', cost_usd = 0,
-		started_at = now(), ended_at = NULL`, job.ID, job.Attempt, w.o.ID); err != nil {
-		return fmt.Errorf("recording the attempt: %w", err)
-	}
-	run.started = func(r, ws string) {
-		if _, err := w.f.pool.Exec(db, "UPDATE flower_flow_attempts SET run = $4, workspace = $5 WHERE job_id = $1 AND attempt = $2 AND worker = $3",
-			job.ID, job.Attempt, w.o.ID, r, ws); err != nil {
-			w.o.Logf("worker %s: job %d: %v", w.o.ID, job.ID, err)
-		}
-	}
-	w.o.Logf("worker %s: job %d attempt %d: %s", w.o.ID, job.ID, job.Attempt, clip(job.Args.Ask, 60))
-	out, err := w.o.Runner(ctx, run)
-	if err != nil && out.Error == "" {
-		out.Error = err.Error()
-	}
-	if _, dbErr := w.f.pool.Exec(db, `UPDATE flower_flow_attempts SET run = coalesce(nullif($4, ''), run), workspace = coalesce(nullif($5, ''), workspace),
-		verdict = $6, error = $7, cost_usd = $8, ended_at = now() WHERE job_id = $1 AND attempt = $2 AND worker = $3`,
-		job.ID, job.Attempt, w.o.ID, out.Run, out.Workspace, out.Verdict, out.Error, out.CostUSD); dbErr != nil {
-		w.o.Logf("worker %s: job %d: %v", w.o.ID, job.ID, dbErr)
-	}
-	switch {
-	case ctx.Err() != nil && w.handBack.Load():
-		w.o.Logf("worker %s: job %d handed back", w.o.ID, job.ID)
-		return river.JobSnooze(0)
-	case ctx.Err() != nil:
-		w.o.Logf("worker %s: job %d stopped: %v", w.o.ID, job.ID, context.Cause(ctx))
-		return fmt.Errorf("flow stopped: %w", context.Cause(ctx))
-	case err != nil:
-		w.o.Logf("worker %s: job %d attempt %d failed (retried): %v", w.o.ID, job.ID, job.Attempt, err)
-		return err
-	}
-	w.o.Logf("worker %s: job %d: %s ($%.4f)", w.o.ID, job.ID, cmpOr(out.Verdict, "done"), out.CostUSD)
-	return river.RecordOutput(ctx, out)
-}
 
 // FlowName is the name a job's documents have in the session store.
 func FlowName(jobID int64) string { return fmt.Sprintf("job-%d", jobID) }

@@ -25,9 +25,11 @@ type BusyError struct {
 	Workspace string
 	Run       string // "" when the holder had not written it yet
 	PID       int    // 0 likewise
+	Holder    string // who holds it besides its run: a queued flow's worker ("" for flower "…")
 }
 
-func (e *BusyError) Error() string {
+// Who names the holder: its run, pid and, for a queued flow, its worker.
+func (e *BusyError) Who() string {
 	who := "another flow"
 	if e.Run != "" {
 		who = "run " + e.Run
@@ -35,8 +37,15 @@ func (e *BusyError) Error() string {
 	if e.PID > 0 {
 		who += " (pid " + strconv.Itoa(e.PID) + ")"
 	}
+	if e.Holder != "" {
+		who += ", " + e.Holder
+	}
+	return who
+}
+
+func (e *BusyError) Error() string {
 	return fmt.Sprintf("a flow is already running in %s: %s. One flow per workspace: give it more words with "+
-		"`flower tell -C %s \"…\"`, or wait until it ends and run flower again", e.Workspace, who, e.Workspace)
+		"`flower tell -C %s \"…\"`, or wait until it ends and run flower again", e.Workspace, e.Who(), e.Workspace)
 }
 
 // WorkspaceLock is a held flow lock: an advisory flock(2) on LockPath,
@@ -66,6 +75,13 @@ func CheckWorkspace(workspace string) error {
 // *BusyError naming the holder. The lock is held until Unlock or the
 // process's end.
 func LockWorkspace(workspace, run string) (*WorkspaceLock, error) {
+	return LockWorkspaceFor(workspace, run, "")
+}
+
+// LockWorkspaceFor is LockWorkspace naming the holder besides its run (a
+// queued flow: "queued job 3 on worker m1"), for the message of the flow
+// turned away.
+func LockWorkspaceFor(workspace, run, holder string) (*WorkspaceLock, error) {
 	p := LockPath(workspace)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return nil, fmt.Errorf("flow: lock: %w", err)
@@ -80,7 +96,11 @@ func LockWorkspace(workspace, run string) (*WorkspaceLock, error) {
 	}
 	if run != "" {
 		// In place (never a rename: the lock is on this inode).
-		if err := os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())+" "+run+"\n"), 0o600); err != nil {
+		text := strconv.Itoa(os.Getpid()) + " " + run
+		if holder = strings.Join(strings.Fields(holder), " "); holder != "" {
+			text += " " + holder
+		}
+		if err := os.WriteFile(p, []byte(text+"\n"), 0o600); err != nil {
 			lk.Unlock()
 			return nil, fmt.Errorf("flow: lock: %w", err)
 		}
@@ -88,13 +108,16 @@ func LockWorkspace(workspace, run string) (*WorkspaceLock, error) {
 	return &WorkspaceLock{lk: lk}, nil
 }
 
-// busy reads the holder's "<pid> <run>" from the lock file.
+// busy reads the holder's "<pid> <run>[ <holder>]" from the lock file.
 func busy(workspace, path string) *BusyError {
 	e := &BusyError{Workspace: workspace}
 	b, _ := os.ReadFile(path)
-	if f := strings.Fields(string(b)); len(f) == 2 {
+	if f := strings.SplitN(strings.TrimSpace(string(b)), " ", 3); len(f) >= 2 {
 		if pid, err := strconv.Atoi(f[0]); err == nil && pid > 0 {
 			e.PID, e.Run = pid, f[1]
+			if len(f) == 3 {
+				e.Holder = f[2]
+			}
 		}
 	}
 	return e

@@ -56,6 +56,25 @@ func TestLockWorkspace(t *testing.T) {
 	}
 }
 
+// TestLockWorkspaceForNamesTheWorker: a queued flow's lock names its
+// worker to the flow turned away; the control, a lock without a holder,
+// does not.
+func TestLockWorkspaceForNamesTheWorker(t *testing.T) {
+	for _, holder := range []string{"queued job 3 on worker m1", ""} {
+		ws := t.TempDir()
+		l, err := LockWorkspaceFor(ws, "run-1", holder)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = LockWorkspace(ws, "run-2")
+		var be *BusyError
+		if !errors.As(err, &be) || be.Holder != holder || strings.Contains(err.Error(), "worker m1") != (holder != "") {
+			t.Errorf("holder %q: %v (%+v)", holder, err, be)
+		}
+		l.Unlock()
+	}
+}
+
 // The plugin's fence protects the starter's notes by name (hooks cannot
 // import flow): its list is the starter's defaults, and its lock is
 // LockPath.

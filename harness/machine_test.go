@@ -402,3 +402,36 @@ func TestMachine_IdleLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestMachine_PingsAreNoProgress: an API that sends a ping each second
+// and nothing else stalls at the idle limit counted from the last content;
+// the control, a content delta each second, is progress and never stalls.
+func TestMachine_PingsAreNoProgress(t *testing.T) {
+	const idle = 5 * time.Second
+	initL := []byte(`{"type":"system","subtype":"init","session_id":"s1"}`)
+	for _, c := range []struct {
+		name  string
+		line  []byte
+		stall bool
+	}{
+		{"pings", []byte(`{"type":"stream_event","event":{"type":"ping"}}`), true},
+		{"keep_alive lines", []byte(`{"type":"keep_alive"}`), true},
+		{"control: content deltas", []byte(`{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"a"}}}`), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clk := &clock{now: time.Unix(1e9, 0)}
+			s := &stream{timing: defaultTiming(time.Hour)}
+			s.timing.idle = idle
+			s.begin(clk.now)
+			feed(t, s, clk, [][]byte{initL})
+			for range 2 * int(idle/time.Second) {
+				s.line(c.line, clk.step(time.Second))
+				s.tick(clk.now)
+			}
+			var stall *StallError
+			if got := errors.As(s.failure, &stall); got != c.stall {
+				t.Fatalf("stall %v (failure %v), want %v", got, s.failure, c.stall)
+			}
+		})
+	}
+}

@@ -13,6 +13,7 @@ type StoreOptions struct {
 	Trim        bool
 	Ephemeral   bool
 	KeepDenials int
+	ReadOnly    bool // a reading command's: never migrated nor changed
 }
 
 // Options configure a Runtime. NewOptions fills the defaults (portable,

@@ -65,6 +65,32 @@ func TestRun_StallResumesTheSession(t *testing.T) {
 	}
 }
 
+// TestRun_DripIsAStall: an API that accepts the request and then sends a
+// keep-alive ping each second and never any content (scripted drip) is a
+// stall under a 3 s idle limit, though claude prints a line per ping: the
+// attempt ends as a stall and the next resumes the same session and
+// succeeds. (The pure control, content each second is progress, is
+// TestMachine_PingsAreNoProgress.)
+func TestRun_DripIsAStall(t *testing.T) {
+	t.Parallel()
+	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main",
+		Replies: []scripted.Reply{{Fault: &scripted.Fault{Drip: true}}, {Text: "AFTER_DRIP"}}}}})
+	rt := newRuntime(t, b, func(o *harness.Options) { o.Resilience.IdleTimeout = 3 * time.Second })
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	res, err := rt.Run(ctx, harness.NewAgentSpec("plain", "x"), "answer after the drip", harness.RunOptions{StepName: "drip"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK || res.Text != "AFTER_DRIP" || res.Attempts != 2 {
+		t.Fatalf("result = %+v", res)
+	}
+	reqs := b.Model.RequestsFor("main")
+	if len(reqs) != 2 || sessionOf(reqs[0]) != sessionOf(reqs[1]) {
+		t.Fatalf("want the dripping session resumed: %d requests", len(reqs))
+	}
+}
+
 // TestRun_SlowToolIsNoStall: a Bash call that runs twice the idle limit
 // (sleep 6 under a 3 s limit) is not a stall: one attempt, ok. The tool
 // does run (its marker is there), so the limit was suspended, not idle.

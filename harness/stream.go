@@ -125,11 +125,28 @@ func (s *stream) line(b []byte, now time.Time) (ev Event, emit bool, act action)
 	if act&actEndInput != 0 && len(s.tasks) == 0 && !s.exited {
 		s.resultGraceAt = now.Add(s.timing.result)
 	}
-	s.armIdle(now)
+	if !keepAlive(b) {
+		s.armIdle(now)
+	}
 	return ev, emit, act
 }
 
-// armIdle restarts the idle limit after a stdout line, or suspends it while
+// keepAlive reports whether line only shows that the connection lives — a
+// keep_alive line, or a streamed ping of the API (--include-partial-messages)
+// — and carries no model content. It does not restart the idle limit: an
+// API that drips pings without ever answering is a stall, as silence is.
+func keepAlive(line []byte) bool {
+	switch gjson.GetBytes(line, "type").String() {
+	case "keep_alive":
+		return true
+	case "stream_event":
+		return gjson.GetBytes(line, "event.type").String() == "ping"
+	}
+	return false
+}
+
+// armIdle restarts the idle limit after a stdout line that is progress
+// (model content, not a keep-alive: see keepAlive), or suspends it while
 // a tool call or a subagent (a task) runs: those may be silent for as long
 // as they take. Before system/init the start timeout applies instead.
 func (s *stream) armIdle(now time.Time) {

@@ -164,6 +164,14 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, msg map[stri
 		<-ctx.Done()
 		return
 	}
+	for f != nil && f.Drip {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+			send("ping", map[string]any{"type": "ping"})
+		}
+	}
 	for i, b := range msg["content"].([]map[string]any) {
 		var body, delta, field string
 		switch b["type"] {

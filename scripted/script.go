@@ -117,6 +117,9 @@ type Usage struct {
 //     tool_use input, "" once the first content block has started. A drop
 //     may carry the reply's content (the part sent before the cut).
 //   - Stall sends message_start and then nothing until the client hangs up.
+//   - Drip sends message_start and then a keep-alive ping each second,
+//     never any content, until the client hangs up: an API that drips
+//     bytes without progress.
 type Fault struct {
 	Status     int    `json:"status,omitempty"`
 	Type       string `json:"type,omitempty"`
@@ -125,6 +128,7 @@ type Fault struct {
 	Drop       bool   `json:"drop,omitempty"`
 	DropAt     string `json:"drop_at,omitempty"`
 	Stall      bool   `json:"stall,omitempty"`
+	Drip       bool   `json:"drip,omitempty"`
 }
 
 // dropPoints are the places a Drop may cut.
@@ -216,15 +220,15 @@ func (r *Reply) validate() error {
 	}
 	if f := r.Fault; f != nil {
 		switch {
-		case f.Drop && f.Stall:
-			return errors.New("a fault either drops or stalls, not both")
+		case f.Drop && f.Stall, f.Drip && (f.Drop || f.Stall):
+			return errors.New("a fault either drops, stalls or drips, one of them")
 		case f.Drop && !dropPoints[f.DropAt]:
 			return fmt.Errorf("drop_at %q is not headers, message_start, text or tool_use", f.DropAt)
 		case !f.Drop && f.DropAt != "":
 			return errors.New("drop_at needs drop: true")
-		case (f.Drop || f.Stall) && f.Status != 0:
-			return errors.New("a drop or stall has no status")
-		case f.Drop || f.Stall:
+		case (f.Drop || f.Stall || f.Drip) && f.Status != 0:
+			return errors.New("a drop, stall or drip has no status")
+		case f.Drop || f.Stall || f.Drip:
 			return nil // content, if any, is what is sent before the cut
 		case r.Text != "" || r.ToolUse != nil || len(r.Blocks) > 0 || r.Structured != nil:
 			return errors.New("a fault cannot also carry content")

@@ -27,6 +27,9 @@ func (s *Store) Adopt(ctx context.Context, from Key, projectKey string) (int64, 
 		return 0, fmt.Errorf("sessionstore: adopt %s: %w", from, err)
 	}
 	defer tx.Rollback()
+	if err := s.fenced(ctx, tx); err != nil {
+		return 0, fmt.Errorf("sessionstore: adopt %s: %w", from, err)
+	}
 	mtime, err := s.nextMTime(ctx, tx)
 	if err != nil {
 		return 0, fmt.Errorf("sessionstore: adopt %s: %w", from, err)

@@ -39,6 +39,9 @@ func (s *Store) PutDocuments(ctx context.Context, flow string, docs []Document) 
 		return fmt.Errorf("sessionstore: put documents of %s: %w", flow, err)
 	}
 	defer tx.Rollback()
+	if err := s.fenced(ctx, tx); err != nil {
+		return fmt.Errorf("sessionstore: put documents of %s: %w", flow, err)
+	}
 	now := s.now().UnixMilli()
 	for _, d := range docs {
 		d.Body = redact.Process().Bytes(d.Body)
@@ -74,11 +77,17 @@ func (s *Store) DeleteDocuments(ctx context.Context, flow string) (int64, error)
 	if flow == "" {
 		return 0, fmt.Errorf("sessionstore: delete documents: empty flow")
 	}
-	res, err := s.db.ExecContext(ctx, s.q("DELETE FROM documents WHERE flow = ?"), flow)
+	var n int64
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q("DELETE FROM documents WHERE flow = ?"), flow)
+		if err == nil {
+			n, _ = res.RowsAffected()
+		}
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("sessionstore: delete documents of %s: %w", flow, err)
 	}
-	n, _ := res.RowsAffected()
 	return n, nil
 }
 

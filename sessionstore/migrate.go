@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"net/url"
+	"os"
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -73,4 +76,32 @@ func execBusy(db *sql.DB, q string, patience time.Duration) error {
 		}
 		time.Sleep(time.Duration(10+rand.IntN(40)) * time.Millisecond)
 	}
+}
+
+// openReadOnly opens s's SQLite file read-only, unmigrated: an older
+// schema is refused with the way to upgrade it.
+func openReadOnly(s *Store) (*Store, error) {
+	if _, err := os.Stat(s.path); err != nil {
+		return nil, fmt.Errorf("sessionstore: open %s: %w", s.path, err)
+	}
+	q := url.Values{}
+	q.Set("_busy_timeout", strconv.FormatInt(busyTimeout.Milliseconds(), 10))
+	q.Set("mode", "ro")
+	db, err := sql.Open("sqlite3", "file:"+s.path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sessionstore: open %s: %w", s.path, err)
+	}
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	var version int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sessionstore: open %s: %w", s.path, err)
+	}
+	if version < len(names) {
+		db.Close()
+		return nil, fmt.Errorf("sessionstore: %s has an older schema (%d < %d); a command that writes it (flower step, flower sessions import) upgrades it, reading ones never change it",
+			s.path, version, len(names))
+	}
+	s.db = db
+	return s, nil
 }

@@ -92,11 +92,13 @@ func openPostgres(ctx context.Context, rawURL string, opts []Option) (*Store, er
 		db.Close()
 		return nil, fmt.Errorf("sessionstore: open %s: %s", shown, pgReason(err))
 	}
-	if err := migratePostgres(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("sessionstore: open %s: %w", shown, err)
-	}
 	s := newStore(shown, opts)
+	if !s.readOnly {
+		if err := migratePostgres(ctx, db); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("sessionstore: open %s: %w", shown, err)
+		}
+	}
 	s.db, s.pg = db, true
 	return s, nil
 }

@@ -100,6 +100,8 @@ type Store struct {
 	fold      FoldFunc
 	logf      Logf
 	now       func() time.Time
+	fence     FenceFunc // SetFence: every write's condition
+	readOnly  bool      // WithReadOnly: opened to read, never migrated
 
 	mu       sync.Mutex
 	lastTime int64 // last mtime this process issued
@@ -128,12 +130,21 @@ func WithPrune(p PrunePolicy) Option { return func(s *Store) { s.prune = p } }
 // WithSummaryFold replaces the summary fold (default FoldSummary).
 func WithSummaryFold(f FoldFunc) Option { return func(s *Store) { s.fold = f } }
 
+// WithReadOnly opens the store to read only: the file must exist, it is
+// opened read-only and never migrated (a reading command must not change
+// a store, damaged or from an older flower); a schema older than this
+// flower's is said, naming the command that upgrades it.
+func WithReadOnly() Option { return func(s *Store) { s.readOnly = true } }
+
 // WithLogf sets where warnings go.
 func WithLogf(f Logf) Option { return func(s *Store) { s.logf = f } }
 
 // Open opens (creating if needed) the store at path and migrates it.
 func Open(path string, opts ...Option) (*Store, error) {
 	s := newStore(path, opts)
+	if s.readOnly {
+		return openReadOnly(s)
+	}
 	// SQLite gives the -wal and -shm files the database file's mode:
 	// creating it 0600 first keeps all three private.
 	if path != ":memory:" {
@@ -299,6 +310,9 @@ func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) 
 		return err
 	}
 	defer tx.Rollback()
+	if err := s.fenced(ctx, tx); err != nil {
+		return err
+	}
 	mtime, err := s.nextMTime(ctx, tx)
 	if err != nil {
 		return err
@@ -456,6 +470,9 @@ func (s *Store) delete(ctx context.Context, key Key) error {
 		return err
 	}
 	defer tx.Rollback()
+	if err := s.fenced(ctx, tx); err != nil {
+		return err
+	}
 	where, args := "project_key = ? AND session_id = ? AND subpath = ?", []any{key.ProjectKey, key.SessionID, key.Subpath}
 	if key.Subpath == "" {
 		where, args = "project_key = ? AND session_id = ?", args[:2]

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -96,6 +97,15 @@ func runQueueAdd(ctx context.Context, e *cmdEnv, o *queueOptions) error {
 	if err := o.Flow.Validate(); err != nil {
 		return usagef("%v", err)
 	}
+	if ws := o.Flow.Workspace; ws != "" {
+		// Checked here, where it can be: a flow that cannot run is refused,
+		// not retried for minutes by every worker.
+		if st, err := os.Stat(ws); err != nil {
+			return usagef("--workspace %s: no such directory here (give a directory every worker sees)", ws)
+		} else if !st.IsDir() {
+			return usagef("--workspace %s is not a directory (give the workspace's directory)", ws)
+		}
+	}
 	f, err := openQueue(ctx, o.Store)
 	if err != nil {
 		return err
@@ -162,9 +172,9 @@ func runQueueList(ctx context.Context, e *cmdEnv, o *queueOptions) error {
 		return err
 	}
 	t := &table{}
-	t.row("ID", "STATE", "ATTEMPT", "WORKER", "RUN", "VERDICT", "ASK")
+	t.row("ID", "STATE", "ATTEMPT", "WORKER", "RUN", "VERDICT", "ASK", "NOTE")
 	for _, j := range jobs {
-		t.row(j.ID, j.State, j.Attempt, dash(j.Worker), dash(j.Run), dash(j.Verdict), clipAsk(j.Ask))
+		t.row(j.ID, j.State, j.Attempt, dash(j.Worker), dash(j.Run), dash(j.Verdict), clipAsk(j.Ask), dash(clipAsk(j.Note)))
 	}
 	return t.write(e.human(e.Stdout))
 }
@@ -228,6 +238,9 @@ func showJob(ctx context.Context, e *cmdEnv, o *queueOptions, f *fleet.Fleet, id
 		where = strings.TrimSpace(j.Args.Repo + " " + j.Args.Ref)
 	}
 	fmt.Fprintf(e.Stdout, "where: %s\n", where)
+	if j.Note != "" {
+		fmt.Fprintf(e.Stdout, "note: %s\n", j.Note)
+	}
 	t := &table{}
 	t.row("ATTEMPT", "WORKER", "RUN", "WORKSPACE", "VERDICT", "COST", "ENDED")
 	for _, a := range j.Attempts {

@@ -87,7 +87,8 @@ func openSessionStore(ctx context.Context, e *cmdEnv, o *sessionsOptions, create
 			return nil, &noStoreError{at: u, hint: dropInHint(e, u)}
 		}
 	}
-	return e.OpenStore(ctx, u, harness.StoreOptions{Workspace: pl.Workspace, Trim: o.Trim, Ephemeral: !o.NoEphemeral, KeepDenials: o.KeepDenials})
+	return e.OpenStore(ctx, u, harness.StoreOptions{Workspace: pl.Workspace, Trim: o.Trim, Ephemeral: !o.NoEphemeral, KeepDenials: o.KeepDenials,
+		ReadOnly: !create})
 }
 
 // noStoreError says where the sessions were looked for and where else

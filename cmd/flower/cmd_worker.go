@@ -15,6 +15,7 @@ import (
 
 	"github.com/flowerhq/flower/fleet"
 	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/child"
 )
 
@@ -39,7 +40,9 @@ A --repo flow is cloned into <root>/job-<id>; a --workspace flow runs there.
 The worker shows that it is alive through a lease in the database. When a
 worker stops renewing it (killed, its machine gone) for --rescue-after,
 another worker takes its flows over and resumes them from the brief, the goal
-and the sessions in the store. SIGTERM: no new flows; running ones get
+and the sessions in the store; the stopped worker's claude dies at its lease
+deadline, and whatever it writes after a takeover is refused. A queued flow
+takes the workspace's flow lock: a second flow there waits its turn. SIGTERM: no new flows; running ones get
 --grace to finish, then they are handed back. Finished flows stay listed
 for --keep-finished (30 days; 0 keeps them forever).
 
@@ -108,10 +111,32 @@ func runWorkerCmd(ctx context.Context, e *cmdEnv, o *workerOptions) error {
 		defer mu.Unlock()
 		fmt.Fprintf(e.Stderr, "flower: "+format+"\n", a...)
 	}
-	w := &flowRunner{e: e, o: o, logf: logf}
+	if o.ID == "" {
+		host, _ := os.Hostname()
+		o.ID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	deadline, err := leaseDeadlineFile(o.Root, o.ID)
+	if err != nil {
+		return err
+	}
+	w := &flowRunner{e: e, o: o, logf: logf, deadline: deadline}
 	return f.Work(ctx, fleet.WorkOptions{ID: o.ID, Queue: o.Queue, Concurrency: o.Concurrency,
-		RescueAfter: o.RescueAfter, Grace: o.Grace, KeepFinished: keep, Runner: w.run, Logf: logf})
+		RescueAfter: o.RescueAfter, Grace: o.Grace, KeepFinished: keep, DeadlineFile: deadline,
+		SpoolDir: filepath.Join(o.Root, ".spool"), Runner: w.run, Logf: logf})
 }
+
+// leaseDeadlineFile is where the worker keeps its lease's local deadline
+// for its flows' supervisors (child.DeadlineEnv): <root>/.leases/<id>.
+func leaseDeadlineFile(root, id string) (string, error) {
+	dir := filepath.Join(root, ".leases")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, strings.NewReplacer("/", "_", string(filepath.Separator), "_").Replace(id)), nil
+}
+
+// busyAgain is how soon a flow whose workspace is busy looks again.
+const busyAgain = 3 * time.Second
 
 func cmpOr(s, d string) string {
 	if s == "" {
@@ -122,9 +147,10 @@ func cmpOr(s, d string) string {
 
 // flowRunner runs one attempt of a queued flow in this process.
 type flowRunner struct {
-	e    *cmdEnv
-	o    *workerOptions
-	logf func(string, ...any)
+	e        *cmdEnv
+	o        *workerOptions
+	logf     func(string, ...any)
+	deadline string // the lease's deadline file
 }
 
 // run prepares the workspace, brings the flow's documents from the store,
@@ -138,7 +164,7 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	}
 	pl, err := resolvePlace(ws, w.o.RunDir)
 	if err != nil {
-		return fleet.Outcome{Workspace: ws}, err
+		return fleet.Outcome{Workspace: ws}, fleet.Permanent(err) // no such directory: no retry mends it
 	}
 	if err := pl.prepare(); err != nil {
 		return fleet.Outcome{Workspace: ws}, err
@@ -151,11 +177,24 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	if err := applySandbox(w.e.Getenv("FLOWER_SANDBOX"), &ro, w.e.Stderr, w.e.SandboxCheck); err != nil {
 		return fleet.Outcome{Workspace: ws}, err
 	}
+	ro.Env = append(os.Environ(), child.DeadlineEnv+"="+w.deadline) // claude dies with the lease
+	ro.RunID = harness.NewRunID()                                   // the lock names it
+	lock, err := flow.LockWorkspaceFor(pl.Workspace, ro.RunID, fmt.Sprintf("queued job %d on worker %s", r.JobID, r.Worker))
+	var busy *flow.BusyError
+	if errors.As(err, &busy) {
+		return fleet.Outcome{}, &fleet.WaitError{Reason: "workspace " + pl.Workspace + " is busy: " + busy.Who(), After: busyAgain}
+	} else if err != nil {
+		return fleet.Outcome{Workspace: ws}, err
+	}
+	defer lock.Unlock()
 	st, release, err := withStore(ctx, w.e, w.o.Store, &ro)
 	if err != nil {
 		return fleet.Outcome{Workspace: ws}, err
 	}
 	defer release()
+	if st != nil {
+		st.SetFence(r.StoreFence()) // a taken-over attempt writes nothing more
+	}
 	docs := fleet.NewDocuments(st, r.Flow, flow.WorkbenchFor(pl.Workspace, so.Isolate), flow.NewLineage(pl.RunDir, pl.Workspace, flow.StarterName))
 	restored, err := docs.Restore(ctx)
 	if err != nil {
@@ -192,6 +231,12 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	switch {
 	case ctx.Err() != nil:
 		return res, ctx.Err()
+	case out.Verdict != flow.Achieved && judgeFailedLast(rt.Results()) != "":
+		// No typed verdict: the last round's judge step failed (disk full,
+		// API unreachable, a crash). Not an outcome: retried, resuming.
+		res.Verdict = ""
+		return res, fmt.Errorf("the last round's judge gave no verdict (its step failed: %s); retried, resuming where it stopped",
+			judgeFailedLast(rt.Results()))
 	case out.Verdict != "" || out.OK || out.ExitCode == exitAborted:
 		if out.ExitCode == exitAborted && res.Verdict == "" {
 			res.Verdict = flow.Unreachable
@@ -199,6 +244,26 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 		return res, nil
 	}
 	return res, errors.New(out.Error)
+}
+
+// judgeFailedLast is the error of the flow's last judge step (the work
+// step's goal guard, "<work>-评审#N") when that step failed, so no verdict
+// came of it; "" when it gave one (or there was none).
+func judgeFailedLast(steps []harness.StepResult) string {
+	for i := len(steps) - 1; i >= 0; i-- {
+		if s := steps[i]; strings.HasPrefix(s.Step, flow.WorkStepName+"-评审#") {
+			if s.OK {
+				return ""
+			}
+			return cmpOr(firstLineOf(s.Error), "the step did not finish")
+		}
+	}
+	return ""
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
 }
 
 // docsEvery is how often a running flow's documents are saved besides

@@ -166,11 +166,13 @@ type qjob struct {
 	Run       string `json:"run"`
 	Workspace string `json:"workspace"`
 	Verdict   string `json:"verdict"`
+	Note      string `json:"note"`
 	Ask       string `json:"ask"`
 	Attempts  []struct {
 		Attempt   int    `json:"attempt"`
 		Worker    string `json:"worker"`
 		Workspace string `json:"workspace"`
+		Error     string `json:"error"`
 		StartedAt string `json:"started_at"`
 		EndedAt   string `json:"ended_at"`
 	} `json:"attempts"`
@@ -456,6 +458,9 @@ func TestE2E_QueueCancelRunning(t *testing.T) {
 	testbed.Await(t, time.Minute, "the cancelled flow's end", func() bool { jobs = fb.ls(m); return finished(jobs) })
 	if j := jobs[0]; j.State != "cancelled" || j.Attempt != 1 || len(j.Attempts) != 1 || j.Attempts[0].EndedAt == "" {
 		t.Fatalf("cancelled job: %+v", j)
+	}
+	if j := jobs[0]; !strings.HasPrefix(j.Note, "cancelled") || !strings.Contains(j.Attempts[0].Error, "cancelled") || strings.Contains(j.Note+j.Attempts[0].Error, "run the same command") {
+		t.Errorf("the cancelled job does not say it was cancelled: note %q, attempt error %q", j.Note, j.Attempts[0].Error)
 	}
 	testbed.Await(t, 30*time.Second, "the cancelled flow's claude gone", func() bool { return !hasClaude() })
 	id2 := fb.add(m, "--repo", fb.repo, "FLOW-2 写 ok.txt")

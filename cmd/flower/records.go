@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -190,7 +191,7 @@ func manifestRows(ctx context.Context, u, runDir string, warn io.Writer) (rows [
 		rows, err := harness.ReadManifestAround(path)
 		if errors.Is(err, harness.ErrManifestDamaged) {
 			fmt.Fprintf(warn, "flower: warning: %v\n", err)
-			return rows, runDir, nil
+			return append(rows, eventOnlyRows(runDir, rows)...), runDir, nil
 		}
 		if err == nil && anyRunning(rows) {
 			if n, rerr := harness.RecoverRunDir(runDir); rerr == nil && n > 0 {
@@ -216,6 +217,36 @@ func manifestRows(ctx context.Context, u, runDir string, warn io.Writer) (rows [
 		rows = append(rows, row)
 	}
 	return rows, st.Path(), nil
+}
+
+// eventOnlyRows are the runs of runDir that a damaged manifest lost but
+// whose events.jsonl is there: each listed with its id, its start (from
+// the id, as harness.NewRunID makes it) and its last change (the events
+// file's), so no run hides behind the damage.
+func eventOnlyRows(runDir string, have []harness.ManifestRow) []harness.ManifestRow {
+	known := map[string]bool{}
+	for _, r := range have {
+		known[r.Run] = true
+	}
+	entries, _ := os.ReadDir(runDir)
+	var out []harness.ManifestRow
+	for _, e := range entries {
+		if !e.IsDir() || known[e.Name()] {
+			continue
+		}
+		st, err := os.Stat(filepath.Join(runDir, e.Name(), "events.jsonl"))
+		if err != nil {
+			continue
+		}
+		row := harness.ManifestRow{Run: e.Name(), Results: []harness.StepResult{}, UpdatedAt: float64(st.ModTime().UnixMilli()) / 1000}
+		if len(e.Name()) >= 15 {
+			if t, err := time.Parse("20060102-150405", e.Name()[:15]); err == nil {
+				row.StartedAt = float64(t.Unix())
+			}
+		}
+		out = append(out, row)
+	}
+	return out
 }
 
 // anyRunning reports whether a row lists a step under way.

@@ -50,6 +50,9 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 		return err
 	}
 	defer model.Close()
+	if err := checkTempDir(os.Getenv("TMPDIR")); err != nil {
+		return err
+	}
 	tmp, err := os.MkdirTemp("", "flower-selftest-")
 	if err != nil {
 		return fmt.Errorf("flower: self-test: %w", err)
@@ -125,7 +128,30 @@ func GuardSelfTest(ctx context.Context, claude, hook string) error {
 // stopped: what failed (without the self-test's own "flower: ", which the
 // line starts with already) and the ways on.
 func errSelfTestStops(err error) error {
+	var te *tempDirError
+	if errors.As(err, &te) {
+		return err // not the guards: the machine's temp folder
+	}
 	return &selfTestStop{err}
+}
+
+// tempDirError is a TMPDIR that names no directory: said as such, not as
+// guards that would not hold.
+type tempDirError struct{ dir string }
+
+func (e *tempDirError) Error() string {
+	return fmt.Sprintf("TMPDIR=%s is not a directory: create it, or point TMPDIR at one (flower and claude keep their temporary files there)", e.dir)
+}
+
+// checkTempDir checks the TMPDIR value dir ("" is the system's default).
+func checkTempDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return &tempDirError{dir: dir}
+	}
+	return nil
 }
 
 type selfTestStop struct{ err error }

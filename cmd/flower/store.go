@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"time"
 
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/sessionstore"
@@ -32,6 +34,24 @@ func withStore(ctx context.Context, e *cmdEnv, u string, ho *harness.Options) (s
 	return st, func() { st.Close() }, nil
 }
 
+// recordRunPatience bounds how long recordRun tries again while the store
+// cannot be reached.
+const recordRunPatience = 20 * time.Second
+
+// putRunRetrying puts r, trying again with backoff for up to
+// recordRunPatience while the store fails (a database restarting); a
+// fenced store's refusal is final.
+func putRunRetrying(ctx context.Context, st *sessionstore.Store, r sessionstore.RunRecord) error {
+	end := time.Now().Add(recordRunPatience)
+	for wait := 200 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		err := st.PutRun(ctx, r)
+		if err == nil || errors.Is(err, sessionstore.ErrFenced) || time.Now().Add(wait).After(end) {
+			return err
+		}
+		time.Sleep(wait)
+	}
+}
+
 // recordRun copies the run's manifest row into a shared store (st nil: no
 // --store, the run dir's manifest is the record), so `flower runs --store`
 // lists runs from every machine. Call it before the Runtime closes the
@@ -47,7 +67,7 @@ func recordRun(ctx context.Context, stderr io.Writer, st *sessionstore.Store, rt
 		}
 		row, mErr := json.Marshal(r)
 		if mErr == nil {
-			err = st.PutRun(context.WithoutCancel(ctx), sessionstore.RunRecord{Run: r.Run, StartedAt: r.StartedAt, Row: row})
+			err = putRunRetrying(context.WithoutCancel(ctx), st, sessionstore.RunRecord{Run: r.Run, StartedAt: r.StartedAt, Row: row})
 		}
 	}
 	if err != nil {

@@ -46,7 +46,9 @@ func supervisorMode(v string) (portable bool, err error) {
 //     flower holds) reading EOF means flower is gone, however it died: the
 //     whole tree is SIGKILLed and the supervisor exits 137;
 //   - killTreeSignal (flower's SIGKILL of a portable supervisor, Signal)
-//     does the same.
+//     does the same;
+//   - with DeadlineEnv set, a deadline in that file passing unmoved does
+//     the same (a queued flow's lease ran out).
 //
 // In the subreaper mode (Linux) it is the child subreaper of the tree,
 // reaps the orphans reparented to it, gives NAME the death signal SIGKILL
@@ -104,6 +106,10 @@ func Supervise(args []string, stderr io.Writer) int {
 func superviseLoop(pid int, t *tracker, sigs <-chan os.Signal) int {
 	lost := make(chan struct{})
 	go watchLifeline(lost)
+	expired := make(chan struct{})
+	if f := os.Getenv(DeadlineEnv); f != "" {
+		go watchDeadline(f, expired)
+	}
 	exited := make(chan syscall.WaitStatus, 1)
 	killTree := func() { KillTree(os.Getpid()) }
 	var next <-chan time.Time
@@ -128,6 +134,9 @@ func superviseLoop(pid int, t *tracker, sigs <-chan os.Signal) int {
 			every = t.watch(every)
 			next = time.After(every)
 		case <-lost:
+			killTree()
+			return 137
+		case <-expired:
 			killTree()
 			return 137
 		case ws := <-exited:

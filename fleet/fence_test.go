@@ -1,0 +1,213 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestStaleWorkerCannotTouchTheJob is issue 33's paused worker in one
+// process: worker A's lease renewals stop (as if STOPped) while its flow
+// runs; its local deadline stops the flow at once; worker B takes the flow
+// over (after the margin) and runs it; then A wakes and ends its attempt.
+// A's hand-back and its attempt's end are refused (its token is stale):
+// B's run stays running, ends achieved, and the flow ran twice, never a
+// third time; the records show the takeover; A goes on serving. Control:
+// with the trigger dropped, A's hand-back makes B's running job available
+// again (the third run of the issue).
+func TestStaleWorkerCannotTouchTheJob(t *testing.T) {
+	for _, control := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fenced", true: "control: no trigger"}[control], func(t *testing.T) {
+			staleWorker(t, control)
+		})
+	}
+}
+
+func staleWorker(t *testing.T, control bool) {
+	f := open(t)
+	ctx := context.Background()
+	if control {
+		if _, err := f.pool.Exec(ctx, "DROP TRIGGER flower_fence ON river_job"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var frozen atomic.Bool
+	var runs atomic.Int32
+	aStopped, wake, bRunning, bRelease := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	runA := func(ctx context.Context, r *FlowRun) (Outcome, error) {
+		runs.Add(1)
+		if r.Args.Ask != "first" {
+			return Outcome{Verdict: "achieved"}, nil
+		}
+		frozen.Store(true)
+		<-ctx.Done() // the local deadline
+		close(aStopped)
+		<-wake // the worker was stopped: it ends its attempt only now
+		return Outcome{}, ctx.Err()
+	}
+	runB := func(ctx context.Context, r *FlowRun) (Outcome, error) {
+		runs.Add(1)
+		close(bRunning)
+		<-bRelease
+		return Outcome{Verdict: "achieved", Run: "run-b"}, nil
+	}
+	const rescue = 600 * time.Millisecond
+	stopA := workWith(t, f, WorkOptions{ID: "A", RescueAfter: rescue, frozen: frozen.Load, Runner: runA})
+	defer stopA()
+	id := add(t, f, "first")
+	<-aStopped
+	if j, _ := f.Get(ctx, id); j.State != "running" || j.Worker != "A" {
+		t.Fatalf("A's flow stopped at its local deadline before anyone took it over: %+v", j)
+	}
+	stopB := workWith(t, f, WorkOptions{ID: "B", RescueAfter: rescue, Runner: runB})
+	<-bRunning
+	close(wake)
+	frozen.Store(false)
+	if control {
+		await(t, "control: A's hand-back applied to B's running job", func() bool { return state(t, f, id) != "running" })
+		close(bRelease)
+		stopB()
+		return
+	}
+	// A's end is refused: await its word, then B's job is still B's.
+	await(t, "A's attempt row not overwritten and B still running", func() bool {
+		j, _ := f.Get(ctx, id)
+		return j.State == "running" && j.Worker == "B" && len(j.Attempts) == 2
+	})
+	time.Sleep(500 * time.Millisecond) // A's completer has had its go
+	if j, _ := f.Get(ctx, id); j.State != "running" || j.Worker != "B" {
+		t.Fatalf("A's stale hand-back changed B's job: %+v", j)
+	}
+	close(bRelease)
+	await(t, "B's end", func() bool { return state(t, f, id) == "completed" })
+	stopB()
+	j, _ := f.Get(ctx, id)
+	if runs.Load() != 2 || j.Attempt != 2 || len(j.Attempts) != 2 || j.Verdict != "achieved" || j.TakenOver != 1 {
+		t.Fatalf("runs %d, job %+v", runs.Load(), j)
+	}
+	if a := j.Attempts[0]; a.Worker != "A" || a.EndedAt == "" || a.Error == "" {
+		t.Errorf("A's attempt row does not show the takeover: %+v", a)
+	}
+	// A goes on serving.
+	id2 := add(t, f, "second")
+	await(t, "A serves the next flow", func() bool { return state(t, f, id2) == "completed" })
+	if j, _ := f.Get(ctx, id2); j.Worker != "A" {
+		t.Errorf("the next flow ran on %s", j.Worker)
+	}
+}
+
+// workWith runs a worker with o (test defaults filled) until stop.
+func workWith(t *testing.T, f *Fleet, o WorkOptions) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	o.PollInterval, o.Grace = 100*time.Millisecond, time.Minute
+	o.Logf = func(format string, a ...any) { t.Logf(format, a...) }
+	go func() { done <- f.Work(ctx, o) }()
+	var once atomic.Bool
+	return func() {
+		if once.Swap(true) {
+			return
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("work %s: %v", o.ID, err)
+		}
+	}
+}
+
+// TestWaitAndPermanent: a Runner's WaitError snoozes the job with its
+// reason shown in the job's note and spends no attempt, and it runs once
+// the wait is over; a PermanentError cancels the job at once (attempt 1,
+// never retried) with its reason; a plain error is retried (the control)
+// and says so.
+func TestWaitAndPermanent(t *testing.T) {
+	f := open(t)
+	var waited atomic.Int32
+	seen := make(chan string, 8)
+	release := make(chan struct{})
+	runner := func(ctx context.Context, r *FlowRun) (Outcome, error) {
+		switch r.Args.Ask {
+		case "busy":
+			if waited.Add(1) == 1 {
+				return Outcome{}, &WaitError{Reason: "workspace /w is busy: run r1", After: 200 * time.Millisecond}
+			}
+			<-release
+			return Outcome{Verdict: "achieved"}, nil
+		case "missing":
+			return Outcome{}, Permanent(errors.New("workspace /no/such: no such directory"))
+		}
+		seen <- r.Args.Ask
+		return Outcome{}, errors.New("disk full")
+	}
+	stop := work(t, f, "w1", time.Minute, time.Minute, runner)
+	defer stop()
+	busy, missing, flaky := add(t, f, "busy"), add(t, f, "missing"), add(t, f, "flaky")
+	<-seen
+	await(t, "the outcomes", func() bool {
+		j, _ := f.Get(context.Background(), flaky)
+		return state(t, f, missing) == "cancelled" && j.State != "running" && len(j.Errors) > 0
+	})
+	await(t, "the busy flow's second try", func() bool { return waited.Load() >= 2 })
+	close(release)
+	await(t, "the busy flow's end", func() bool { return state(t, f, busy) == "completed" })
+	ctx := context.Background()
+	if j, _ := f.Get(ctx, busy); j.Attempt != 1 || len(j.Attempts) != 1 {
+		t.Errorf("the flow that waited spent attempts: %d, rows %d", j.Attempt, len(j.Attempts))
+	}
+	if j, _ := f.Get(ctx, missing); j.Attempt != 1 || !strings.Contains(j.Note, "cancelled: ") || !strings.Contains(j.Note, "no such directory") {
+		t.Errorf("the permanent failure: attempt %d, note %q", j.Attempt, j.Note)
+	}
+	if j, _ := f.Get(ctx, flaky); !strings.Contains(j.Note, "retried (infrastructure") || !strings.Contains(j.Note, "disk full") {
+		t.Errorf("control: the retried failure's note %q", j.Note)
+	}
+}
+
+// TestWaitingNote: a job snoozed by a WaitError shows its reason while it
+// waits (the note comes from the job's recorded output).
+func TestWaitingNote(t *testing.T) {
+	if got := jobNote(Job{State: "scheduled", waiting: "workspace /w is busy"}); got != "waiting: workspace /w is busy" {
+		t.Errorf("note %q", got)
+	}
+	if got := jobNote(Job{State: "running", waiting: "stale"}); got != "" {
+		t.Errorf("a running job's note %q", got)
+	}
+}
+
+// TestSpoolReplay: an attempt's end spooled while the database was away is
+// written when a worker starts with the spool (its file removed, private
+// while it lasted); one whose token went stale since (taken over) is
+// dropped and the row keeps what it had — the control that replay is
+// fenced.
+func TestSpoolReplay(t *testing.T) {
+	f := open(t)
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "spool")
+	cur, stale := add(t, f, "current"), add(t, f, "stale")
+	for _, id := range []int64{cur, stale} {
+		f.pool.Exec(ctx, `INSERT INTO flower_fences (job_id, epoch, worker, attempt) VALUES ($1, 1, 'w1', 1)`, id)
+		f.pool.Exec(ctx, `INSERT INTO flower_flow_attempts (job_id, attempt, worker, epoch) VALUES ($1, 1, 'w1', 1)`, id)
+		p, err := spool(dir, spooled{JobID: id, Attempt: 1, Worker: "w1", Fence: token{Epoch: 1, Worker: "w1"}, Outcome: Outcome{Verdict: "achieved", CostUSD: 0.5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := os.Stat(p); st == nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("spool file %s: %v", p, st)
+		}
+	}
+	f.pool.Exec(ctx, "UPDATE flower_fences SET epoch = 2 WHERE job_id = $1", stale)
+	replay(ctx, f.pool, dir, t.Logf)
+	if left, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(left) != 0 {
+		t.Errorf("spool files left: %v", left)
+	}
+	for id, want := range map[int64]string{cur: "achieved", stale: ""} {
+		if j, _ := f.Get(ctx, id); len(j.Attempts) != 1 || j.Attempts[0].Verdict != want {
+			t.Errorf("job %d: %+v, want verdict %q", id, j.Attempts, want)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/flowerhq/flower/internal/atomicfile"
+)
+
+// spooled is an attempt's end record that could not reach the database
+// within its deadline: kept in a private file of the worker's spool
+// folder and replayed, under the same token, when a worker starts there.
+type spooled struct {
+	JobID   int64   `json:"job_id"`
+	Attempt int     `json:"attempt"`
+	Worker  string  `json:"worker"`
+	Fence   token   `json:"fence"`
+	Outcome Outcome `json:"outcome"`
+}
+
+const endSQL = `UPDATE flower_flow_attempts SET run = coalesce(nullif($4, ''), run), workspace = coalesce(nullif($5, ''), workspace),
+		verdict = $6, error = $7, cost_usd = $8, ended_at = now() WHERE job_id = $1 AND attempt = $2 AND worker = $3`
+
+// spool writes s into dir (0600 in a 0700 folder).
+func spool(dir string, s spooled) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, fmt.Sprintf("job-%d-attempt-%d-%d.json", s.JobID, s.Attempt, s.Fence.Epoch))
+	return p, atomicfile.Write(p, b, 0o600)
+}
+
+// replay writes every spooled record of dir under its token and removes
+// it; a stale one (the flow was taken over since) is dropped and said.
+// Records that still cannot be written stay.
+func replay(ctx context.Context, pool *pgxpool.Pool, dir string, logf func(string, ...any)) {
+	files, _ := filepath.Glob(filepath.Join(dir, "job-*.json"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		var s spooled
+		if err != nil || json.Unmarshal(b, &s) != nil {
+			continue
+		}
+		o := s.Outcome
+		err = fenced(ctx, pool, s.JobID, s.Fence, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, endSQL, s.JobID, s.Attempt, s.Worker, o.Run, o.Workspace, o.Verdict, o.Error, o.CostUSD)
+			return err
+		})
+		switch {
+		case err == nil:
+			logf("replayed the spooled end of job %d attempt %d (%s)", s.JobID, s.Attempt, cmpOr(o.Verdict, o.Error))
+		case errors.Is(err, ErrStale):
+			logf("dropped the spooled end of job %d attempt %d: the flow was taken over since", s.JobID, s.Attempt)
+		default:
+			continue
+		}
+		os.Remove(f)
+	}
+}

@@ -1,0 +1,164 @@
+package fleet
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/flowerhq/flower/testkit/pgtest"
+)
+
+// dbProxy stands between a worker and the test's PostgreSQL (a unix
+// socket): down cuts every connection and refuses new ones, as a database
+// that went away; up lets them through again.
+type dbProxy struct {
+	t            *testing.T
+	sock, target string
+	mu           sync.Mutex
+	ln           net.Listener
+	conns        []net.Conn
+}
+
+// proxied opens a database through a proxy and returns the proxy and
+// the proxied URL.
+func proxied(t *testing.T, raw string) (*dbProxy, string) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	dir := t.TempDir()
+	p := &dbProxy{t: t, sock: filepath.Join(dir, ".s.PGSQL.5432"), target: filepath.Join(q.Get("host"), ".s.PGSQL.5432")}
+	q.Set("host", dir)
+	u.RawQuery = q.Encode()
+	p.up()
+	t.Cleanup(p.down)
+	return p, u.String()
+}
+
+func (p *dbProxy) up() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ln, err := net.Listen("unix", p.sock)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.ln = ln
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			d, err := net.Dial("unix", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, d)
+			p.mu.Unlock()
+			go func() { io.Copy(d, c); d.Close() }()
+			go func() { io.Copy(c, d); c.Close() }()
+		}
+	}()
+}
+
+func (p *dbProxy) down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+	os.Remove(p.sock)
+}
+
+// TestWorkerSurvivesOutages: the database goes away mid-flow, once for
+// less than --rescue-after and once for three times it. Short: the flow
+// runs on and ends achieved on its first attempt, its end recorded once
+// the database is back. Long: the flow is stopped at the lease's local
+// deadline, the worker says it cannot reach the database, does not end,
+// and once the database is back takes flows again: the stopped flow runs
+// again to achieved and a new flow runs too; every attempt row is there.
+// Control: the short outage's flow was running across it (it started
+// before the cut and ended after).
+func TestWorkerSurvivesOutages(t *testing.T) {
+	for _, long := range []bool{false, true} {
+		t.Run(map[bool]string{false: "shorter than rescue-after", true: "three times rescue-after"}[long], func(t *testing.T) {
+			outage(t, long)
+		})
+	}
+}
+
+func outage(t *testing.T, long bool) {
+	const rescue = 2 * time.Second
+	p, u := proxied(t, pgtest.URL(t))
+	f, err := Open(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	started, release := make(chan struct{}, 4), make(chan struct{})
+	var runs, stopped atomic.Int32
+	runner := func(ctx context.Context, r *FlowRun) (Outcome, error) {
+		runs.Add(1)
+		started <- struct{}{}
+		select {
+		case <-release:
+			return Outcome{Verdict: "achieved", CostUSD: 0.25}, nil
+		case <-ctx.Done():
+			stopped.Add(1)
+			return Outcome{}, ctx.Err()
+		}
+	}
+	o := WorkOptions{ID: "w1", RescueAfter: rescue, Runner: runner, SpoolDir: filepath.Join(t.TempDir(), "spool")}
+	stop := workWith(t, f, o)
+	defer stop()
+	id := add(t, f, "through the outage")
+	<-started
+	p.down()
+	cut := time.Now()
+	if long {
+		time.Sleep(3 * rescue)
+	} else {
+		time.Sleep(rescue / 2)
+	}
+	p.up()
+	back := time.Now()
+	if long {
+		if stopped.Load() != 1 {
+			t.Fatalf("the flow ran on through an outage past its lease (stopped %d)", stopped.Load())
+		}
+		<-started // taken again once the database is back
+	}
+	close(release)
+	await(t, "the flow's end", func() bool { return state(t, f, id) == "completed" })
+	j, _ := f.Get(context.Background(), id)
+	if j.Verdict != "achieved" || j.CostUSD != 0.25 {
+		t.Errorf("the flow's record after the outage: %+v", j)
+	}
+	if !long {
+		if runs.Load() != 1 || j.Attempt != 1 || len(j.Attempts) != 1 {
+			t.Errorf("a short outage made the flow run %d times: %+v", runs.Load(), j)
+		}
+		if s, e := j.Attempts[0].StartedAt, j.Attempts[0].EndedAt; s == "" || e == "" || cut.IsZero() || back.Before(cut) {
+			t.Errorf("control: the attempt did not span the outage: %s .. %s", s, e)
+		}
+	} else if runs.Load() != 2 || len(j.Attempts) < 1 {
+		t.Errorf("after the long outage: runs %d, %+v", runs.Load(), j)
+	}
+	id2 := add(t, f, "after the outage")
+	await(t, "a new flow after the outage", func() bool { return state(t, f, id2) == "completed" })
+}
