@@ -19,6 +19,7 @@ import (
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/internal/child"
+	"github.com/flowerhq/flower/internal/redact"
 	"github.com/flowerhq/flower/webui"
 )
 
@@ -87,7 +88,9 @@ func runUI(ctx context.Context, e *cmdEnv, o *uiOptions) error {
 		fmt.Fprintf(e.Stderr, "flower: warning: --addr %s is reachable from other machines; the token is all that guards it (ssh -L to a 127.0.0.1 address is safer)\n", o.Addr)
 	}
 	url := srv.URL("http://" + shownAddr(ln.Addr().(*net.TCPAddr)))
-	fmt.Fprintf(e.Stdout, "flower ui: %s\n", url)
+	// The token is the one secret flower prints on purpose: past the
+	// redaction of stdout (its shape is a token=… a rule would take).
+	fmt.Fprintf(redact.Underlying(e.Stdout), "flower ui: %s\n", url)
 	if o.Open {
 		openBrowser(ctx, url, e.Stderr)
 	}
