@@ -302,7 +302,7 @@ func runStarter(ctx context.Context, e *cmdEnv, ask string, so flow.StarterOptio
 	defer recordRun(ctx, e.Stderr, rs.st, rt)
 	prog.announceWake(wf.Workflow, ask)
 	wf.Channel.OnInbox = prog.inboxWaiting
-	wf.Channel.OnRecord = func(ev harness.Event) { rt.Record(ev); prog.channel(ev) }
+	wf.Channel.OnRecord = func(ev harness.Event) { rt.Record(ev); prog.event(ev) }
 	if err := wf.Channel.Open(rt.RunDir(), rt.RunID(), rt.Workspace()); err != nil { // `flower tell` finds the run by it
 		return flowOutcome{}, err
 	}

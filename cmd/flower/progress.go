@@ -77,6 +77,13 @@ func (p *progress) event(e harness.Event) {
 		p.paint()
 	case harness.EventOffline, harness.EventOnline:
 		p.paint()
+	case harness.EventMessage:
+		// A told message the coordinator picked up: the person sees it was
+		// read. (Questions show themselves where they are asked.)
+		if c, ok := e.Channel(); ok && c.State == harness.MessageRead {
+			p.say("✉ " + flow.ChannelEventLine(e.Kind, stepLabel(e.Step, p.zh), c))
+			p.paint()
+		}
 	case harness.EventStall, harness.EventStore:
 		if n := noticeLine(e); n != "" {
 			fmt.Fprintf(p.w, "\r\033[K%s\n", n)
@@ -204,22 +211,6 @@ func (p *progress) inboxWaiting(n int) {
 	defer p.mu.Unlock()
 	p.inbox = n
 	if !p.json {
-		p.paint()
-	}
-}
-
-// channel shows an exchange with the person: in --json its event line; at
-// a terminal the pickup of a told message (the person sees that the
-// coordinator read it). Questions show themselves where they are asked.
-func (p *progress) channel(e harness.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.json {
-		writeJSON(p.w, eventOut(e))
-		return
-	}
-	if c, ok := e.Channel(); ok && e.Kind == harness.EventMessage && c.State == harness.MessageRead {
-		p.say("✉ " + flow.ChannelEventLine(e.Kind, stepLabel(e.Step, p.zh), c))
 		p.paint()
 	}
 }
