@@ -123,10 +123,10 @@ func TestE2E_ClaudeHelpShowsFlowersPart(t *testing.T) {
 	cmd := testbed.Command(t, flower, "claude", "--help")
 	cmd.Env, cmd.Dir = dropInEnv(t, bed, t.TempDir()), bed.Workspace
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "A drop-in for claude") || !strings.Contains(string(out), "Usage: claude") {
+	if err != nil || !strings.Contains(string(out), "claude as a guarded coordinator") || !strings.Contains(string(out), "Usage: claude") {
 		t.Fatalf("flower claude --help: %v\n%s", err, out)
 	}
-	if strings.Index(string(out), "A drop-in") > strings.Index(string(out), "Usage: claude") {
+	if strings.Index(string(out), "claude as a guarded coordinator") > strings.Index(string(out), "Usage: claude") {
 		t.Error("flower's part comes after claude's help")
 	}
 }

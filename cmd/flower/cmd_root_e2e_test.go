@@ -108,7 +108,7 @@ func TestE2E_StarterErrors(t *testing.T) {
 		{"bad flag", []string{"--bogus", "x"}, 2, "Usage:"},
 		{"bad value", []string{"--rounds", "many", "x"}, 2, "Usage:"},
 		{"no ask", []string{}, 2, "say what you want"},
-		{"missing claude", []string{"--no-self-test", "do something"}, 1, "scripts/setup.sh"},
+		{"missing claude", []string{"--no-self-test", "do something"}, 1, "npm install -g @anthropic-ai/claude-code@"}, // a built flower outside a checkout
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := testbed.Command(t, flower, tc.args...)

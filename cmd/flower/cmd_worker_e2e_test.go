@@ -155,11 +155,11 @@ func TestE2E_QueueJudgeFailureRetried(t *testing.T) {
 					mu.Unlock()
 					switch {
 					case m == "FLOW-2":
-						return scripted.Reply{Text: demoReply("judge", 0)} // a typed "not yet"
+						return typedJudge(r.FirstUser(), demoReply("judge", 0)) // a typed "not yet"
 					case fail:
 						return scripted.Reply{Fault: &scripted.Fault{Status: 404}}
 					}
-					return scripted.Reply{Text: demoAchieved}
+					return typedJudge(r.FirstUser(), demoAchieved)
 				}
 			}
 		}
