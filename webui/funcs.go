@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"github.com/yuin/goldmark"
 	"html/template"
 	"strconv"
 	"strings"
@@ -19,6 +20,20 @@ var funcs = template.FuncMap{
 	"class":   func(s string) string { return strings.ReplaceAll(s, " ", "-") },
 	"hash":    func(s string) string { return s[:min(12, len(s))] },
 	"pathesc": func(s string) string { return strings.ReplaceAll(template.URLQueryEscaper(s), "+", "%20") },
+	"md":      markdown,
+}
+
+// markdown renders a document (the brief, the goal, the Q&A log, a handoff
+// note) as HTML with goldmark's safe defaults: raw HTML in the text is
+// left out and dangerous link targets (javascript:) are not rendered, so
+// a document holding markup stays inert. Text goldmark cannot render is
+// shown escaped.
+func markdown(text string) template.HTML {
+	var b strings.Builder
+	if err := goldmark.Convert([]byte(text), &b); err != nil {
+		return template.HTML("<pre>" + template.HTMLEscapeString(text) + "</pre>")
+	}
+	return template.HTML(b.String())
 }
 
 func usd(f float64) string { return "$" + strconv.FormatFloat(f, 'f', 4, 64) }

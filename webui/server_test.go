@@ -443,3 +443,18 @@ func TestTell(t *testing.T) {
 		t.Errorf("tell: %d %q, told %v", w.Code, w.Header().Get("Location"), told)
 	}
 }
+
+// Documents are rendered as Markdown, and markup in them stays inert
+// (goldmark's safe defaults: raw HTML left out, javascript: links not
+// rendered). Control: a plain heading does become a heading.
+func TestMarkdownIsInert(t *testing.T) {
+	got := string(markdown("## 目标\n写 hello.txt <script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n\n[x](javascript:alert(1))\n"))
+	for _, bad := range []string{"<script", "<img", "javascript:"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("rendered document holds %q:\n%s", bad, got)
+		}
+	}
+	if !strings.Contains(got, "<h2>目标</h2>") {
+		t.Errorf("control: no heading rendered:\n%s", got)
+	}
+}

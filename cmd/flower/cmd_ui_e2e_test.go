@@ -253,7 +253,7 @@ func checkRunPage(t *testing.T, ctx context.Context, row harness.ManifestRow, co
 		".judge .checks td.evidence":      "wc -l numbers.txt: 2000",
 		".judge .checks tr.pass td.check": "numbers.txt 有 2000 行",
 		".judge .failed li":               "numbers.txt 有 2000 行", // round 1's failed list
-		"#brief pre":                      "hello.txt",
+		"#brief .doc":                     "hello.txt",
 		"li[data-step='执行-评审#1'] .verdict-md": uiJudgeXSS,
 	} {
 		if got := text(t, ctx, sel); !strings.Contains(got, want) {
@@ -329,7 +329,7 @@ func TestE2E_UIFollowsARunningFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	await(t, ctx, `document.getElementById("msg") && document.getElementById("msg").textContent.startsWith("told")`)
-	if qa := text(t, ctx, "#qa pre"); !strings.Contains(qa, "UI-TOLD-MESSAGE") {
+	if qa := text(t, ctx, "#qa .doc"); !strings.Contains(qa, "UI-TOLD-MESSAGE") {
 		t.Errorf("the told message is not in the Q&A log: %q", qa)
 	}
 	js[int](t, ctx, `window.__sameDocument = 34`)
