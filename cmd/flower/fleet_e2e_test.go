@@ -589,3 +589,54 @@ func BenchmarkWorkerOverhead(b *testing.B) {
 	b.ReportMetric(med(queued), "queued-ms")
 	b.ReportMetric(med(queued)-med(direct), "overhead-ms")
 }
+
+// BenchmarkFleetThroughput: the fleet against its ideal, in one run. One
+// scripted flow alone on one worker gives the flow's time; then 30 flows
+// are queued at once for 3 workers (one flow each at a time, their own
+// HOME and run dir: three machines on one host). The ideal is the flow's
+// time × 30 / 3; ratio is ideal / actual (1 = as fast as three lone
+// flows side by side). On a 2-core machine the CPU bounds it too: three
+// flows at once share two cores.
+//
+//	go test ./cmd/flower -run - -bench FleetThroughput -benchtime 1x
+func BenchmarkFleetThroughput(b *testing.B) {
+	const flows, workers = 30, 3
+	fb := newFleetBed(b, func(scripted.Request) int { return 0 })
+	ms := []*fleetMachine{fb.machine("m1"), fb.machine("m2"), fb.machine("m3")}
+	await := func(n int, d time.Duration) time.Duration {
+		t0 := time.Now()
+		testbed.Await(b, d, "the queued flows' end", func() bool {
+			jobs := fb.ls(ms[0])
+			return len(jobs) == n && finished(jobs)
+		})
+		return time.Since(t0)
+	}
+	b.ResetTimer()
+	for range b.N {
+		w := fb.worker(ms[0], "--rescue-after", "1m")
+		t0 := time.Now()
+		fb.add(ms[0], "--repo", fb.repo, "FLOW-0 写 ok.txt")
+		await(1, 3*time.Minute)
+		one := time.Since(t0)
+		stopWorker(b, w)
+		for i := 1; i <= flows; i++ {
+			fb.add(ms[0], "--repo", fb.repo, fmt.Sprintf("FLOW-%d 写 ok.txt", i))
+		}
+		t0 = time.Now() // the workers start: what a lone flow's time also holds
+		var ws []*exec.Cmd
+		for _, m := range ms {
+			ws = append(ws, fb.worker(m, "--rescue-after", "1m"))
+		}
+		await(flows+1, 20*time.Minute)
+		all := time.Since(t0)
+		for _, w := range ws {
+			stopWorker(b, w)
+		}
+		ideal := one * flows / workers
+		b.ReportMetric(one.Seconds(), "one-flow-s")
+		b.ReportMetric(all.Seconds(), "all-s")
+		b.ReportMetric(float64(flows)/all.Minutes(), "flows/min")
+		b.ReportMetric(float64(flows)/ideal.Minutes(), "ideal-flows/min")
+		b.ReportMetric(ideal.Seconds()/all.Seconds(), "ratio")
+	}
+}
