@@ -1,11 +1,9 @@
 package hooks
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"time"
 )
 
@@ -55,19 +53,4 @@ func runLive(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) stri
 		fmt.Fprintf(stderr, "flower-hook live: %v\n", err)
 	}
 	return ExitOK
-}
-
-// sendAcked writes line to the socket and waits for its answer line.
-func sendAcked(path string, line []byte) error {
-	c, err := net.DialTimeout("unix", path, liveTimeout)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(liveTimeout))
-	if _, err := c.Write(append(line, '\n')); err != nil {
-		return err
-	}
-	_, err = bufio.NewReader(c).ReadString('\n')
-	return err
 }

@@ -84,8 +84,10 @@ type rule struct {
 }
 
 var rules = []rule{
+	// flower-hook runs on every tool call: package net's initialisation
+	// would cost each one (its sockets are plain syscalls on Unix).
 	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance, redact, textclip, atomicfile, lazyre}},
-	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance, redact, textclip, atomicfile, lazyre, child}},
+	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance, redact, textclip, atomicfile, lazyre, child}, forbid: []string{"net"}},
 	// child (the supervisor flower-hook becomes for a step) is a leaf.
 	{pkg: child, noCgo: true, ours: []string{child}},
 	// The small shared leaves import nothing of ours.
