@@ -435,3 +435,19 @@ func TestMachine_PingsAreNoProgress(t *testing.T) {
 		})
 	}
 }
+
+// A status line's status is in its event's data (not only in the raw
+// line); a status line without one adds nothing (the control).
+func TestMachine_StatusData(t *testing.T) {
+	c := &clock{now: time.Unix(1e9, 0)}
+	s := newMachine(c)
+	s.line([]byte(`{"type":"system","subtype":"init","session_id":"S"}`), c.step(time.Millisecond))
+	ev, emit, _ := s.line([]byte(`{"type":"system","subtype":"status","status":"compacting","session_id":"S"}`), c.step(time.Millisecond))
+	if !emit || ev.Kind != "status" || ev.Data["status"] != "compacting" {
+		t.Errorf("status event = %+v (emit %v)", ev, emit)
+	}
+	ev, _, _ = s.line([]byte(`{"type":"system","subtype":"status","session_id":"S"}`), c.step(time.Millisecond))
+	if _, ok := ev.Data["status"]; ok {
+		t.Errorf("control: a status line without one gained %v", ev.Data)
+	}
+}

@@ -329,6 +329,12 @@ func (s *stream) handle(line []byte, now time.Time) (ev Event, emit bool, act ac
 			s.tasks[gjson.GetBytes(line, "task_id").String()] = true
 		case "task_notification":
 			delete(s.tasks, gjson.GetBytes(line, "task_id").String())
+		case "status":
+			// What claude is doing now (requesting, compacting, …): in the
+			// event's data, not only in its raw line.
+			if st := gjson.GetBytes(line, "status").String(); st != "" {
+				ev.Data["status"] = st
+			}
 		case "hook_started", "hook_response":
 			emit = false
 		}
