@@ -61,11 +61,14 @@ func runTell(ctx context.Context, e *cmdEnv, o *tellOptions) error {
 		return err
 	}
 	if o.JSON {
-		return writeJSON(e.Stdout, toldJSON{Kind: "told", Run: r.Run, Step: r.Step})
+		return writeJSON(e.Stdout, toldJSON{Kind: "told", Run: r.Run, Step: r.Step, StepEN: stepEN(r.Step)})
 	}
 	step := r.Step
-	if step == "" {
+	switch en := stepEN(r.Step); {
+	case step == "":
 		step = "(between steps)"
+	case en != step:
+		step += " (" + en + ")"
 	}
 	_, err = fmt.Fprintf(e.Stdout, "delivered to run %s, step %s: the coordinator reads it at its next inbox check\n", r.Run, step)
 	return err

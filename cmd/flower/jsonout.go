@@ -17,13 +17,13 @@ import (
 // fields (the tests hold every command's output to it, and docs/cli.md's
 // "JSON output" section to it); any other kind is an event.
 var jsonSchema = map[string][]string{
-	"event":       {"kind", "step", "time", "data", "raw"},
-	"step_result": {"kind", "step", "session_id", "ok", "cost_usd", "num_turns", "text", "error", "started_at", "ended_at", "seconds", "attempts", "errors", "resumed", "retired", "context", "structured_output"},
+	"event":       {"kind", "step", "step_en", "time", "data", "raw"},
+	"step_result": {"kind", "step", "step_en", "session_id", "ok", "cost_usd", "num_turns", "text", "error", "started_at", "ended_at", "seconds", "attempts", "errors", "resumed", "retired", "context", "structured_output"},
 	"flow_result": {"kind", "ok", "exit_code", "error", "run", "run_dir", "events", "workbench", "brief", "goal", "verdict", "checks", "failed", "reason", "cost_usd", "seconds", "steps", "unread_messages"},
 	"run":         {"kind", "run", "workspace", "started_at", "updated_at", "outcome", "altered", "verdict", "steps", "failed", "cost_usd"},
 	"run_detail": {"kind", "run", "workspace", "started_at", "updated_at", "outcome", "altered", "verdict", "events", "event_count", "skipped_events", "tally",
 		"denials", "spills", "cost_usd", "steps", "flow_events"},
-	"told":       {"kind", "run", "step"},
+	"told":       {"kind", "run", "step", "step_en"},
 	"version":    {"kind", "version", "commit", "time", "modified", "go", "claude"},
 	"doctor":     {"kind", "ok", "checks"},
 	"session":    {"kind", "session_id", "project", "step", "run", "entries", "subagents", "updated_at"},
@@ -54,15 +54,18 @@ func orEmpty[T any](s []T) []T {
 }
 
 type eventJSON struct {
-	Kind string          `json:"kind"`
-	Step string          `json:"step"`
-	Time string          `json:"time"`
-	Data map[string]any  `json:"data"`
-	Raw  json.RawMessage `json:"raw"`
+	Kind string `json:"kind"`
+	Step string `json:"step"`
+	// StepEN is the step's English label beside its Chinese name ("review
+	// #1" for 执行-评审#1; "" for none), as the terminal shows it.
+	StepEN string          `json:"step_en"`
+	Time   string          `json:"time"`
+	Data   map[string]any  `json:"data"`
+	Raw    json.RawMessage `json:"raw"`
 }
 
 func eventOut(e harness.Event) eventJSON {
-	o := eventJSON{Kind: e.Kind, Step: e.Step, Data: e.Data, Raw: e.Raw}
+	o := eventJSON{Kind: e.Kind, Step: e.Step, StepEN: stepEN(e.Step), Data: e.Data, Raw: e.Raw}
 	if !e.Time.IsZero() {
 		o.Time = e.Time.UTC().Format(time.RFC3339Nano)
 	}
@@ -81,6 +84,7 @@ func eventOut(e harness.Event) eventJSON {
 type stepResultJSON struct {
 	Kind string `json:"kind"`
 	harness.StepResult
+	StepEN    string  `json:"step_en"` // the English label beside Step
 	SessionID string  `json:"session_id"`
 	Error     string  `json:"error"`
 	StartedAt string  `json:"started_at"`
@@ -92,7 +96,7 @@ type stepResultJSON struct {
 }
 
 func stepResultOut(r harness.StepResult) stepResultJSON {
-	o := stepResultJSON{Kind: "step_result", StepResult: r, SessionID: r.SessionID, Error: r.Error,
+	o := stepResultJSON{Kind: "step_result", StepResult: r, StepEN: stepEN(r.Step), SessionID: r.SessionID, Error: r.Error,
 		StartedAt: rfc3339(r.StartedAt), EndedAt: rfc3339(r.EndedAt), Structured: r.Structured}
 	if len(o.Structured) == 0 {
 		o.Structured = json.RawMessage("{}")
@@ -198,9 +202,10 @@ type runDetailJSON struct {
 
 // toldJSON is `flower tell --json`: where the message landed.
 type toldJSON struct {
-	Kind string `json:"kind"` // "told"
-	Run  string `json:"run"`
-	Step string `json:"step"`
+	Kind   string `json:"kind"` // "told"
+	Run    string `json:"run"`
+	Step   string `json:"step"`
+	StepEN string `json:"step_en"`
 }
 
 type sessionJSON struct {
@@ -259,4 +264,12 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// stepEN is a step name's English label ("" for no step).
+func stepEN(step string) string {
+	if step == "" {
+		return ""
+	}
+	return stepLabel(step, false)
 }
