@@ -92,7 +92,7 @@ func WithGoal(step Step, ch Channel, o WithGoalOptions) Step {
 // onRejectFeedback is with_goal's synchronous on_reject: the verdict's
 // feedback, or "" (a fresh attempt) without a verdict.
 func onRejectFeedback(_ harness.StepResult, c Ctx) string {
-	v, ok := c[VerdictKey].(Verdict)
+	v, ok := c.Verdict()
 	if !ok {
 		return ""
 	}
@@ -148,15 +148,14 @@ func failedJudge(vr harness.StepResult) Verdict {
 
 // gate is the goal guard's twelve-step flow (see the package doc).
 func (g *goalGuard) gate(ctx context.Context, r harness.StepResult, c Ctx) (bool, error) {
-	rt, ok := c[KeyRuntime].(Runner)
-	if !ok || rt == nil {
+	rt, ok := c.Runner()
+	if !ok {
 		return false, Abort("Runtime 不可用,无法评判目标")
 	}
-	round, _ := c[RoundKey].(int)
-	round++
+	round := c.Round() + 1
 	c[RoundKey] = round
 	goal := g.goal(c)
-	onEvent, _ := c[KeyOnEvent].(func(harness.Event))
+	onEvent := c.OnEvent()
 	step := fmt.Sprintf("%s#%d", g.label, round)
 	vr, err := rt.Run(ctx, g.judger, fmt.Sprintf(VerifyPrompt, goal.PromptBlock(), escapeReport(textclip.Mark(r.Text, 6000))), harness.RunOptions{
 		StepName: step, OnEvent: onEvent,
@@ -165,8 +164,9 @@ func (g *goalGuard) gate(ctx context.Context, r harness.StepResult, c Ctx) (bool
 		return false, fmt.Errorf("flow: goal guard: judge: %w", err)
 	}
 	if !vr.OK {
-		c[VerdictKey] = failedJudge(vr)
-		c.emit(c[VerdictKey].(Verdict).event(step))
+		v := failedJudge(vr)
+		c[VerdictKey] = v
+		c.emit(v.event(step))
 		return false, nil
 	}
 	v := Judged(vr, goal.Checks)

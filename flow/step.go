@@ -240,7 +240,41 @@ func (c Ctx) Outcome() error {
 
 // emit sends ev through ctx["_on_event"] when one is set.
 func (c Ctx) emit(ev harness.Event) {
-	if fn, ok := c[KeyOnEvent].(func(harness.Event)); ok && fn != nil {
+	if fn := c.OnEvent(); fn != nil {
 		fn(ev)
 	}
 }
+
+// The services Workflow.Run puts into the context, typed: a gate or a step
+// function takes them from here, never by key and type assertion (the
+// keys stay for code that reads the context as the seed's dict).
+
+// Runner is what gates run more agents with (ctx["_runtime"], the
+// workflow's Host); ok is false outside Workflow.Run.
+func (c Ctx) Runner() (Runner, bool) {
+	r, ok := c[KeyRuntime].(Runner)
+	return r, ok && r != nil
+}
+
+// OnEvent is the workflow's event callback (ctx["_on_event"]); nil outside
+// Workflow.Run.
+func (c Ctx) OnEvent() func(harness.Event) {
+	fn, _ := c[KeyOnEvent].(func(harness.Event))
+	return fn
+}
+
+// Channel is the workflow's channel (ctx["_channel"]), nil when it has none.
+func (c Ctx) Channel() Channel { ch, _ := c[KeyChannel].(Channel); return ch }
+
+// Workbench is the workflow's workbench (ctx["_workbench"]), nil when none.
+func (c Ctx) Workbench() *harness.Workbench { wb, _ := c[KeyBench].(*harness.Workbench); return wb }
+
+// Woke is how often this workflow was woken (ctx["_woke"]; StarterFlow sets it).
+func (c Ctx) Woke() int { n, _ := c[KeyWoke].(int); return n }
+
+// Verdict is the goal guard's last verdict (ctx["_verdict"]); ok is false
+// before its first round.
+func (c Ctx) Verdict() (Verdict, bool) { v, ok := c[VerdictKey].(Verdict); return v, ok }
+
+// Round is how many rounds the goal guard has judged (ctx["_round"]).
+func (c Ctx) Round() int { n, _ := c[RoundKey].(int); return n }

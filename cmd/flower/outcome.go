@@ -62,7 +62,7 @@ func summarize(wf *flow.Workflow, rt stepRunner, fc flow.Ctx, runErr, ctxErr err
 		}
 	}
 	o.Seconds = last - first
-	if v, ok := fc[flow.VerdictKey].(flow.Verdict); ok {
+	if v, ok := fc.Verdict(); ok {
 		o.Verdict, o.Decision = v.State, v.Decision()
 	}
 	var se *flow.StepError
@@ -93,7 +93,7 @@ func (o *flowOutcome) failedAt(name string, fc flow.Ctx) {
 			o.Error += ": " + s.Error
 		}
 	}
-	if v, ok := fc[flow.VerdictKey].(flow.Verdict); ok && !v.Achieved() && name == flow.WorkStepName {
+	if v, ok := fc.Verdict(); ok && !v.Achieved() && name == flow.WorkStepName {
 		o.VerdictReason = clipWidth(strings.Join(strings.Fields(v.Reason), " "), 300)
 		o.Error += ": goal not achieved: " + o.VerdictReason
 	}

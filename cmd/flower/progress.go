@@ -355,7 +355,7 @@ func (s shownAnswers) Answer(ctx context.Context, q flow.Question) (string, bool
 // announceWake says at the top of a woken run what flower found and what
 // it does with it.
 func (p *progress) announceWake(wf *flow.Workflow, ask string) {
-	if n, _ := wf.Context[flow.KeyWoke].(int); n == 0 || p.json || wf.Workbench == nil {
+	if n := wf.Context.Woke(); n == 0 || p.json || wf.Workbench == nil {
 		return
 	}
 	p.mu.Lock()
