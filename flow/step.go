@@ -247,7 +247,7 @@ func (c Ctx) emit(ev harness.Event) {
 
 // The services Workflow.Run puts into the context, typed: a gate or a step
 // function takes them from here, never by key and type assertion (the
-// keys stay for code that reads the context as the seed's dict).
+// keys stay for code that reads the context as a plain dict).
 
 // Runner is what gates run more agents with (ctx["_runtime"], the
 // workflow's Host); ok is false outside Workflow.Run.
