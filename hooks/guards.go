@@ -112,6 +112,9 @@ type Sandboxing struct {
 	Bwrap, Bash string
 	Env         []string
 	Rust        string
+	// locate, when set, fills in HookBin, Bwrap, Bash, Env and Rust the
+	// first time a call is sandboxed (flower-hook's --sandbox).
+	locate func(*Sandboxing) error
 }
 
 // glance decides a main-thread Bash call that may be a glance: ok is false

@@ -243,23 +243,31 @@ func sandboxFlags(fs *flag.FlagSet) func() (Sandboxing, error) {
 			}
 			return Sandboxing{}, nil
 		}
-		self, err := os.Executable()
-		if err != nil {
-			return Sandboxing{}, fmt.Errorf("--sandbox: where is flower-hook: %w", err)
-		}
-		sb := Sandboxing{On: true, HookBin: self, Unclassified: *unclassified}
-		if runtime.GOOS != "linux" {
-			return sb, nil
-		}
-		if sb.Bwrap, err = exec.LookPath("bwrap"); err != nil {
-			return Sandboxing{}, errors.New("--sandbox: bubblewrap (bwrap) was not found: install it: " + BwrapInstallHint)
-		}
-		if sb.Bash, err = exec.LookPath("bash"); err != nil {
-			return Sandboxing{}, errors.New("--sandbox: no bash on PATH")
-		}
-		sb.Env, sb.Rust = os.Environ(), rustupDefault(os.Getenv)
-		return sb, nil
+		// Where the programs are is looked up only for a call that is
+		// sandboxed, never on the path of every other tool call.
+		return Sandboxing{On: true, Unclassified: *unclassified, locate: locateSandbox}, nil
 	}
+}
+
+// locateSandbox fills in what the sandbox runs with: this flower-hook,
+// and on Linux bwrap, bash, the environment and rustup's default.
+func locateSandbox(sb *Sandboxing) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("--sandbox: where is flower-hook: %w", err)
+	}
+	sb.HookBin = self
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	if sb.Bwrap, err = exec.LookPath("bwrap"); err != nil {
+		return errors.New("--sandbox: bubblewrap (bwrap) was not found: install it: " + BwrapInstallHint)
+	}
+	if sb.Bash, err = exec.LookPath("bash"); err != nil {
+		return errors.New("--sandbox: no bash on PATH")
+	}
+	sb.Env, sb.Rust = os.Environ(), rustupDefault(os.Getenv)
+	return nil
 }
 
 // projectConfig adds ProjectFence to cfg when project is set: the project

@@ -115,7 +115,14 @@ func (sb Sandboxing) Line(cmd string, scratch bool) (string, error) {
 // rewritten command) with the rewritten input. A call that cannot be
 // rewritten is denied: the sandbox was asked for.
 func sandboxed(in Input, sb Sandboxing, scratch bool, detail map[string]any) Decision {
-	updated, err := SandboxInput(in.ToolInput, func(cmd string) (string, error) { return sb.Line(cmd, scratch) })
+	var err error
+	if sb.locate != nil {
+		err = sb.locate(&sb)
+	}
+	var updated json.RawMessage
+	if err == nil {
+		updated, err = SandboxInput(in.ToolInput, func(cmd string) (string, error) { return sb.Line(cmd, scratch) })
+	}
 	if err != nil {
 		return Decision{Verdict: Deny, Reason: "flower-hook could not put this command into the read-only sandbox (" + err.Error() + "); send a subagent instead.",
 			Detail: map[string]any{"error": err.Error()}}

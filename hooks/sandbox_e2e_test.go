@@ -366,7 +366,7 @@ func TestE2E_SandboxRefusesTIOCSTI(t *testing.T) {
 	for _, c := range []struct{ line, want string }{{sandboxLine(t, hook, probe, false), "refused 1"}, {probe, "INJECTED"}} {
 		ptmx, tty, err := pty.Open()
 		if err != nil {
-			t.Skip("no pty: " + err.Error())
+			testbed.Unavailable(t, "no pty: "+err.Error())
 		}
 		cmd := testbed.Command(t, "bash", "-c", c.line)
 		cmd.Stdin = tty

@@ -326,12 +326,12 @@ func pausedWorker(t *testing.T, how string) {
 func TestE2E_QueueDiskFullJudgeRetried(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
+		testbed.Unavailable(t, "mounting a tmpfs needs root")
 	}
 	runDir := filepath.Join(t.TempDir(), "runs")
 	os.MkdirAll(runDir, 0o700)
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", runDir).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v %s", err, out)
+		testbed.Unavailable(t, fmt.Sprintf("mount tmpfs: %v %s", err, out))
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", runDir).Run() })
 	filler := filepath.Join(runDir, "filler")

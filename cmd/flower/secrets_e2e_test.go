@@ -213,7 +213,7 @@ func pgDumpPath(t *testing.T) string {
 	}
 	ms, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_dump")
 	if len(ms) == 0 {
-		t.Skip("pg_dump is not installed")
+		testbed.Unavailable(t, "pg_dump is not installed (it comes with postgresql)")
 	}
 	return ms[len(ms)-1]
 }

@@ -135,12 +135,19 @@ func RequireTool(t testing.TB, name, why string) string {
 	if err == nil {
 		return p
 	}
-	msg := name + " is not on PATH (" + why + ")"
+	Unavailable(t, name+" is not on PATH ("+why+")")
+	return ""
+}
+
+// Unavailable skips t loudly for something the machine lacks (a tool, root,
+// a pty), and fails it when FLOWER_REQUIRE_CLAUDE=1 (CI), so that nothing
+// CI is meant to prove is skipped there.
+func Unavailable(t testing.TB, msg string) {
+	t.Helper()
 	if os.Getenv("FLOWER_REQUIRE_CLAUDE") == "1" {
 		t.Fatal(msg + " [FLOWER_REQUIRE_CLAUDE=1: not skipping]")
 	}
 	t.Skip("SKIPPING: " + msg)
-	return ""
 }
 
 // New starts the scripted model for s and prepares HOME and workspace.
