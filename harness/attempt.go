@@ -195,9 +195,11 @@ func (r *Runtime) attempt(ctx context.Context, a attemptArgs) attemptOut {
 	if err := scrubTree(r.configDir, began.Add(-time.Second), r.red); err != nil {
 		emit(Event{Kind: EventError, Data: EventData(ErrorEvent{Error: "redacting the config dir: " + err.Error()})})
 	}
+	if sent, words := p.interrupted(); sent {
+		o.words = words
+	}
 	if errors.Is(o.err, ErrInterrupted) {
-		_, words := p.interrupted()
-		o.text = words
+		o.text = o.words
 	}
 	return o
 }

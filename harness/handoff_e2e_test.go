@@ -291,3 +291,101 @@ func TestRun_OverflowErrorHandsOffDegraded(t *testing.T) {
 		}
 	}
 }
+
+// TestRun_InterruptInTheHandoffAttempt: a human interrupt that lands in the
+// attempt that ends in a handoff (sent as the context crosses the handoff
+// level, before flower's own interrupt) reaches the fresh session: its
+// first request carries the words after the handoff's prompt block, and an
+// interrupt event records them. Control: the same run without the
+// interrupt has neither.
+func TestRun_InterruptInTheHandoffAttempt(t *testing.T) {
+	t.Parallel()
+	const words = "STOP_WORDS: count only the red widgets"
+	for _, interrupt := range []bool{true, false} {
+		t.Run(map[bool]string{true: "interrupted", false: "control"}[interrupt], func(t *testing.T) {
+			t.Parallel()
+			b, rt, spec := handoffRun(t, false, 2)
+			reached := -1
+			onEvent := func(e harness.Event) {
+				if h, ok := e.Handoff(); ok && h.Phase == harness.HandoffNear && interrupt && reached < 0 {
+					reached = rt.Interrupt(words) // still in the attempt that hands off
+				}
+			}
+			res, err := rt.Run(runCtx(t), spec, "HANDOFF_TASK: count the widgets", harness.RunOptions{StepName: "count", OnEvent: onEvent})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.OK || res.Text != "SUCCESSOR_DONE" || len(res.Retired) != 1 {
+				t.Fatalf("result = %+v", res)
+			}
+			if interrupt && reached != 1 {
+				t.Fatalf("the interrupt reached %d steps, want 1", reached)
+			}
+			succ := b.Model.RequestsFor("successor")
+			if len(succ) == 0 {
+				t.Fatal("no successor session")
+			}
+			first := succ[0].FirstUser()
+			var recorded []string
+			for _, e := range readEvents(t, rt.EventsPath()) {
+				if in, ok := e.Interrupt(); ok {
+					recorded = append(recorded, in.Words)
+				}
+			}
+			got := strings.Contains(first, words) && strings.Index(first, "NEXT_MARKER") < strings.Index(first, words)
+			if got != interrupt || (len(recorded) == 1 && recorded[0] == words) != interrupt {
+				t.Errorf("interrupt %v: the successor's first prompt carries the words: %v; interrupt events %q; prompt:\n%s", interrupt, got, recorded, first)
+			}
+		})
+	}
+}
+
+// TestRun_HandoffRoundKeepsMaxTurns: the round that writes the handoff
+// lifts only the budget: with the step's max_turns 1, a
+// writing round that calls a tool first is cut after that one turn and the
+// handoff is degraded. Control: without a turn limit the same round runs
+// its tool and writes the full handoff.
+func TestRun_HandoffRoundKeepsMaxTurns(t *testing.T) {
+	t.Parallel()
+	for _, turns := range []int{1, 0} {
+		t.Run(map[int]string{1: "max_turns 1", 0: "control"}[turns], func(t *testing.T) {
+			t.Parallel()
+			echo := &scripted.Block{Name: "Bash", Input: json.RawMessage(`{"command":"echo hi","description":"say hi"}`)}
+			big := &scripted.Usage{InputTokens: 60_000, OutputTokens: 10}
+			sc := handoffScript(false)
+			sc.Conversations[1].Func = func(r scripted.Request) scripted.Reply {
+				switch {
+				case strings.Contains(lastUserText(r), "## 下一步"):
+					return scripted.Reply{ToolUse: echo, Usage: big} // a tool before the handoff
+				case strings.Contains(r.Messages().Raw, "## 下一步"):
+					return scripted.Reply{Text: handoffDoc, Usage: &scripted.Usage{InputTokens: 61_000, OutputTokens: 100}}
+				}
+				return scripted.Reply{Text: "MAIN_CONTINUES", Usage: big}
+			}
+			b := testbed.New(t, sc)
+			rt := newRuntime(t, b, func(o *harness.Options) {
+				o.Handoff = harness.HandoffPolicy{Enabled: true, Window: 100_000, Headroom: 50_000, MaxGenerations: 2}
+				o.Workbench = harness.RunDirWorkbench(b.Workspace, o.RunDir)
+			})
+			spec := harness.NewAgentSpec("worker", "x")
+			spec.AllowedTools = []string{"Bash", "Read"}
+			spec.MaxTurns = turns
+			res, err := rt.Run(runCtx(t), spec, "HANDOFF_TASK: count the widgets", harness.RunOptions{StepName: "count"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.OK || res.Text != "SUCCESSOR_DONE" || len(res.Retired) != 1 {
+				t.Fatalf("result = %+v", res)
+			}
+			var done []harness.HandoffEvent
+			for _, e := range readEvents(t, rt.EventsPath()) {
+				if h, ok := e.Handoff(); ok && h.Phase == harness.HandoffDone {
+					done = append(done, h)
+				}
+			}
+			if len(done) != 1 || done[0].Degraded != (turns == 1) {
+				t.Errorf("max_turns %d: handoff done events %+v, want one, degraded %v", turns, done, turns == 1)
+			}
+		})
+	}
+}

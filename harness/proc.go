@@ -314,6 +314,10 @@ type attemptOut struct {
 	cost       float64 // the result's; a step counts its cost from its events (StepStats)
 	context    int
 	sawInit    bool
+	// words are a human's interrupt words sent during the attempt, kept
+	// whatever the outcome: an interrupt that lands in an attempt that
+	// ends in a handoff goes to the successor session.
+	words string
 }
 
 // watchers are the supervisor's callbacks into the Runtime.

@@ -25,6 +25,10 @@ const (
 	// session is resumed.
 	InterruptNote = "(框架提示:你刚被上面这位人类打断了。打断那一刻正在执行、返回 interrupted 的工具调用," +
 		"是打断的正常副作用,不是环境故障,不要去排查它。把人的话考虑进去,接着做。)"
+	// handoffInterruptNote introduces a human's words that landed while
+	// the previous session was handing off: the fresh session gets them
+	// after the handoff's prompt block.
+	handoffInterruptNote = "(框架提示:上一个会话交接时,人类插了一句话,原话如下。把它考虑进去,接着做。)"
 )
 
 // Runtime runs steps: one step = one claude process, with retries,

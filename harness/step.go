@@ -190,36 +190,60 @@ func (st *stepRun) resumeSession(prompt string) {
 
 // handOffStep retires the full session: its handoff document becomes the
 // prompt of a fresh session; the attempt is not counted.
+// A human's words that landed in the attempt that hands off (or in its
+// writing round) follow the handoff into the fresh session's prompt.
 func (r *Runtime) handOffStep(ctx context.Context, st *stepRun, out attemptOut) {
-	h := r.handOff(ctx, st.spec, st.res.Step, st.prompt, st.res.SessionID, out, st.emit)
-	if st.res.SessionID != "" {
-		st.res.Retired = append(st.res.Retired, st.res.SessionID)
+	retired := st.res.SessionID
+	h, late := r.handOff(ctx, st.spec, st.res.Step, st.prompt, retired, out, st.emit)
+	if retired != "" {
+		st.res.Retired = append(st.res.Retired, retired)
 	}
 	st.res.SessionID = ""
 	st.next.resume, st.next.fork, st.next.resumeAt = "", false, ""
 	st.next.prompt = h.PromptBlock()
+	if words := joinWords(out.words, late); words != "" {
+		st.emit(Event{Kind: EventInterrupt, Data: EventData(InterruptEvent{Words: words, SessionID: retired})})
+		st.next.prompt += "\n\n" + handoffInterruptNote + "\n\n" + words
+	}
 	st.warned = false
 	st.attempt--
+}
+
+// joinWords joins the human's words of two interrupts (either may be
+// empty, the same words are given once).
+func joinWords(a, b string) string {
+	switch {
+	case a == "" || a == b:
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
+}
+
+// handoffSpec is the spec of the round that writes the handoff: the
+// budget is lifted (the handoff must get written), the turn limit stays:
+// the round is asked not to call tools, so one turn suffices.
+func handoffSpec(spec AgentSpec) AgentSpec {
+	spec.MaxBudgetUSD = 0
+	return spec
 }
 
 // handOff has the full session write its handoff (budget lifted, no UI
 // events) or, on an overflow error, assembles the degraded one; writes it to
 // <notes>/交接-<step>.md when there is a workbench. The done event carries
-// the writing round's cost (its own stream is not recorded).
-func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, sessionID string, out attemptOut, emit func(Event)) Handoff {
+// the writing round's cost (its own stream is not recorded). late are the
+// words of a human interrupt that landed in the writing round.
+func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, sessionID string, out attemptOut, emit func(Event)) (h Handoff, late string) {
 	emit(Event{Kind: EventHandoff, Data: EventData(handoffWriting{Phase: HandoffWriting, SessionID: sessionID, Context: out.context})})
-	var h Handoff
 	var cost float64
 	if !errors.Is(out.err, ErrHandoffDue) || sessionID == "" {
 		h = DegradedHandoff(step, prompt, textclip.Runes(out.err.Error(), 200))
 	} else {
-		hs := spec
-		hs.MaxBudgetUSD = 0
-		hs.MaxTurns = 0
 		used := out.context
 		p := strings.NewReplacer("{used}", strconv.Itoa(used), "{window}", strconv.Itoa(r.opts.Handoff.Window)).Replace(HandoffPrompt)
-		w := r.attempt(ctx, attemptArgs{spec: hs, prompt: p, step: step, resume: sessionID, emit: nil, handoff: HandoffPolicy{}})
-		cost = w.cost
+		w := r.attempt(ctx, attemptArgs{spec: handoffSpec(spec), prompt: p, step: step, resume: sessionID, emit: nil, handoff: HandoffPolicy{}})
+		cost, late = w.cost, w.words
 		h = ParseHandoff(w.text, step)
 		if w.err != nil || !h.Complete() {
 			why := ""
@@ -240,7 +264,7 @@ func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, ses
 	}
 	emit(Event{Kind: EventHandoff, Data: EventData(handoffDone{Phase: HandoffDone, Degraded: h.Degraded, Path: h.Path, Sections: h.Sections(),
 		Retired: sessionID, CostUSD: cost})})
-	return h
+	return h, late
 }
 
 // backOff waits for the API and the back-off delay before a retry, which
