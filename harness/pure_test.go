@@ -206,15 +206,15 @@ func TestWorkbench(t *testing.T) {
 		}
 	}
 	pb := wb.PromptBlock()
-	if !strings.Contains(pb, "scripts/") || !strings.Contains(pb, "artifacts/") || !strings.Contains(pb, "notes/") || strings.Contains(pb, "absolute path") {
+	if !strings.Contains(pb, "scripts/") || !strings.Contains(pb, "artifacts/") || !strings.Contains(pb, "notes/") || strings.Contains(pb, fmt.Sprintf(externalNote, wb.Root())) {
 		t.Errorf("prompt block:\n%s", pb)
 	}
 	ext := &Workbench{Workspace: ws, Home: filepath.Join(t.TempDir(), "wb")}
-	if !ext.External() || !strings.Contains(ext.PromptBlock(), "absolute path") {
+	if !ext.External() || !strings.Contains(ext.PromptBlock(), fmt.Sprintf(externalNote, ext.Root())) {
 		t.Errorf("external workbench lacks the absolute-path sentence:\n%s", ext.PromptBlock())
 	}
 	wb.MaxIndexEntries = 2
-	if idx := wb.Index(); !strings.Contains(idx, "… and 2 more") {
+	if idx := wb.Index(); strings.Count(idx, "\n- scripts/") != 2 || !strings.Contains(idx, "\n- …") {
 		t.Errorf("index not capped:\n%s", idx)
 	}
 }

@@ -45,9 +45,10 @@ type Resilience struct {
 // stream would otherwise wait out before the CLI's retry does the same.
 const DefaultIdleTimeout = 5 * time.Minute
 
-// DefaultResumePrompt continues a session after a failure.
-const DefaultResumePrompt = "The previous attempt was cut off by an infrastructure error (network or API). " +
-	"Nothing is wrong with your work. Continue the task exactly where you left off; do not repeat finished steps."
+// DefaultResumePrompt continues a session after a failure (Chinese, in
+// the style of InterruptNote).
+const DefaultResumePrompt = "(框架提示:上一次尝试被基础设施故障(网络或 API)打断了,你的工作没有问题。" +
+	"从中断的地方接着做,已经做完的步骤不要重做。)"
 
 // NewResilience returns the defaults: enabled, 5 attempts, 2s doubling up
 // to 60s, idle limit DefaultIdleTimeout.

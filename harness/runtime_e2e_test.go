@@ -165,7 +165,7 @@ func TestRun_Faults(t *testing.T) {
 					t.Errorf("requests came from %d sessions, want 1: %v", len(sessions), sessions)
 				}
 				last := b.Model.Requests()[len(b.Model.Requests())-1]
-				if !strings.Contains(last.Messages().Raw, "infrastructure error") {
+				if !strings.Contains(lastUserText(last), harness.DefaultResumePrompt) {
 					t.Errorf("the resumed request does not carry the resume prompt")
 				}
 				evs := readEvents(t, rt.EventsPath())
@@ -253,7 +253,9 @@ func TestRun_GuardReportsAndWorkbench(t *testing.T) {
 	if len(tr) != 1 || !tr[0].IsError || !strings.Contains(tr[0].Content, "judge") {
 		t.Fatalf("the whitelist guard did not deny Bash for the judge: %+v", tr)
 	}
-	if !strings.Contains(reqs[0].System(), "## Workbench: "+rt.Workbench().Root()) || !strings.Contains(reqs[0].System(), "# Workbench index") {
+	firstLine := func(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+	heading, title := firstLine(rt.Workbench().PromptBlock()), firstLine(rt.Workbench().Index())
+	if !strings.Contains(heading, rt.Workbench().Root()) || !strings.Contains(reqs[0].System(), heading) || !strings.Contains(reqs[0].System(), title) {
 		t.Errorf("workbench block not in the system prompt")
 	}
 	mu.Lock()

@@ -87,13 +87,19 @@ func (w *Workbench) Ensure() error {
 // code the index guard (flower-hook index) runs, so both agree byte for byte.
 func (w *Workbench) Index() string {
 	if err := w.Refresh(); err != nil {
-		return "# Workbench index\n\n(unavailable: " + err.Error() + ")\n"
+		return indexUnavailable(err)
 	}
 	data, err := os.ReadFile(w.IndexPath())
 	if err != nil {
-		return "# Workbench index\n\n(unavailable: " + err.Error() + ")\n"
+		return indexUnavailable(err)
 	}
 	return string(data)
+}
+
+// indexUnavailable stands in for an index that cannot be read (its title
+// is the one hooks.RefreshIndex writes).
+func indexUnavailable(err error) string {
+	return "# 工作台索引\n\n(读不到: " + err.Error() + ")\n"
 }
 
 // Refresh rewrites INDEX.md (hooks.RefreshIndex).
@@ -109,16 +115,24 @@ func (w *Workbench) Refresh() error {
 // or the first docstring line, cut to 100 characters (hooks.ScriptDesc).
 func Describe(path string) string { return hooks.ScriptDesc(path) }
 
+// workbenchHeading is the prompt block's first line (%s: the root).
+const workbenchHeading = "## 工作台: %s"
+
+// externalNote tells the agents to reach a workbench outside the
+// workspace by absolute path (%s: the root).
+const externalNote = "\n工作台在工作区之外:用绝对路径访问它(%s)。\n"
+
 // PromptBlock is the text injected into the system prompt: where the
-// workbench is, its three rules, and the current index.
+// workbench is, its three rules, and the current index (Chinese, like
+// every text the model reads).
 func (w *Workbench) PromptBlock() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Workbench: %s\n\n", w.Root())
-	b.WriteString("1. Scripts you may run a second time go to scripts/, first line `# desc: <one sentence>`.\n")
-	b.WriteString("2. Results over 2000 characters go to artifacts/; in the conversation write only the path and the conclusion.\n")
-	b.WriteString("3. Key decisions go to notes/, one file per decision.\n")
+	fmt.Fprintf(&b, workbenchHeading+"\n\n", w.Root())
+	b.WriteString("1. 第二次还要跑的脚本写到 scripts/,第一行写 `# desc: <一句话说明>`。\n")
+	b.WriteString("2. 超过 2000 字的产出写到 artifacts/,对话里只给路径和结论。\n")
+	b.WriteString("3. 关键决定写到 notes/,一个决定一个文件。\n")
 	if w.External() {
-		fmt.Fprintf(&b, "\nThe workbench lies outside the workspace: access it by absolute path (%s).\n", w.Root())
+		fmt.Fprintf(&b, externalNote, w.Root())
 	}
 	b.WriteString("\n")
 	b.WriteString(w.Index())

@@ -2,6 +2,7 @@ package hooks_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,15 +20,24 @@ import (
 )
 
 // pyHook is the Python equivalent of `flower-hook delegate`: parse the same
-// JSON, decide the same way, print the same answer, report the same line.
-const pyHook = `import json, os, re, socket, sys
+// JSON, decide the same way, print the same answer (hooks.DelegateReason,
+// as a Python string literal), report the same line.
+var pyHook = strings.Replace(pyHookSource, "REASON", pyString(hooks.DelegateReason("%s")), 1)
+
+// pyString is s as a Python string literal (a JSON string is one).
+func pyString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+const pyHookSource = `import json, os, re, socket, sys
 d = json.load(sys.stdin)
 out = {}
 dec = "pass"
 if not d.get("agent_id") and re.fullmatch(r"Bash|Write|Edit|NotebookEdit", d.get("tool_name", "")):
     dec = "deny"
     out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-           "permissionDecisionReason": "The main thread does not use %s itself: delegate it with the Agent tool." % d["tool_name"]}}
+           "permissionDecisionReason": REASON % d["tool_name"]}}
 print(json.dumps(out, separators=(",", ":")))
 p = os.environ.get("FLOWER_SOCKET")
 if p:

@@ -78,7 +78,7 @@ func TestRefreshIndexStaysInItsFolder(t *testing.T) {
 	if err := RefreshIndex(root2, 0); err != nil {
 		t.Fatal(err)
 	}
-	if data, _ := os.ReadFile(filepath.Join(root2, IndexFile)); !strings.HasPrefix(string(data), "# Workbench index") {
+	if data, _ := os.ReadFile(filepath.Join(root2, IndexFile)); !strings.HasPrefix(string(data), indexTitle+"\n") {
 		t.Errorf("control not refreshed: %q", data)
 	}
 	// The index guard reports the refusal and passes.

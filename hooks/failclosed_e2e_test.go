@@ -121,7 +121,7 @@ func TestE2E_FailClosedOnBadInput(t *testing.T) {
 				}
 				continue
 			}
-			if code != hooks.ExitDeny || !strings.Contains(errb, "denied") {
+			if code != hooks.ExitDeny || !strings.Contains(errb, "flower-hook "+g[0]+hooks.UnreadableText) {
 				t.Errorf("%s on %s: exit %d stderr %q, want exit 2 with a reason", g[0], name, code, errb)
 			}
 		}

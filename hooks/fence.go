@@ -160,30 +160,45 @@ func expandHome(p string) (string, error) {
 	return p, nil
 }
 
+// The fixed sentences of the fence's deny texts, which the model reads:
+// Chinese, like every model-facing text. Each reason ends with the folders
+// the session may write to (writableNote), so the reason built without
+// them is its prefix.
+const (
+	fenceProtectedText = " 是 flower 自己的记录(运行历史、需求、目标、问答记录、交接文档和工作台索引只由 flower 来写)," +
+		"所以这次写入被拒绝。保持原样:需求或目标有错或已过时,就在回答里说出来。" +
+		"工作写在工作区里,自己的笔记作为新文件写到工作台的 notes/,长产出写到它的 artifacts/。"
+	fenceOutsideText = " 不在这个会话可以写的目录里,所以这次写入被拒绝。改为写在工作区里(相对路径从你的 cwd 算起)。" +
+		"如果工作确实需要那个目录,在回答里说出来:人可以用 flower --allow-dir DIR 放行。"
+	fenceResolvesTo  = "(实际指向 %s)"
+	fenceUnclearText = "flower-hook fence 判断不了这次写入落在哪里,为安全起见拒绝。请用工作区里的普通路径指明文件。原因: "
+)
+
 // FenceProtectedReason is the deny text for a write to flower's own state.
 func FenceProtectedReason(path string, roots []string) string {
-	return path + " is flower's own record (its run history, the brief, the goal, the Q&A log, the handoff notes " +
-		"and the workbench index are written by flower alone), so this write is denied. Leave it as it is: " +
-		"if the brief or the goal is wrong or stale, say so in your answer. Put your work in the workspace, " +
-		"your own notes as new files in the workbench's notes/ and long results in its artifacts/ (" +
-		strings.Join(roots, ", ") + ")."
+	return path + fenceProtectedText + writableNote(roots)
 }
 
 // FenceOutsideReason is the deny text for a write outside every root.
 func FenceOutsideReason(path, resolved string, roots []string) string {
 	where := path
 	if resolved != filepath.Clean(path) {
-		where += " (which resolves to " + resolved + ")"
+		where += fmt.Sprintf(fenceResolvesTo, resolved)
 	}
-	return where + " lies outside the folders this session may write to (" + strings.Join(roots, ", ") +
-		"), so this write is denied. Write inside the workspace instead (relative paths start at your cwd). " +
-		"If the work really needs that folder, say so in your answer: the person can allow it with flower --allow-dir DIR."
+	return where + fenceOutsideText + writableNote(roots)
+}
+
+// writableNote names the folders a session may write to ("" for none).
+func writableNote(roots []string) string {
+	if len(roots) == 0 {
+		return ""
+	}
+	return "可以写的目录: " + strings.Join(roots, ", ") + "。"
 }
 
 // FenceUnclearReason is the deny text for a write whose target is unclear.
 func FenceUnclearReason(err error) string {
-	return "flower-hook fence could not tell where this write goes (" + err.Error() + "), so it is denied to stay safe. " +
-		"Name the file as a plain path inside the workspace."
+	return fenceUnclearText + err.Error()
 }
 
 // resolver resolves paths with one lstat (and readlink) per distinct

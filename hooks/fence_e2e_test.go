@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowerhq/flower/hooks"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -28,7 +29,7 @@ func TestE2E_PluginFence(t *testing.T) {
 		reason string
 	}{
 		{"outside", "../outside/sub.txt", false, false, "--allow-dir"},
-		{"goal", ".flower/notes/目标.md", false, false, "flower's own record"},
+		{"goal", ".flower/notes/目标.md", false, false, hooks.FenceProtectedText},
 		{"outside, allowed", "../outside/sub.txt", true, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -63,12 +63,13 @@ func plainNames(expr string) bool {
 }
 
 // DelegateReason is the deny text of the delegate guard: it tells the main
-// thread what to do instead of using tool itself.
+// thread what to do instead of using tool itself. Like every text the
+// model reads, it is Chinese.
 func DelegateReason(tool string) string {
-	return "The main thread does not use " + tool + " itself: this session coordinates, it does not do the work. " +
-		"Delegate instead: send a subagent with the Agent tool, and in its prompt name the goal and the acceptance criteria. " +
-		"Tell it to write long results (over 2000 characters) into the workbench's artifacts/ folder " +
-		"(.flower/artifacts/ unless the workbench says otherwise) and to answer with only the file path and its conclusion."
+	return "主线程不亲自用 " + tool + ":这个会话负责协调,不亲自动手。" +
+		"改为派人:用 Agent 工具派一个 subagent,在它的任务里写明目标和验收标准。" +
+		"让它把长产出(超过 2000 字)写到工作台的 artifacts/(工作台没有另说时就是 .flower/artifacts/)," +
+		"回答里只给文件路径和结论。"
 }
 
 // Delegate is the delegate guard (PreToolUse): a main-thread call of a tool
@@ -146,9 +147,9 @@ func bashCommand(input json.RawMessage) (string, bool) {
 
 // WhitelistReason is the deny text of the whitelist guard.
 func WhitelistReason(role, tool string) string {
-	return role + " has no " + tool + ": on purpose, this is not a missing setting. " +
-		"Write your result into the text of your answer; the framework picks it up from there. " +
-		"Do not try to get around this with another tool or another way of writing."
+	return role + "没有 " + tool + ":这是有意为之,不是漏了配置。" +
+		"把结论写进你的回答正文,框架会从那里取走。" +
+		"不要尝试用别的工具或别的写法绕过。"
 }
 
 // Banned returns the hands-on tools (Bash, Write, Edit, NotebookEdit) that

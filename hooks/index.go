@@ -15,10 +15,17 @@ import (
 
 // IndexFolders are the workbench folders INDEX.md lists, with what each is for.
 var IndexFolders = []struct{ Name, Purpose string }{
-	{"scripts", "scripts worth running again; first line \"# desc: …\""},
-	{"artifacts", "long results; in the conversation only path and conclusion"},
-	{"notes", "key decisions, one file each"},
+	{"scripts", "值得再跑的脚本;第一行写 \"# desc: …\""},
+	{"artifacts", "长产出;对话里只给路径和结论"},
+	{"notes", "关键决定,一个决定一个文件"},
 }
+
+// indexTitle is INDEX.md's first line. The index is injected into the
+// system prompt, so it is Chinese like every text the model reads.
+const indexTitle = "# 工作台索引"
+
+// indexMore ends a folder's list that was cut at maxEntries.
+const indexMore = "- … 还有 %d 个\n"
 
 // IndexFile is the name of the workbench index.
 const IndexFile = "INDEX.md"
@@ -77,21 +84,21 @@ func RefreshIndex(root string, maxEntries int) error {
 		maxEntries = DefaultMaxIndexEntries
 	}
 	var b strings.Builder
-	b.WriteString("# Workbench index\n\n")
-	fmt.Fprintf(&b, "Workbench: %s\n", root)
+	b.WriteString(indexTitle + "\n\n")
+	fmt.Fprintf(&b, "工作台: %s\n", root)
 	for _, f := range IndexFolders {
 		entries, err := listFolder(filepath.Join(root, f.Name))
 		if err != nil {
 			return fmt.Errorf("hooks: refresh index: %w", err)
 		}
-		fmt.Fprintf(&b, "\n## %s/ (%s)\n\n", f.Name, f.Purpose)
+		fmt.Fprintf(&b, "\n## %s/(%s)\n\n", f.Name, f.Purpose)
 		if len(entries) == 0 {
-			b.WriteString("(empty)\n")
+			b.WriteString("(空)\n")
 			continue
 		}
 		for i, e := range entries {
 			if i == maxEntries {
-				fmt.Fprintf(&b, "- … and %d more\n", len(entries)-maxEntries)
+				fmt.Fprintf(&b, indexMore, len(entries)-maxEntries)
 				break
 			}
 			rel := f.Name + "/" + e.name

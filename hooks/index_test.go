@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,7 +69,7 @@ func TestRefreshIndex(t *testing.T) {
 	}
 	idx := string(b)
 	for _, want := range []string{"- scripts/count.sh — counts", "- artifacts/new.md (2.0 KB)", "- artifacts/old.md (3 B)",
-		"- notes/na.md", "- notes/nc.md", "- … and 2 more"} {
+		"- notes/na.md", "- notes/nc.md", fmt.Sprintf(indexMore, 2)} {
 		if !strings.Contains(idx, want) {
 			t.Errorf("index lacks %q:\n%s", want, idx)
 		}

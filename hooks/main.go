@@ -120,8 +120,7 @@ func (g guard) fail(err error, in Input, stdout, stderr io.Writer, getenv func(s
 	code := ExitOK
 	if g.failClosed {
 		d.Verdict = Deny
-		d.Reason = "flower-hook " + g.name + " could not understand this tool call (" + err.Error() +
-			"), so it is denied to stay safe."
+		d.Reason = unreadableReason(g.name, err)
 		fmt.Fprintln(stderr, d.Reason)
 		code = ExitDeny
 	} else {
@@ -332,4 +331,13 @@ func runIsEphemeral(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	}
 	fmt.Fprintln(stdout, "not ephemeral")
 	return ExitError
+}
+
+// unreadableText is the fixed part of unreadableReason.
+const unreadableText = " 看不懂这次工具调用,为安全起见拒绝。原因: "
+
+// unreadableReason is the deny text of a deny guard that could not read
+// the tool call (it goes to the model on stderr, exit 2).
+func unreadableReason(guard string, err error) string {
+	return "flower-hook " + guard + unreadableText + err.Error()
 }

@@ -51,7 +51,7 @@ func TestRunFailsClosedAndOpen(t *testing.T) {
 			if code != g.wantCode {
 				t.Errorf("%s on %s: exit %d, want %d (stderr %q)", g.args[0], name, code, g.wantCode, errs)
 			}
-			if g.wantCode == ExitDeny && !strings.Contains(errs, "denied to stay safe") {
+			if g.wantCode == ExitDeny && !strings.Contains(errs, "flower-hook "+g.args[0]+unreadableText) {
 				t.Errorf("%s on %s: no reason on stderr: %q", g.args[0], name, errs)
 			}
 			if g.wantCode == ExitOK && strings.TrimSpace(out) != "{}" {
@@ -96,7 +96,7 @@ func TestRunDecisions(t *testing.T) {
 		{"delegate passes subagent", []string{"delegate"}, strings.Replace(mainBash, `"t1"`, `"t1","agent_id":"a9"`, 1), `{}`},
 		{"delegate custom tools", []string{"delegate", "--tools", "Write"}, mainBash, `{}`},
 		{"delegate glance", []string{"delegate", "--glance"}, strings.Replace(mainBash, "make", "git log -3", 1), `{}`},
-		{"whitelist", []string{"whitelist", "--allow", "Read", "--role", "clarify"}, mainBash, `clarify has no Bash`},
+		{"whitelist", []string{"whitelist", "--allow", "Read", "--role", "clarify"}, mainBash, WhitelistReason("clarify", "Bash")},
 		{"isolate", []string{"isolate", "--roles", "w"}, `{"hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"description":"d","prompt":"p","subagent_type":"w"}}`,
 			`"updatedInput":{"description":"d","isolation":"worktree","prompt":"p","subagent_type":"w"}`},
 	}
@@ -145,7 +145,7 @@ func TestRunReportsToSocket(t *testing.T) {
 	case line := <-lines:
 		// A denial carries the reason the model was told (flower claude
 		// prints it off a terminal; runs show lists it).
-		want := `{"v":1,"kind":"guard","guard":"delegate","decision":"deny","tool":"Bash","tool_use_id":"t1","session_id":"s1","agent_id":"","detail":{"reason":"The main thread does not use Bash itself`
+		want := `{"v":1,"kind":"guard","guard":"delegate","decision":"deny","tool":"Bash","tool_use_id":"t1","session_id":"s1","agent_id":"","detail":{"reason":` + jsonQuoted(DelegateReason("Bash"))
 		if !strings.HasPrefix(line, want) || !strings.HasSuffix(line, `"}}`) {
 			t.Errorf("report\n got %s\nwant %s", line, want)
 		}
@@ -197,3 +197,19 @@ func TestRunIsEphemeral(t *testing.T) {
 		}
 	}
 }
+
+// jsonQuoted is s as a JSON string, the way the report line carries it.
+func jsonQuoted(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// Fixed parts of the model-facing texts, for the external tests
+// (package hooks_test): they match these, not the wording.
+var (
+	UnreadableText     = unreadableText
+	FenceProtectedText = fenceProtectedText
+	FenceOutsideText   = fenceOutsideText
+	// SpillPointerLead is how every spill pointer starts.
+	SpillPointerLead = spillPointerFormat[:strings.IndexByte(spillPointerFormat, '%')]
+)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowerhq/flower/hooks"
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
@@ -28,7 +29,7 @@ func TestE2E_PluginDeniesMainThreadBash(t *testing.T) {
 	if init := run.OfType("system", "init"); len(init) == 0 || !strings.Contains(init[0].Get("plugins").Raw, `"flower"`) {
 		t.Errorf("plugin not listed in system/init")
 	}
-	if r := lastResult(t, bed.Model.RequestsFor("main")[1]); !r.IsError || !strings.Contains(r.Content, "Agent tool") {
+	if r := lastResult(t, bed.Model.RequestsFor("main")[1]); !r.IsError || !strings.Contains(r.Content, hooks.DelegateReason("Bash")) {
 		t.Errorf("plugin did not deny the main-thread Bash: %+v", r)
 	}
 	if _, err := os.Stat(filepath.Join(bed.Workspace, "plugin-out.txt")); err == nil {
@@ -38,7 +39,8 @@ func TestE2E_PluginDeniesMainThreadBash(t *testing.T) {
 	// into the project's .flower/spill/.
 	glance := lastResult(t, bed.Model.RequestsFor("main")[2])
 	files, _ := filepath.Glob(filepath.Join(bed.Workspace, ".flower", "spill", "*.txt"))
-	if glance.IsError || !strings.HasPrefix(glance.Content, "[spilled: 14999 chars") || len(files) != 1 {
+	if glance.IsError || len(files) != 1 || !strings.HasPrefix(glance.Content, hooks.SpillPointerLead) ||
+		!strings.Contains(glance.Content, " 14999") || !strings.Contains(glance.Content, files[0]) {
 		t.Errorf("plugin glance/spill: files %v, result %.200q", files, glance.Content)
 	}
 }

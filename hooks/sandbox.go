@@ -124,7 +124,7 @@ func sandboxed(in Input, sb Sandboxing, scratch bool, detail map[string]any) Dec
 		updated, err = SandboxInput(in.ToolInput, func(cmd string) (string, error) { return sb.Line(cmd, scratch) })
 	}
 	if err != nil {
-		return Decision{Verdict: Deny, Reason: "flower-hook could not put this command into the read-only sandbox (" + err.Error() + "); send a subagent instead.",
+		return Decision{Verdict: Deny, Reason: unsandboxedReason(err),
 			Detail: map[string]any{"error": err.Error()}}
 	}
 	if detail == nil {
@@ -329,3 +329,10 @@ func runSandbox(args []string, stderr io.Writer, getenv func(string) string) int
 	}
 	return 0
 }
+
+// unsandboxedText is the fixed part of unsandboxedReason.
+const unsandboxedText = "flower-hook 没法把这条命令放进只读沙箱,改为派一个 subagent 去做。原因: "
+
+// unsandboxedReason is the deny text for a glance that could not be put
+// into the read-only sandbox.
+func unsandboxedReason(err error) string { return unsandboxedText + err.Error() }

@@ -171,12 +171,15 @@ func (s *spiller) walk(obj map[string]any) {
 	}
 }
 
+// spillPointerFormat is the pointer line (characters, file, preview
+// length) and the preview: the model reads it, so it is Chinese.
+const spillPointerFormat = "[输出太长,已转存: 共 %d 字,全文在 %s(需要时用 Read 读取)。下面是前 %d 字:]\n%s"
+
 // SpillPointer is what stays in context for a spilled text: one pointer
 // line, then the first SpillPreviewChars characters.
 func SpillPointer(path, text string) string {
 	preview := textclip.Runes(text, SpillPreviewChars)
-	return fmt.Sprintf("[spilled: %d chars, full text in %s (Read it for more). First %d chars:]\n%s",
-		utf8.RuneCountInString(text), path, SpillPreviewChars, preview)
+	return fmt.Sprintf(spillPointerFormat, utf8.RuneCountInString(text), path, SpillPreviewChars, preview)
 }
 
 // writeSpill stores text as dir/<sha256[:16]>.txt (content-addressed, so a

@@ -62,8 +62,8 @@ func TestE2E_SpillKeepsPointerReadBackWholeReadInOwnShape(t *testing.T) {
 	// 1. Bash: pointer + first 400 chars; the full text on disk.
 	bash := lastResult(t, reqs[1])
 	want := filepath.Join(wb, "spill", sha16(big)+".txt")
-	pointer, rest, _ := strings.Cut(bash.Content, "\n")
-	if !strings.HasPrefix(pointer, "[spilled: 20000 chars, full text in "+want) || rest != strings.TrimRight(big[:hooks.SpillPreviewChars], "\n") {
+	_, rest, _ := strings.Cut(bash.Content, "\n")
+	if bash.Content != strings.TrimRight(hooks.SpillPointer(want, big), "\n") || rest != strings.TrimRight(big[:hooks.SpillPreviewChars], "\n") {
 		// (the CLI trims trailing whitespace off a tool result; the 400th char is a newline)
 		t.Errorf("Bash result is not pointer + 400 chars (%d chars): %q", len(bash.Content), bash.Content)
 	}
@@ -72,17 +72,17 @@ func TestE2E_SpillKeepsPointerReadBackWholeReadInOwnShape(t *testing.T) {
 	}
 	// 2. Reading the spill file back is not spilled again.
 	back := lastResult(t, reqs[2])
-	if back.IsError || strings.Contains(back.Content, "[spilled:") || !strings.Contains(back.Content, "line 00399") {
+	if back.IsError || strings.Contains(back.Content, hooks.SpillPointerLead) || !strings.Contains(back.Content, "line 00399") {
 		t.Errorf("read-back of the spill file is not whole (%d chars): %.200q", len(back.Content), back.Content)
 	}
 	// 3. A big Read is spilled in Read's own shape.
 	read := lastResult(t, reqs[3])
-	if !strings.Contains(read.Content, "[spilled: ") || strings.Contains(read.Content, "line 00399") {
+	if !strings.Contains(read.Content, hooks.SpillPointerLead) || strings.Contains(read.Content, "line 00399") {
 		t.Errorf("Read of big.txt not spilled: %.300q", read.Content)
 	}
 	shaped := false
 	for _, l := range run.OfType("user") {
-		if c := l.Get("tool_use_result.file.content").String(); l.Get("tool_use_result.type").String() == "text" && strings.HasPrefix(c, "[spilled: ") {
+		if c := l.Get("tool_use_result.file.content").String(); l.Get("tool_use_result.type").String() == "text" && strings.HasPrefix(c, hooks.SpillPointerLead) {
 			shaped = true
 		}
 	}
@@ -90,7 +90,7 @@ func TestE2E_SpillKeepsPointerReadBackWholeReadInOwnShape(t *testing.T) {
 		t.Errorf("no Read tool_use_result of shape {type:text, file:{content:[spilled…]}} in the stream")
 	}
 	// 4. Grep's content mode too.
-	if g := lastResult(t, reqs[4]); !strings.Contains(g.Content, "[spilled: ") {
+	if g := lastResult(t, reqs[4]); !strings.Contains(g.Content, hooks.SpillPointerLead) {
 		t.Errorf("Grep content not spilled: %.300q", g.Content)
 	}
 }

@@ -121,7 +121,7 @@ func TestSpillEveryBulkyToolInItsOwnShape(t *testing.T) {
 			}
 			text := v.(string)
 			file := filepath.Join(dir, "spill", sha16(big)+".txt")
-			if !strings.HasPrefix(text, "[spilled: 10000 chars, full text in "+file) || !strings.HasSuffix(text, "\n"+big[:SpillPreviewChars]) {
+			if text != SpillPointer(file, big) || !strings.Contains(text, file) || !strings.Contains(text, "10000") || !strings.HasSuffix(text, "\n"+big[:SpillPreviewChars]) {
 				t.Errorf("field %v = %.200q", tt.field, text)
 			}
 			if b, err := os.ReadFile(file); err != nil || string(b) != big {
@@ -184,7 +184,7 @@ func TestSpillSubagentByDefaultAndUnicode(t *testing.T) {
 		t.Fatalf("verdict %s", d.Verdict)
 	}
 	out := decode(t, d.UpdatedToolOutput)
-	if s := out["stdout"].(string); !strings.HasSuffix(s, "\n"+strings.Repeat("花", SpillPreviewChars)) || !strings.Contains(s, "4001 chars") {
+	if s := out["stdout"].(string); !strings.HasSuffix(s, "\n"+strings.Repeat("花", SpillPreviewChars)) || !strings.Contains(s, " 4001") {
 		t.Errorf("stdout %.120q", s)
 	}
 	if out["stderr"] != "<&>" {

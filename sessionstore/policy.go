@@ -52,7 +52,8 @@ func DefaultPrunePolicy() PrunePolicy { return PrunePolicy{KeepDenials: 1} }
 
 // RepairText is the content of the synthetic tool_result given to a tool_use
 // that never got one (the session was interrupted or crashed mid-call).
-const RepairText = "[flower: this tool call never returned a result — the session was interrupted or crashed while it ran. Its outcome is unknown; check the state before relying on it.]"
+// Chinese, in the style of DefaultEphemeralText.
+const RepairText = "[这次工具调用没有返回结果:它执行时会话被打断或崩溃了,结果未知。依赖它之前请先检查当前状态]"
 
 // TrimReport says what the last load pipeline did; sizes are in bytes of JSON text.
 type TrimReport struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowerhq/flower/hooks"
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
@@ -117,7 +118,8 @@ func TestE2E_FenceKeepsTheGoal(t *testing.T) {
 		if len(res) != 3 {
 			t.Fatalf("coder saw %d tool results, want 3: %+v", len(res), res)
 		}
-		if !res[0].IsError || !strings.Contains(res[0].Content, "flower's own record") {
+		goalPath := filepath.Join(notes, "目标.md")
+		if !res[0].IsError || !strings.Contains(res[0].Content, hooks.FenceProtectedReason(goalPath, nil)) {
 			t.Errorf("the forged goal's Write was not denied with the fence's reason: %+v", res[0])
 		}
 		if _, err := os.Stat(filepath.Join(notes, "决定-1.md")); err != nil || res[2].IsError {
@@ -178,7 +180,10 @@ func TestE2E_FenceStopsAMainThreadWrite(t *testing.T) {
 			}
 			return
 		}
-		if err == nil || !res[0].IsError || !strings.Contains(res[0].Content, "outside the folders") {
+		// (the CLI cleans the path it hands to the hook)
+		target := filepath.Join(outside, "x.txt")
+		resolved, _ := filepath.EvalSymlinks(outside)
+		if err == nil || !res[0].IsError || !strings.Contains(res[0].Content, hooks.FenceOutsideReason(target, filepath.Join(resolved, "x.txt"), nil)) {
 			t.Errorf("the main thread's Write to ../outside was not denied (landed: %v): %+v", err == nil, res[0])
 		}
 	})
@@ -227,7 +232,8 @@ func TestE2E_FenceLetsTheIsolatedCoderWrite(t *testing.T) {
 			t.Errorf("the coder's Write into %s was denied: %+v", what, r)
 		}
 	}
-	if r := res[4]; !r.IsError || !strings.Contains(r.Content, "flower's own record") {
+	goal := filepath.Join(filepath.Dir(bed.Workspace), ".flower-"+filepath.Base(bed.Workspace), "notes", "目标.md")
+	if r := res[4]; !r.IsError || !strings.Contains(r.Content, hooks.FenceProtectedReason(goal, nil)) {
 		t.Errorf("control: the goal in the outside workbench was not fenced: %+v", r)
 	}
 }
