@@ -350,6 +350,11 @@ func (p *plan) editContentBlock(m *lineMeta, line, b string) (editBlock, error) 
 	return bk, nil
 }
 
+// trimPointerFormat is what replaces a result trimmed on resume (its
+// characters, the spill file, its lines from-to, offset and limit for
+// Read): the model reads it, so it is Chinese like every model-facing text.
+const trimPointerFormat = "[恢复会话时已截断: %d 字移到 %s 第 %d-%d 行,全文请用 Read 读取该文件(offset %d, limit %d)]"
+
 // trimBody moves a tool result's body into the spill file and returns the
 // pointer text that replaces it.
 func (p *plan) trimBody(id, body string) ([]byte, error) {
@@ -367,8 +372,7 @@ func (p *plan) trimBody(id, body string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trim: %w", err)
 	}
-	pointer := fmt.Sprintf("[trimmed on resume: %d chars moved to %s lines %d-%d — Read that file (offset %d, limit %d) for the full text]",
-		p.trim[id], file, from, to, from, to-from+1)
+	pointer := fmt.Sprintf(trimPointerFormat, p.trim[id], file, from, to, from, to-from+1)
 	if p.preview > 0 {
 		pointer += "\n" + textclip.Runes(head, p.preview)
 	}

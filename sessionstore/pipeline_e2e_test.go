@@ -204,7 +204,7 @@ func TestE2E_ResumeExpiresTrimsAndKeepsRawRows(t *testing.T) {
 	// Still byte-identical after the resume appended to the same key.
 	rows, _ = st.Load(t.Context(), key)
 	for _, r := range rows {
-		if strings.Contains(string(r), "trimmed on resume") || strings.Contains(string(r), "的结果已过期") {
+		if strings.Contains(string(r), trimPointerLead()) || strings.Contains(string(r), "的结果已过期") {
 			t.Fatalf("a raw row was changed by the pipeline: %.200s", r)
 		}
 	}
@@ -217,20 +217,19 @@ func spillPointer(t *testing.T, content string) string {
 	return file
 }
 
+// trimPointerLead is how every trim pointer starts.
+func trimPointerLead() string {
+	return sessionstore.TrimPointerFormat[:strings.IndexByte(sessionstore.TrimPointerFormat, '%')]
+}
+
 // spilled reads back the text a trim pointer points at: lines A-B of the
 // spill file it names.
 func spilled(t *testing.T, content string) (file, text string) {
 	t.Helper()
-	const pre = "[trimmed on resume: "
-	if !strings.HasPrefix(content, pre) {
+	if !strings.HasPrefix(content, trimPointerLead()) {
 		t.Fatalf("result is not a spill pointer: %.120q", content)
 	}
-	_, rest, _ := strings.Cut(content, " moved to ")
-	file, rest, ok := strings.Cut(rest, " lines ")
-	var from, to int
-	if _, err := fmt.Sscanf(rest, "%d-%d", &from, &to); !ok || err != nil {
-		t.Fatalf("no file and lines in pointer %.200q", content)
-	}
+	file, from, to := readTrimPointer(t, content)
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatalf("spill file: %v", err)

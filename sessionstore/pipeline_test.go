@@ -215,7 +215,7 @@ func TestTrim(t *testing.T) {
 		t.Errorf("result in the last keep_recent turns changed")
 	}
 	img := resultOf(out, "t_img").Array()
-	if len(img) != 2 || img[1].Raw != image || !strings.HasPrefix(img[0].Get("text").String(), "[trimmed on resume: ") {
+	if len(img) != 2 || img[1].Raw != image || !strings.HasPrefix(img[0].Get("text").String(), sessionstore.TrimPointerFormat[:strings.IndexByte(sessionstore.TrimPointerFormat, '%')]) {
 		t.Errorf("mixed result = %s, want [pointer text block, the image block untouched]", resultOf(out, "t_img").Raw)
 	}
 	for _, e := range out {
@@ -342,7 +342,7 @@ func TestPreviewWritesNothing(t *testing.T) {
 	if err != nil || prep.Trimmed != 1 || prep.SpillFiles != 0 {
 		t.Fatalf("Preview: report %+v, err %v", prep, err)
 	}
-	file := strings.Fields(strings.SplitN(resultOf(preview, "t_old").String(), " moved to ", 2)[1])[0]
+	file, _, _ := readTrimPointer(t, resultOf(preview, "t_old").String())
 	if _, err := os.Stat(file); !os.IsNotExist(err) {
 		t.Fatalf("Preview wrote %s (stat: %v)", file, err)
 	}
@@ -356,4 +356,15 @@ func TestPreviewWritesNothing(t *testing.T) {
 	if _, text := spilled(t, resultOf(loaded, "t_old").String()); text != strings.TrimSuffix(long, "\n") {
 		t.Fatal("the spill file LoadForResume wrote does not hold the text at the lines Preview named")
 	}
+}
+
+// readTrimPointer reads a trim pointer (sessionstore.TrimPointerFormat):
+// the spill file it names and its lines from-to.
+func readTrimPointer(t *testing.T, content string) (file string, from, to int) {
+	t.Helper()
+	var chars, offset, limit int
+	if _, err := fmt.Sscanf(content, sessionstore.TrimPointerFormat, &chars, &file, &from, &to, &offset, &limit); err != nil || offset != from {
+		t.Fatalf("not a trim pointer: %.200q (%v)", content, err)
+	}
+	return file, from, to
 }
