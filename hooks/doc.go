@@ -60,10 +60,14 @@
 //
 // # Choices
 //
-//   - Deny texts are English renderings of the Chinese rule texts (delegate:
-//     send a subagent with the Agent tool, name goal and acceptance
-//     criteria, long results to the workbench's artifacts/, answer with path
-//     and conclusion; whitelist: "<role> has no <tool>: on purpose …").
+//   - Deny texts, the spill pointer and INDEX.md are Chinese, like every
+//     text the model reads (delegate: send a subagent with the Agent tool,
+//     name goal and acceptance criteria, long results to the workbench's
+//     artifacts/, answer with path and conclusion; whitelist: "<role>没有
+//     <tool>:这是有意为之 …"). A reason with variable parts is built from
+//     fixed texts (tests match those, not the wording). The fail-closed
+//     wrapper's "flower-hook was not found … install it" stays English:
+//     only a person can act on it.
 //   - spill replaces every string field longer than the threshold found
 //     through nested objects (never lists, never objects whose "type" is
 //     not "text", never base64 or isImage output), each into its own
