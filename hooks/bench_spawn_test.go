@@ -38,7 +38,7 @@ if not d.get("agent_id") and re.fullmatch(r"Bash|Write|Edit|NotebookEdit", d.get
     dec = "deny"
     out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
            "permissionDecisionReason": REASON % d["tool_name"]}}
-print(json.dumps(out, separators=(",", ":")))
+sys.stdout.buffer.write(json.dumps(out, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
 p = os.environ.get("FLOWER_SOCKET")
 if p:
     try:
