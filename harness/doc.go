@@ -14,7 +14,9 @@
 //   - Decide: the attempt's typed outcome takes one of four exits: success;
 //     human interrupt (resume the same session with the words +
 //     InterruptNote, not counted); context full (the same session writes its
-//     handoff document, a fresh session starts from its prompt block);
+//     handoff document with the budget lifted and max turns kept, a fresh
+//     session starts from its prompt block, followed by the words of a
+//     human interrupt that landed in that attempt or its writing round);
 //     retryable failure (classify, wait until the API answers, back off,
 //     resume the same session).
 //   - Result: the finished StepResult is returned and written to the run's
