@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -14,7 +15,7 @@ import (
 // -ldflags -X set it; the control, the same build without them, says
 // "unknown commit". setup.sh sets exactly these variables.
 func TestE2E_VersionCommitFromLdflags(t *testing.T) {
-	skipShort(t, "it builds flower twice")
+	flowerbin.SkipShort(t, "it builds flower twice")
 	setup, err := os.ReadFile(filepath.Join(testbed.RepoRoot(t), "scripts", "setup.sh"))
 	if err != nil {
 		t.Fatal(err)
