@@ -557,19 +557,17 @@ func BenchmarkWorkerOverhead(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			for {
+			// Seen done within a poll (at most 200 ms) of its end.
+			testbed.Await(b, testbed.Cap, fmt.Sprintf("job %d's end", id), func() bool {
 				j, err := f.Get(context.Background(), id)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if j.State == "completed" {
-					break
-				}
-				if j.State != "available" && j.State != "running" {
+				if j.State != "completed" && j.State != "available" && j.State != "running" {
 					b.Fatalf("job %d: %+v", id, j)
 				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				return j.State == "completed"
+			})
 			queued = append(queued, time.Since(t0))
 		}
 		if i%2 == 0 {
