@@ -228,6 +228,7 @@ func TestE2E_ClaudeDropIn_MirrorAfterSIGTERM(t *testing.T) {
 // claude (a stand-in that leaves a marker), so the test can fail.
 func TestE2E_ClaudeDropInRefusesWithoutHookBinary(t *testing.T) {
 	flowerbin.SkipShort(t, "it builds flower and runs it")
+	t.Parallel()
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "claude-ran")
