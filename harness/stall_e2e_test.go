@@ -124,7 +124,9 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // the result stands after the result grace, the model gets no turn after
 // the shell (the CLI itself would wait for it and take one, whose text
 // would be the step's), and the shell dies with the step: no process that
-// would touch the marker is left (awaited, not slept past its 15 s).
+// would touch the marker is left (awaited, not slept past its 15 s; the
+// marker itself proved nothing once a loaded machine ran the step longer
+// than the shell's sleep).
 func TestRun_BackgroundShellDoesNotHoldTheStep(t *testing.T) {
 	t.Parallel()
 	var marker string
@@ -169,8 +171,5 @@ func TestRun_BackgroundShellDoesNotHoldTheStep(t *testing.T) {
 	}
 	if !testbed.Eventually(10*time.Second, func() bool { return len(testbed.Mentioning(marker)) == 0 }) {
 		t.Fatalf("the background shell outlived the step: %v", testbed.Mentioning(marker))
-	}
-	if fileExists(marker) {
-		t.Error("the background shell touched its marker")
 	}
 }
