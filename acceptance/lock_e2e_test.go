@@ -17,7 +17,7 @@ import (
 )
 
 // heldScript: the coordinator polls its inbox until the file release
-// exists (pollingScript), which holds the flow as long as the test wants.
+// exists (flowerbin.PollingScript), which holds the flow as long as the test wants.
 func heldScript(release string) func(string) *scripted.Script {
 	return func(string) *scripted.Script {
 		return flowerbin.PollingScript(func(r scripted.Request) string {

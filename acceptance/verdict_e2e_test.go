@@ -27,7 +27,7 @@ const (
 
 // untypedMark as a judge reply's Structured makes it Markdown only: the
 // judge never calls StructuredOutput. Any other reply without a typed value
-// gets the one its Markdown stands for (typedJudge).
+// gets the one its Markdown stands for (flowerbin.TypedJudge).
 const untypedMark = "untyped"
 
 // verdictScript is a quick starter flow for the verdict tests: a clarifier

@@ -15,7 +15,7 @@ import (
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
-// schemaLines is jsonLines with every line held to the --json schema.
+// schemaLines is flowerbin.JSONLines with every line held to the --json schema.
 func schemaLines(t *testing.T, out []byte, what string) []gjson.Result {
 	t.Helper()
 	lines := flowerbin.JSONLines(t, out)
