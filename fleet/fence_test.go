@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/flowerhq/flower/testkit/testbed"
 )
 
 // TestStaleWorkerCannotTouchTheJob is issue 33's paused worker in one
@@ -35,6 +37,15 @@ func staleWorker(t *testing.T, control bool) {
 		if _, err := f.pool.Exec(ctx, "DROP TRIGGER flower_fence ON river_job"); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// Every try to end a running flow's job is noted (a trigger that fires
+	// before the fence and changes nothing), so the test can await A's.
+	if _, err := f.pool.Exec(ctx, `CREATE TABLE test_job_ends (worker text);
+CREATE FUNCTION test_note_end() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO test_job_ends VALUES (coalesce(NEW.metadata->'output'->'fence'->>'worker', '')); RETURN NEW; END $$;
+CREATE TRIGGER a_note_end BEFORE UPDATE ON river_job FOR EACH ROW
+    WHEN (OLD.kind = 'flower_flow' AND OLD.state = 'running' AND NEW.state <> 'running') EXECUTE FUNCTION test_note_end();`); err != nil {
+		t.Fatal(err)
 	}
 	var frozen atomic.Bool
 	var runs atomic.Int32
@@ -69,22 +80,26 @@ func staleWorker(t *testing.T, control bool) {
 	close(wake)
 	frozen.Store(false)
 	if control {
-		await(t, "control: A's hand-back applied to B's running job", func() bool { return state(t, f, id) != "running" })
+		testbed.Await(t, 30*time.Second, "control: A's hand-back applied to B's running job", func() bool { return state(t, f, id) != "running" })
 		close(bRelease)
 		stopB()
 		return
 	}
 	// A's end is refused: await its word, then B's job is still B's.
-	await(t, "A's attempt row not overwritten and B still running", func() bool {
+	testbed.Await(t, 30*time.Second, "A's attempt row not overwritten and B still running", func() bool {
 		j, _ := f.Get(ctx, id)
 		return j.State == "running" && j.Worker == "B" && len(j.Attempts) == 2
 	})
-	time.Sleep(500 * time.Millisecond) // A's completer has had its go
+	testbed.Await(t, 30*time.Second, "A's completer's try to end the job", func() bool {
+		var n int
+		f.pool.QueryRow(ctx, "SELECT count(*) FROM test_job_ends WHERE worker = 'A'").Scan(&n)
+		return n > 0
+	})
 	if j, _ := f.Get(ctx, id); j.State != "running" || j.Worker != "B" {
 		t.Fatalf("A's stale hand-back changed B's job: %+v", j)
 	}
 	close(bRelease)
-	await(t, "B's end", func() bool { return state(t, f, id) == "completed" })
+	testbed.Await(t, 30*time.Second, "B's end", func() bool { return state(t, f, id) == "completed" })
 	stopB()
 	j, _ := f.Get(ctx, id)
 	if runs.Load() != 2 || j.Attempt != 2 || len(j.Attempts) != 2 || j.Verdict != "achieved" || j.TakenOver != 1 {
@@ -95,7 +110,7 @@ func staleWorker(t *testing.T, control bool) {
 	}
 	// A goes on serving.
 	id2 := add(t, f, "second")
-	await(t, "A serves the next flow", func() bool { return state(t, f, id2) == "completed" })
+	testbed.Await(t, 30*time.Second, "A serves the next flow", func() bool { return state(t, f, id2) == "completed" })
 	if j, _ := f.Get(ctx, id2); j.Worker != "A" {
 		t.Errorf("the next flow ran on %s", j.Worker)
 	}
@@ -149,13 +164,13 @@ func TestWaitAndPermanent(t *testing.T) {
 	defer stop()
 	busy, missing, flaky := add(t, f, "busy"), add(t, f, "missing"), add(t, f, "flaky")
 	<-seen
-	await(t, "the outcomes", func() bool {
+	testbed.Await(t, 30*time.Second, "the outcomes", func() bool {
 		j, _ := f.Get(context.Background(), flaky)
 		return state(t, f, missing) == "cancelled" && j.State != "running" && len(j.Errors) > 0
 	})
-	await(t, "the busy flow's second try", func() bool { return waited.Load() >= 2 })
+	testbed.Await(t, 30*time.Second, "the busy flow's second try", func() bool { return waited.Load() >= 2 })
 	close(release)
-	await(t, "the busy flow's end", func() bool { return state(t, f, busy) == "completed" })
+	testbed.Await(t, 30*time.Second, "the busy flow's end", func() bool { return state(t, f, busy) == "completed" })
 	ctx := context.Background()
 	if j, _ := f.Get(ctx, busy); j.Attempt != 1 || len(j.Attempts) != 1 {
 		t.Errorf("the flow that waited spent attempts: %d, rows %d", j.Attempt, len(j.Attempts))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowerhq/flower/testkit/pgtest"
+	"github.com/flowerhq/flower/testkit/testbed"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -162,17 +163,6 @@ func work(t testing.TB, f *Fleet, id string, rescueAfter, grace time.Duration, r
 	}
 }
 
-func await(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("%s did not happen", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestLiveLongFlowNotTakenOver: a flow that runs ten times --rescue-after
 // on a live worker, with a second worker looking for flows to take over all
 // along, ends on its first attempt, once.
@@ -191,9 +181,9 @@ func TestLiveLongFlowNotTakenOver(t *testing.T) {
 	}
 	stop1 := work(t, f, "w1", rescue, time.Minute, runner)
 	id := add(t, f, "long")
-	await(t, "the flow's start", func() bool { return state(t, f, id) == "running" })
+	testbed.Await(t, 30*time.Second, "the flow's start", func() bool { return state(t, f, id) == "running" })
 	stop2 := work(t, f, "w2", rescue, time.Minute, runner)
-	await(t, "the flow's end", func() bool { return state(t, f, id) == "completed" })
+	testbed.Await(t, 30*time.Second, "the flow's end", func() bool { return state(t, f, id) == "completed" })
 	stop1()
 	stop2()
 	j, _ := f.Get(context.Background(), id)
@@ -217,7 +207,7 @@ func TestOutcomes(t *testing.T) {
 	}
 	stop := work(t, f, "w1", time.Minute, time.Minute, runner)
 	notYet, unreachable, fails := add(t, f, "not yet"), add(t, f, "unreachable"), add(t, f, "fails")
-	await(t, "the outcomes", func() bool {
+	testbed.Await(t, 30*time.Second, "the outcomes", func() bool {
 		return state(t, f, notYet) == "completed" && state(t, f, unreachable) == "completed" && state(t, f, fails) == "retryable"
 	})
 	stop()
@@ -240,11 +230,11 @@ func TestOutcomes(t *testing.T) {
 // again.
 func TestGracefulStop(t *testing.T) {
 	f := open(t)
-	started := make(chan string, 2)
+	started, stopping := make(chan string, 2), make(chan struct{})
 	runner := func(ctx context.Context, r *FlowRun) (Outcome, error) {
 		started <- r.Args.Ask
 		if r.Args.Ask == "quick" {
-			time.Sleep(100 * time.Millisecond)
+			<-stopping // ends once the stop has begun, within the grace period
 			return Outcome{Verdict: "achieved"}, nil
 		}
 		<-ctx.Done()
@@ -259,6 +249,7 @@ func TestGracefulStop(t *testing.T) {
 	<-started
 	<-started
 	cancel()
+	close(stopping)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -288,11 +279,19 @@ func TestLostLeaseStopsFlowsWorkerGoesOn(t *testing.T) {
 		close(stopped)
 		return Outcome{}, ctx.Err()
 	}
-	stop := work(t, f, "w1", 300*time.Millisecond, time.Minute, runner)
+	stop := work(t, f, "w1", time.Second, time.Minute, runner) // a lease a loaded machine renews in time
 	defer stop()
 	id := add(t, f, "fenced")
-	await(t, "the flow's start", func() bool { return state(t, f, id) == "running" })
-	time.Sleep(time.Second) // several renewals
+	testbed.Await(t, 30*time.Second, "the flow's start", func() bool { return state(t, f, id) == "running" })
+	// Several renewals (each moves the lease's end) pass with the flow running.
+	leaseEnds := map[time.Time]bool{}
+	testbed.Await(t, 30*time.Second, "three renewals of w1's lease", func() bool {
+		var end time.Time
+		if err := f.pool.QueryRow(context.Background(), "SELECT expires_at FROM flower_workers WHERE id = 'w1'").Scan(&end); err == nil {
+			leaseEnds[end] = true
+		}
+		return len(leaseEnds) > 3
+	})
 	select {
 	case <-stopped:
 		t.Fatal("control: the flow stopped although the lease was renewed")
@@ -306,7 +305,7 @@ func TestLostLeaseStopsFlowsWorkerGoesOn(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the flow ran on after its worker lost the lease")
 	}
-	await(t, "the flow taken again by the same worker", func() bool { return state(t, f, id) == "completed" })
+	testbed.Await(t, 30*time.Second, "the flow taken again by the same worker", func() bool { return state(t, f, id) == "completed" })
 	if j, _ := f.Get(context.Background(), id); j.Verdict != "achieved" || j.Worker != "w1" || runs.Load() != 2 {
 		t.Errorf("after the lost lease: %+v, runs %d", j, runs.Load())
 	}

@@ -123,6 +123,7 @@ func parsedHereDoc(cmd string) (body string, stmts int, ok bool) {
 // ends where bash ends it, with the body bash feeds (cat's output, then
 // AFTER from the one command after it).
 func TestDifferentialHereDocs(t *testing.T) {
+	t.Parallel()
 	needBash(t)
 	dir, path := t.TempDir(), catOnlyPath(t)
 	cmds := hereDocCommands(32, 400)
@@ -160,6 +161,7 @@ var commentPieces = []string{"\\", "\\\\", "x", "'", `"`, "$'", "`", " ", "#", "
 // "echo AFTER" is two commands to bash as to the parser (a comment ends at
 // the newline; the parser joins a backslash-newline into it).
 func TestDifferentialComments(t *testing.T) {
+	t.Parallel()
 	needBash(t)
 	dir, path := t.TempDir(), catOnlyPath(t)
 	r := rand.New(rand.NewSource(32))
@@ -202,6 +204,7 @@ var (
 // bash exactly the echo commands the parser shows the classifier (the
 // markers bash prints are those of the parser's echo words, in order).
 func TestDifferentialStatements(t *testing.T) {
+	t.Parallel()
 	needBash(t)
 	dir, path := t.TempDir(), catOnlyPath(t)
 	r := rand.New(rand.NewSource(32))
@@ -299,6 +302,7 @@ func fdCommandsGen(seed int64, n int) []string {
 // victim file when bash runs it; the generator also makes commands that
 // do (1<victim >/dev/stdout), and each of those must be refused.
 func TestDifferentialFdTable(t *testing.T) {
+	t.Parallel()
 	needBash(t)
 	path := catOnlyPath(t)
 	const precious = "precious\n"

@@ -234,6 +234,7 @@ func differential(t *testing.T, cmds []string) int {
 }
 
 func TestDifferentialTables(t *testing.T) {
+	t.Parallel()
 	n := differential(t, allCases())
 	if n < 300 {
 		t.Fatalf("only %d simple commands compared", n)
@@ -312,6 +313,7 @@ func fuzzCommands(seed int64, n int) []string {
 }
 
 func TestDifferentialFuzzCorpus(t *testing.T) {
+	t.Parallel()
 	cmds := fuzzCommands(22, 4000)
 	accepted := 0
 	for _, c := range cmds {

@@ -21,6 +21,7 @@ import (
 // line back byte for byte. An assistant's cut text is counted, not kept.
 // Control: a short line comes back as it is, with no cut.
 func TestReadLine_BigLineSkeleton(t *testing.T) {
+	t.Parallel()
 	chunks := map[string]string{
 		"ascii":     "a",
 		"escapes":   `a line "quoted"\ttab\n`,

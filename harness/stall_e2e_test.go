@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,8 +123,10 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // with run_in_background (sleep 15, then a marker) does not hold the step:
 // the result stands after the result grace, the model gets no turn after
 // the shell (the CLI itself would wait for it and take one, whose text
-// would be the step's), and the shell dies with the step: the marker is
-// not there well after its time.
+// would be the step's), and the shell dies with the step: no process that
+// would touch the marker is left (awaited, not slept past its 15 s; the
+// marker itself proved nothing once a loaded machine ran the step longer
+// than the shell's sleep).
 func TestRun_BackgroundShellDoesNotHoldTheStep(t *testing.T) {
 	t.Parallel()
 	var marker string
@@ -137,8 +140,23 @@ func TestRun_BackgroundShellDoesNotHoldTheStep(t *testing.T) {
 	rt := newRuntime(t, b, nil)
 	spec := harness.NewAgentSpec("plain", "x")
 	spec.AllowedTools = []string{"Bash"}
-	start := time.Now()
+	// While the step runs, look for the shell by its command line (it
+	// names the marker): seeing it is the control that the look below,
+	// once the step is over, would find a shell that outlived it.
+	var seen atomic.Bool
+	stopLooking := make(chan struct{})
+	go func() {
+		for !seen.Load() {
+			select {
+			case <-stopLooking:
+				return
+			case <-time.After(20 * time.Millisecond):
+				seen.Store(len(testbed.Mentioning(marker)) > 0)
+			}
+		}
+	}()
 	res, err := rt.Run(runCtx(t), spec, "start the server", harness.RunOptions{})
+	close(stopLooking)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,10 +166,10 @@ func TestRun_BackgroundShellDoesNotHoldTheStep(t *testing.T) {
 	if n := len(b.Model.RequestsFor("main")); n != 2 {
 		t.Errorf("the model got %d requests, want 2 (no turn after the shell)", n)
 	}
-	for time.Since(start) < 25*time.Second {
-		time.Sleep(200 * time.Millisecond)
+	if !seen.Load() {
+		t.Fatal("control: the background shell was never seen running (testbed.Mentioning cannot find it)")
 	}
-	if fileExists(marker) {
-		t.Error("the background shell outlived the step")
+	if !testbed.Eventually(10*time.Second, func() bool { return len(testbed.Mentioning(marker)) == 0 }) {
+		t.Fatalf("the background shell outlived the step: %v", testbed.Mentioning(marker))
 	}
 }

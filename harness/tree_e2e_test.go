@@ -114,10 +114,17 @@ func TestFlowerStep_ToolTreeDiesWithFlower(t *testing.T) {
 			if late := time.Since(st.ModTime()); late > 6*time.Second {
 				t.Fatalf("the signal would come %v after STARTED, too late to prove anything", late)
 			}
+			// The tool's shell names the marker: the look that finds it now
+			// is the one that must find nothing once flower is gone.
+			if len(testbed.Mentioning(marker)) == 0 {
+				t.Fatal("control: the tool's shell is not found by its command line")
+			}
 			syscall.Kill(cmd.Process.Pid, sig)
 			cmd.Wait()
+			if !testbed.Eventually(10*time.Second, func() bool { return len(livePIDs(step)) == 0 }) {
+				t.Errorf("processes of the step outlived flower: %v (of %v)", livePIDs(step), step)
+			}
 			if os.Getenv("TREE_DEBUG") != "" {
-				time.Sleep(time.Second)
 				ps, _ := exec.Command("ps", "-eo", "pid,ppid,pgid,stat,args").CombinedOutput()
 				for _, l := range strings.Split(string(ps), "\n") {
 					if strings.Contains(l, "TestFlowerStep_ToolTree") || strings.Contains(l, "flower-hook") {
@@ -125,12 +132,11 @@ func TestFlowerStep_ToolTreeDiesWithFlower(t *testing.T) {
 					}
 				}
 			}
-			if !testbed.Eventually(10*time.Second, func() bool { return len(livePIDs(step)) == 0 }) {
-				t.Errorf("processes of the step outlived flower: %v (of %v)", livePIDs(step), step)
-			}
-			// The tool would mark 8 s after STARTED: wait well past it.
-			for time.Since(st.ModTime()) < 13*time.Second {
-				time.Sleep(200 * time.Millisecond)
+			// No shell that would touch the marker is left anywhere (it may
+			// have been reparented out of the step's tree): awaited, not
+			// slept past the tool's 8 s.
+			if !testbed.Eventually(10*time.Second, func() bool { return len(testbed.Mentioning(marker)) == 0 }) {
+				t.Fatalf("the tool's shell outlived %s of flower: %v", how, testbed.Mentioning(marker))
 			}
 			if _, err := os.Stat(marker); err == nil {
 				t.Fatalf("the late marker appeared after %s of flower\n%s", how, out.String())

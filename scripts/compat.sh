@@ -5,7 +5,7 @@
 # it) into a temp folder, removed at the end, and runs `go test` with
 # FLOWER_CLAUDE pointing at it (the test bed's claude; FLOWER_REQUIRE_CLAUDE=1,
 # so nothing skips for want of it). Without test arguments it runs every
-# package: `scripts/compat.sh latest -run E2E ./cmd/flower ./hooks` runs a
+# package: `scripts/compat.sh latest -run E2E ./cmd/flower ./acceptance ./hooks` runs a
 # subset. Tests that check the pin itself (flower doctor's version line)
 # expect the "untested version" warning then.
 set -euo pipefail

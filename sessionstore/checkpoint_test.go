@@ -92,7 +92,9 @@ func TestCheckpointEmptiesTheLog(t *testing.T) {
 	}
 	released := make(chan struct{})
 	go func() {
-		time.Sleep(300 * time.Millisecond) // the lock is held this long
+		// A hold of a set length, longer than Checkpoint's short wait, is
+		// what is tested here (not a wait for something to happen).
+		time.Sleep(300 * time.Millisecond)
 		w.Rollback()
 		close(released)
 	}()

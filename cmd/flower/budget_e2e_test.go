@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -30,12 +31,12 @@ func TestE2E_FlowBudget(t *testing.T) {
 		bed := testbed.New(t, s)
 		args := append([]string{"--json", "--timeout", "0", "--no-self-test", "--run-dir", filepath.Join(t.TempDir(), "runs"), "-C", bed.Workspace}, budget...)
 		cmd := testbed.Command(t, testbed.BuildBinary(t, "./cmd/flower"), append(args, "FLOW-1 写 ok.txt")...)
-		cmd.Env, cmd.Dir = flowerEnv(t, bed.Env(), bed.Claude), t.TempDir()
+		cmd.Env, cmd.Dir = flowerbin.Env(t, bed.Env(), bed.Claude), t.TempDir()
 		out, errOut, code := testbed.Exec(t, cmd)
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		last := gjson.Parse(lines[len(lines)-1])
 		if last.Get("kind").String() != "flow_result" {
-			t.Fatalf("no flow_result (exit %d): %s\n%s", code, tailOf([]byte(out)), errOut)
+			t.Fatalf("no flow_result (exit %d): %s\n%s", code, flowerbin.Tail([]byte(out)), errOut)
 		}
 		return last, code, bed
 	}

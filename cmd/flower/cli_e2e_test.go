@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/flowerhq/flower/internal/pinned"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -26,13 +26,13 @@ func TestE2E_FlagsAfterPromptAndRunsWithWorkspace(t *testing.T) {
 	t.Parallel()
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{{Text: "FLAGS-OK"}}}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	env := flowerEnv(t, bed.Env(), bed.Claude)
+	env := flowerbin.Env(t, bed.Env(), bed.Claude)
 	elsewhere := t.TempDir()
 	run := func(args ...string) []byte {
 		t.Helper()
 		cmd := testbed.Command(t, flower, args...)
 		cmd.Env, cmd.Dir = env, elsewhere
-		out, _ := mustOutput(t, cmd, fmt.Sprintf("flower %q", args))
+		out, _ := flowerbin.Output(t, cmd, fmt.Sprintf("flower %q", args))
 		return out
 	}
 	lines := schemaLines(t, run("step", "PROMPT-WORDS", "-C", bed.Workspace, "--json"), "step --json")
@@ -78,7 +78,7 @@ func TestE2E_WordsThatAreNotAsks(t *testing.T) {
 	t.Parallel()
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{{Text: "ASKED"}}}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	env := flowerEnv(t, bed.Env(), bed.Claude)
+	env := flowerbin.Env(t, bed.Env(), bed.Claude)
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -140,7 +140,7 @@ func TestE2E_InterruptedSaysHowToResume(t *testing.T) {
 	}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	cmd := testbed.Command(t, flower, "step", "a long job", "-C", bed.Workspace, "--json")
-	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
+	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
@@ -149,7 +149,7 @@ func TestE2E_InterruptedSaysHowToResume(t *testing.T) {
 	testbed.Await(t, 60*time.Second, "the step's request reaching the model", func() bool { return len(bed.Model.RequestsFor("main")) > 0 })
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
-	lines := jsonLines(t, out.Bytes())
+	lines := flowerbin.JSONLines(t, out.Bytes())
 	sid := lines[len(lines)-1].Get("session_id").String()
 	want := "flower: interrupted — resume with: flower step -C " + bed.Workspace
 	if cmd.ProcessState.ExitCode() != exitInterrupted || !strings.Contains(errb.String(), want) || sid == "" || !strings.Contains(errb.String(), "--resume "+sid) {
@@ -169,22 +169,9 @@ func writeBrief(t *testing.T, ws string) string {
 		t.Fatal(err)
 	}
 	brief := filepath.Join(notes, "需求.md")
-	os.WriteFile(brief, []byte(demoBrief+"\n"), 0o600)
-	os.WriteFile(filepath.Join(notes, "目标.md"), []byte(demoGoal+"\n"), 0o600)
+	os.WriteFile(brief, []byte(flowerbin.DemoBrief+"\n"), 0o600)
+	os.WriteFile(filepath.Join(notes, "目标.md"), []byte(flowerbin.DemoGoal+"\n"), 0o600)
 	return brief
-}
-
-// noJSONLine fails when a line of out is a JSON object, or out redraws.
-func noJSONLine(t *testing.T, what string, out []byte) {
-	t.Helper()
-	for _, l := range bytes.Split(out, []byte("\n")) {
-		if l = bytes.TrimSpace(l); len(l) > 0 && l[0] == '{' && json.Valid(l) {
-			t.Errorf("%s: a JSON line: %.200s", what, l)
-		}
-	}
-	if bytes.ContainsAny(out, "\r\033") {
-		t.Errorf("%s: piped output redraws or colours: %q", what, tailOf(out))
-	}
 }
 
 // TestE2E_OnlyAnAskStartsARun: in a workspace with a brief, each stray
@@ -200,7 +187,7 @@ func TestE2E_OnlyAnAskStartsARun(t *testing.T) {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	brief := writeBrief(t, bed.Workspace)
 	runDir := filepath.Join(t.TempDir(), "runs")
-	env := flowerEnv(t, bed.Env(), bed.Claude, "FLOWER_RUN_DIR="+runDir)
+	env := flowerbin.Env(t, bed.Env(), bed.Claude, "FLOWER_RUN_DIR="+runDir)
 	command := func(args ...string) *exec.Cmd {
 		cmd := testbed.Command(t, flower, args...)
 		cmd.Env, cmd.Dir, cmd.Stdin = env, bed.Workspace, strings.NewReader("")
@@ -231,8 +218,8 @@ func TestE2E_OnlyAnAskStartsARun(t *testing.T) {
 		t.Error("a word that is no ask created the run dir")
 	}
 
-	out, stderr := mustOutput(t, command("continue", "--timeout", "0"), "flower continue")
-	noJSONLine(t, "continue", out)
+	out, stderr := flowerbin.Output(t, command("continue", "--timeout", "0"), "flower continue")
+	flowerbin.NoJSONLine(t, "continue", out)
 	for _, want := range []string{"waking the work: found the brief", "clarify is skipped; no new words: the goal is derived from the brief again",
 		"○ [", "→ not_yet", "✓ [", "→ achieved", "done — $"} {
 		if !strings.Contains(string(out), want) {
@@ -242,21 +229,21 @@ func TestE2E_OnlyAnAskStartsARun(t *testing.T) {
 	if n := len(bed.Model.RequestsFor("clarify")); n != 0 || len(bed.Model.RequestsFor("coordinator")) == 0 {
 		t.Errorf("continue: %d requests to clarify, %d to the coordinator", n, len(bed.Model.RequestsFor("coordinator")))
 	}
-	if b, _ := os.ReadFile(brief); !strings.HasPrefix(string(b), demoBrief) || strings.Contains(string(b), "唤醒") {
+	if b, _ := os.ReadFile(brief); !strings.HasPrefix(string(b), flowerbin.DemoBrief) || strings.Contains(string(b), "唤醒") {
 		t.Errorf("continue changed the brief: %q", b)
 	}
 
-	runs, _ := mustOutput(t, command("runs", "--json"), "runs --json")
+	runs, _ := flowerbin.Output(t, command("runs", "--json"), "runs --json")
 	arr := gjson.ParseBytes(runs)
 	if len(arr.Array()) != 1 || arr.Get("0.verdict").String() != "achieved" || arr.Get("0.outcome").String() != "achieved" {
 		t.Fatalf("runs --json: %s", runs)
 	}
 	checkSchema(t, "runs --json", arr.Get("0").Raw)
-	text, _ := mustOutput(t, command("runs"), "runs")
+	text, _ := flowerbin.Output(t, command("runs"), "runs")
 	if !strings.Contains(string(text), "OUTCOME") || !strings.Contains(string(text), "achieved") {
 		t.Errorf("runs:\n%s", text)
 	}
-	show, _ := mustOutput(t, command("runs", "show", "--json"), "runs show --json")
+	show, _ := flowerbin.Output(t, command("runs", "show", "--json"), "runs show --json")
 	detail := gjson.ParseBytes(show)
 	checkSchema(t, "runs show --json", detail.Raw)
 	denial, spill := detail.Get("denials.0"), detail.Get("spills.0")
@@ -266,7 +253,7 @@ func TestE2E_OnlyAnAskStartsARun(t *testing.T) {
 	if st, err := os.Stat(spill.Get("path").String()); err != nil || spill.Get("bytes").Int() != st.Size() || st.Size() == 0 {
 		t.Errorf("spills: %s (%v)", detail.Get("spills").Raw, err)
 	}
-	showText, _ := mustOutput(t, command("runs", "show"), "runs show")
+	showText, _ := flowerbin.Output(t, command("runs", "show"), "runs show")
 	if !strings.Contains(string(showText), "denied     Write in work") || !strings.Contains(string(showText), "spilled    Bash output of") {
 		t.Errorf("runs show:\n%s", showText)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -16,7 +17,7 @@ import (
 func askBed(t *testing.T, bed *testbed.Bed) (runDir string, run func(args ...string) (string, int)) {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	runDir = filepath.Join(t.TempDir(), "runs")
-	env := flowerEnv(t, bed.Env(), bed.Claude, "FLOWER_RUN_DIR="+runDir)
+	env := flowerbin.Env(t, bed.Env(), bed.Claude, "FLOWER_RUN_DIR="+runDir)
 	return runDir, func(args ...string) (string, int) {
 		cmd := testbed.Command(t, flower, args...)
 		cmd.Env, cmd.Dir = env, bed.Workspace

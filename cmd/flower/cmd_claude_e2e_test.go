@@ -12,6 +12,7 @@ import (
 
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -74,10 +75,10 @@ func TestE2E_ClaudeDropIn_TTY(t *testing.T) {
 	interactiveHome(t, bed)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	runDir := filepath.Join(t.TempDir(), "runs")
-	term := newTerminal(t, dropInEnv(t, bed, runDir), bed.Workspace, flower+" claude")
-	term.waitFor("❯")
-	term.typeLine("please make the file")
-	term.waitFor("GUARDED-REPLY-OK")
+	term := flowerbin.NewTerminal(t, dropInEnv(t, bed, runDir), bed.Workspace, flower+" claude")
+	term.WaitFor("❯")
+	term.TypeLine("please make the file")
+	term.WaitFor("GUARDED-REPLY-OK")
 
 	if _, err := os.Stat(filepath.Join(bed.Workspace, "main-wrote-this")); err == nil {
 		t.Error("the main thread's Bash ran: the guard did not apply")
@@ -91,11 +92,11 @@ func TestE2E_ClaudeDropIn_TTY(t *testing.T) {
 		t.Errorf("the model was not told to delegate: %+v", tr)
 	}
 
-	term.typeLine("/exit")
-	term.waitFor("FLOWER-EXIT=0")
+	term.TypeLine("/exit")
+	term.WaitFor("FLOWER-EXIT=0")
 	// claude's own hint (claude --resume) would drop the guards; flower
 	// names the way back with them.
-	term.waitFor("flower claude --resume ")
+	term.WaitFor("flower claude --resume ")
 
 	st, err := sessionstore.Open(filepath.Join(runDir, "sessions.db"))
 	if err != nil {
@@ -176,8 +177,6 @@ func TestE2E_ClaudeDropIn_PrintShowsDenials(t *testing.T) {
 	}
 }
 
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 // TestE2E_ClaudeDropIn_MirrorAfterSIGTERM: SIGTERM to `flower claude -p`
 // while the model is still answering (what the Agent SDK's abort() sends)
 // ends claude, and the session it started still lands in the store (the
@@ -228,7 +227,8 @@ func TestE2E_ClaudeDropIn_MirrorAfterSIGTERM(t *testing.T) {
 // the delegate guard could not run. The control with the binary starts
 // claude (a stand-in that leaves a marker), so the test can fail.
 func TestE2E_ClaudeDropInRefusesWithoutHookBinary(t *testing.T) {
-	skipShort(t, "it builds flower and runs it")
+	flowerbin.SkipShort(t, "it builds flower and runs it")
+	t.Parallel()
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "claude-ran")

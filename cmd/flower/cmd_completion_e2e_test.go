@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -15,13 +16,13 @@ import (
 // bash and, sourced, complete a command and a flag; the fish script parses
 // when fish is there. Control: a cut script does not parse.
 func TestE2E_CompletionLoadsInBash(t *testing.T) {
-	skipShort(t, "it builds flower and runs it")
+	flowerbin.SkipShort(t, "it builds flower and runs it")
 	t.Parallel()
 	bash := testbed.RequireTool(t, "bash", "the completion script is loaded in a real bash")
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	dir := t.TempDir()
 	script := func(shell string) string {
-		out, _ := mustOutput(t, testbed.Command(t, flower, "completion", shell), "completion "+shell)
+		out, _ := flowerbin.Output(t, testbed.Command(t, flower, "completion", shell), "completion "+shell)
 		p := filepath.Join(dir, shell)
 		os.WriteFile(p, out, 0o600)
 		return p
@@ -50,7 +51,7 @@ COMP_WORDS=(flower runs -C /x show --j); COMP_CWORD=5; _flower; echo "${COMPREPL
 			t.Errorf("fish -n: %v %s", err, out)
 		}
 	}
-	if man, _ := mustOutput(t, testbed.Command(t, flower, "man"), "man"); !bytes.Contains(man, []byte(".TH flower 1")) {
+	if man, _ := flowerbin.Output(t, testbed.Command(t, flower, "man"), "man"); !bytes.Contains(man, []byte(".TH flower 1")) {
 		t.Errorf("flower man: %.200s", man)
 	}
 }

@@ -11,11 +11,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowerhq/flower/flow"
+	"github.com/flowerhq/flower/internal/demo"
 	"github.com/flowerhq/flower/scripted"
 )
-
-// demoAsk is what the person "asks" in the demo.
-const demoAsk = "在工作区写一个 hello.txt,再生成一份 1 到 2000 的编号清单"
 
 // demoOptions are the options of `flower demo`.
 type demoOptions struct {
@@ -60,7 +58,7 @@ func runDemo(ctx context.Context, e *cmdEnv, o *demoOptions) error {
 		return usagef("demo takes no arguments")
 	}
 	if o.PrintScript {
-		_, err := io.WriteString(e.Stdout, demoScriptYAML)
+		_, err := io.WriteString(e.Stdout, demo.YAML)
 		return err
 	}
 	root, err := os.MkdirTemp("", "flower-demo-")
@@ -95,9 +93,9 @@ func runDemo(ctx context.Context, e *cmdEnv, o *demoOptions) error {
 	// claude's own temp folders (claude-<uid>, cc-socks) go with ours.
 	ro.Env = append(scripted.OfflineEnv(os.Environ(), home, model.URL()), "TMPDIR="+root)
 	if !jsonOut {
-		v.print(e.Stdout, fmt.Sprintf("flower demo — workspace %s\nask: %s\n", ws, demoAsk))
+		v.print(e.Stdout, fmt.Sprintf("flower demo — workspace %s\nask: %s\n", ws, demo.Ask))
 	}
-	out, err := runStarter(ctx, e, demoAsk, so, ro, runStore{}, 0, v)
+	out, err := runStarter(ctx, e, demo.Ask, so, ro, runStore{}, 0, v)
 	if err != nil {
 		return err
 	}

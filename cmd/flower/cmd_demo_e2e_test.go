@@ -8,6 +8,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowerhq/flower/internal/demo"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -19,9 +21,9 @@ func TestE2E_Demo(t *testing.T) {
 	claude := testbed.ClaudePath(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	cmd := testbed.Command(t, flower, "demo", "--json", "--keep")
-	env := flowerEnv(t, os.Environ(), claude)
+	env := flowerbin.Env(t, os.Environ(), claude)
 	cmd.Env = append(env, "TMPDIR="+t.TempDir())
-	out, stderr := mustOutput(t, cmd, "demo")
+	out, stderr := flowerbin.Output(t, cmd, "demo")
 	lines := schemaLines(t, out, "demo --json")
 	final := lines[len(lines)-1]
 	if final.Get("kind").String() != "flow_result" || !final.Get("ok").Bool() || final.Get("verdict").String() != "achieved" {
@@ -53,7 +55,7 @@ func TestE2E_Demo(t *testing.T) {
 		t.Errorf("judge verdicts: %q", verdicts)
 	}
 	ws := filepath.Dir(final.Get("workbench").String())
-	if b, _ := os.ReadFile(filepath.Join(ws, "hello.txt")); string(b) != demoAnswer+"\n" {
+	if b, _ := os.ReadFile(filepath.Join(ws, "hello.txt")); string(b) != demo.Answer+"\n" {
 		t.Errorf("hello.txt = %q", b)
 	}
 	spills, _ := filepath.Glob(filepath.Join(final.Get("workbench").String(), "spill", "*.txt"))
@@ -70,8 +72,8 @@ func TestE2E_Demo(t *testing.T) {
 	tmp := t.TempDir()
 	cmd = testbed.Command(t, flower, "demo", "--json")
 	cmd.Env = append(env, "TMPDIR="+tmp)
-	if out, err := cmd.Output(); err != nil || !gjson.Get(lastLine(out), "ok").Bool() {
-		t.Fatalf("demo without --keep: %v\n%s", err, tailOf(out))
+	if out, err := cmd.Output(); err != nil || !gjson.Get(flowerbin.LastLine(out), "ok").Bool() {
+		t.Fatalf("demo without --keep: %v\n%s", err, flowerbin.Tail(out))
 	}
 	// (claude keeps its own sockets in TMPDIR; the demo's folder is flower-demo-*.)
 	if left, _ := filepath.Glob(filepath.Join(tmp, "flower-demo-*")); len(left) != 0 {

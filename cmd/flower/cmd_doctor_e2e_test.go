@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowerhq/flower/internal/pinned"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -30,7 +31,7 @@ func versionLine(t *testing.T, claude string) string {
 // newerClaude is claude reporting version 2.1.999.
 func newerClaude(t *testing.T, claude string) string {
 	p := filepath.Join(t.TempDir(), "claude")
-	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.1.999 (Claude Code)'; exit 0; fi\nexec " + shellQuote(claude) + " \"$@\"\n"
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.1.999 (Claude Code)'; exit 0; fi\nexec " + flowerbin.ShellQuote(claude) + " \"$@\"\n"
 	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestE2E_DoctorAndVersionJSON(t *testing.T) {
 			t.Errorf("--hook %s: exit %d, self-test %q: %s", tc.hook, cmd.ProcessState.ExitCode(), st, out)
 		}
 	}
-	out, _ := mustOutput(t, testbed.Command(t, flower, "version", "--json"), "version --json")
+	out, _ := flowerbin.Output(t, testbed.Command(t, flower, "version", "--json"), "version --json")
 	if v := gjson.ParseBytes(out); v.Get("kind").String() != "version" || v.Get("claude").String() != pinned.ClaudeVersion {
 		t.Errorf("version --json: %s", out)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,52 +10,19 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowerhq/flower/internal/demo"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
-// jsonLines parses every stdout line; a line that is not JSON fails the test.
-func jsonLines(t *testing.T, out []byte) []gjson.Result {
-	t.Helper()
-	var lines []gjson.Result
-	for i, l := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
-		if !json.Valid(l) {
-			t.Fatalf("line %d is not JSON: %.200q", i+1, l)
-		}
-		lines = append(lines, gjson.ParseBytes(l))
-	}
-	if len(lines) == 0 {
-		t.Fatal("no output")
-	}
-	return lines
-}
-
-// mustOutput runs cmd to success and returns its stdout and stderr; a
-// failure fails the test (what names the command) with stderr and the tail
-// of stdout.
-func mustOutput(t *testing.T, cmd *exec.Cmd, what string) (stdout []byte, stderr string) {
-	t.Helper()
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v\nstderr: %s\nstdout tail: %s", what, err, errb.String(), tailOf(out))
-	}
-	return out, errb.String()
-}
-
-// schemaLines is jsonLines with every line held to the --json schema.
+// schemaLines is flowerbin.JSONLines with every line held to the --json schema.
 func schemaLines(t *testing.T, out []byte, what string) []gjson.Result {
 	t.Helper()
-	lines := jsonLines(t, out)
+	lines := flowerbin.JSONLines(t, out)
 	for _, l := range lines {
 		checkSchema(t, what, l.Raw)
 	}
 	return lines
-}
-
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return lines[len(lines)-1]
 }
 
 // TestE2E_StarterPipeline: `echo ask | flower --json … - | jq` — every line
@@ -66,12 +32,12 @@ func TestE2E_StarterPipeline(t *testing.T) {
 	bed := testbed.NewFor(t, demoScript)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	answers := filepath.Join(t.TempDir(), "answers.txt")
-	os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o644)
+	os.WriteFile(answers, []byte(demo.Answer+"\n"), 0o644)
 	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", filepath.Join(t.TempDir(), "runs"), "-")
-	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
+	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 	cmd.Dir = bed.Workspace
-	cmd.Stdin = strings.NewReader(demoAsk + "\n")
-	out, _ := mustOutput(t, cmd, "flower")
+	cmd.Stdin = strings.NewReader(demo.Ask + "\n")
+	out, _ := flowerbin.Output(t, cmd, "flower")
 	lines := schemaLines(t, out, "flower --json")
 	if last := lines[len(lines)-1]; last.Get("kind").String() != "flow_result" || last.Get("exit_code").Int() != 0 {
 		t.Fatalf("last line: %s", last.Raw)
@@ -79,14 +45,14 @@ func TestE2E_StarterPipeline(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(bed.Workspace, ".flower", "notes", "需求.md")); !strings.Contains(string(b), "## 目标") {
 		t.Errorf("brief: %q", b)
 	}
-	if log, _ := os.ReadFile(filepath.Join(bed.Workspace, ".flower", "notes", "问答记录.md")); !strings.Contains(string(log), demoAnswer) {
+	if log, _ := os.ReadFile(filepath.Join(bed.Workspace, ".flower", "notes", "问答记录.md")); !strings.Contains(string(log), demo.Answer) {
 		t.Errorf("the answer from the file is not in the Q&A log: %q", log)
 	}
 	if jq, err := exec.LookPath("jq"); err == nil {
 		c := testbed.Command(t, jq, "-e", "-c", ".kind")
 		c.Stdin = bytes.NewReader(out)
 		if b, err := c.CombinedOutput(); err != nil || !strings.HasSuffix(strings.TrimSpace(string(b)), `"flow_result"`) {
-			t.Errorf("jq: %v %s", err, tailOf(b))
+			t.Errorf("jq: %v %s", err, flowerbin.Tail(b))
 		}
 	}
 }
@@ -94,7 +60,7 @@ func TestE2E_StarterPipeline(t *testing.T) {
 // TestE2E_StarterErrors: bad flags are usage errors (exit 2, usage line);
 // a missing claude names the set-up command; no ask is a usage error.
 func TestE2E_StarterErrors(t *testing.T) {
-	skipShort(t, "it builds flower and runs it")
+	flowerbin.SkipShort(t, "it builds flower and runs it")
 	t.Parallel()
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	ws := t.TempDir()
@@ -119,13 +85,6 @@ func TestE2E_StarterErrors(t *testing.T) {
 			}
 		})
 	}
-}
-
-func tailOf(b []byte) string {
-	if len(b) > 3000 {
-		return string(b[len(b)-3000:])
-	}
-	return string(b)
 }
 
 // TestE2E_StarterRefusesWithoutGuards: a failing guard canary (a hook that

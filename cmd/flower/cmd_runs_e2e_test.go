@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -26,7 +27,7 @@ func TestE2E_Runs(t *testing.T) {
 		t.Fatal(err)
 	}
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	env := flowerEnv(t, bed.Env(), bed.Claude,
+	env := flowerbin.Env(t, bed.Env(), bed.Claude,
 		"FLOWER_RUN_DIR="+filepath.Join(t.TempDir(), "runs"))
 	run := func(args ...string) string {
 		t.Helper()
@@ -67,15 +68,15 @@ func TestE2E_RunsShowFlagsAForgedRecord(t *testing.T) {
 		t.Run(forge, func(t *testing.T) {
 			t.Parallel()
 			bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{{Text: "step done"}}}}})
-			if out, code := runFlowerStep(t, bed, bed.Claude, "worker", nil, "say done"); code != 0 {
-				t.Fatalf("flower step exit %d:\n%s", code, tailOf([]byte(out)))
+			if out, code := flowerbin.Step(t, bed, bed.Claude, "worker", nil, "say done"); code != 0 {
+				t.Fatalf("flower step exit %d:\n%s", code, flowerbin.Tail([]byte(out)))
 			}
 			flower := testbed.BuildBinary(t, "./cmd/flower")
 			show := func() gjson.Result {
 				cmd := testbed.Command(t, flower, "runs", "show", "--json")
-				cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
+				cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 				cmd.Dir = bed.Workspace
-				out, stderr := mustOutput(t, cmd, "flower runs show")
+				out, stderr := flowerbin.Output(t, cmd, "flower runs show")
 				t.Logf("stderr: %s", stderr)
 				return gjson.ParseBytes(out)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -26,7 +27,7 @@ const tellMsg = "TELL-MSG 也要支持乘法"
 // polls its inbox until the told message has arrived twice (at most ~400
 // polls), then finishes.
 func tellScript(string) *scripted.Script {
-	return pollingScript(func(r scripted.Request) string {
+	return flowerbin.PollingScript(func(r scripted.Request) string {
 		told := 0 // the test tells twice (text, then --json)
 		for _, tr := range r.AllToolResults() {
 			told += strings.Count(tr.Content, tellMsg)
@@ -41,26 +42,6 @@ func tellScript(string) *scripted.Script {
 	})
 }
 
-// pollingScript: the clarifier answers with a brief at once; the
-// coordinator polls its inbox until finish gives its final text. The model
-// takes a moment per poll (100 ms, as a real one does), so the polls span
-// what the test does meanwhile.
-func pollingScript(finish func(scripted.Request) string) *scripted.Script {
-	return &scripted.Script{Conversations: []scripted.Conversation{
-		{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Func: func(scripted.Request) scripted.Reply {
-			return scripted.Reply{Text: demoBrief}
-		}},
-		{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: func(r scripted.Request) scripted.Reply {
-			if text := finish(r); text != "" {
-				return scripted.Reply{Text: text}
-			}
-			poll := demoTool("mcp__flower__inbox", map[string]any{})
-			poll.DelayMS = 100
-			return poll
-		}},
-	}}
-}
-
 // TestE2E_Tell: `flower tell` from another process lands in the running
 // coordinator's next inbox call (asserted on the scripted model's recorded
 // requests), names the run and step, and is in the Q&A log with its time.
@@ -70,7 +51,7 @@ func TestE2E_Tell(t *testing.T) {
 	bed := testbed.NewFor(t, tellScript)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	runDir := filepath.Join(t.TempDir(), "runs")
-	env := flowerEnv(t, bed.Env(), bed.Claude)
+	env := flowerbin.Env(t, bed.Env(), bed.Claude)
 	tell := func(extra ...string) (string, int) {
 		cmd := testbed.Command(t, flower, append([]string{"tell", "--run-dir", runDir, "-C", bed.Workspace, tellMsg}, extra...)...)
 		cmd.Env, cmd.Dir = env, t.TempDir()
@@ -99,9 +80,9 @@ func TestE2E_Tell(t *testing.T) {
 	}
 	checkSchema(t, "tell --json", strings.TrimSpace(js))
 	if err := run.Wait(); err != nil {
-		t.Fatalf("flower: %v\nstderr: %s\nstdout: %s", err, stderr.String(), tailOf(stdout.Bytes()))
+		t.Fatalf("flower: %v\nstderr: %s\nstdout: %s", err, stderr.String(), flowerbin.Tail(stdout.Bytes()))
 	}
-	lines := jsonLines(t, stdout.Bytes())
+	lines := flowerbin.JSONLines(t, stdout.Bytes())
 	final := lines[len(lines)-1]
 	if !final.Get("ok").Bool() || final.Get("run").String() != m[1] {
 		t.Fatalf("flow result %s (tell named run %s)", final.Raw, m[1])
@@ -177,7 +158,7 @@ func startPolledFlow(t *testing.T, flower string, env []string, runDir string, b
 	t.Helper()
 	run, stdout, stderr := startTellFlow(t, flower, env, runDir, bed)
 	if !testbed.Eventually(120*time.Second, func() bool { return len(bed.Model.RequestsFor("coordinator")) >= 2 }) {
-		t.Fatalf("the coordinator never polled its inbox\nstderr: %s\nstdout: %s", stderr.String(), tailOf(stdout.Bytes()))
+		t.Fatalf("the coordinator never polled its inbox\nstderr: %s\nstdout: %s", stderr.String(), flowerbin.Tail(stdout.Bytes()))
 	}
 	return run, stdout, stderr
 }
@@ -227,7 +208,7 @@ func TestE2E_TellManyAllArrive(t *testing.T) {
 	bed := testbed.NewFor(t, func(string) *scripted.Script {
 		return &scripted.Script{Conversations: []scripted.Conversation{
 			{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Func: func(scripted.Request) scripted.Reply {
-				return scripted.Reply{Text: demoBrief}
+				return scripted.Reply{Text: flowerbin.DemoBrief}
 			}},
 			{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: func(r scripted.Request) scripted.Reply {
 				if strings.Contains(r.LastUser(), "条留言没取完") {
@@ -242,7 +223,7 @@ func TestE2E_TellManyAllArrive(t *testing.T) {
 					case <-time.After(2 * time.Minute):
 					}
 				}
-				poll := demoTool("mcp__flower__inbox", map[string]any{})
+				poll := flowerbin.Tool("mcp__flower__inbox", map[string]any{})
 				poll.DelayMS = 100
 				return poll
 			}},
@@ -250,7 +231,7 @@ func TestE2E_TellManyAllArrive(t *testing.T) {
 	})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	runDir := filepath.Join(t.TempDir(), "runs")
-	env := flowerEnv(t, bed.Env(), bed.Claude)
+	env := flowerbin.Env(t, bed.Env(), bed.Claude)
 	run, stdout, stderr := startPolledFlow(t, flower, env, runDir, bed)
 	// Told while the model holds its answer, so that one inbox call finds
 	// them all waiting: only paging hands them all over.
@@ -269,7 +250,7 @@ func TestE2E_TellManyAllArrive(t *testing.T) {
 	if n := toldSeen(reqs[len(reqs)-1]); n != manyTold {
 		t.Fatalf("%d of %d told messages reached the coordinator", n, manyTold)
 	}
-	lines := jsonLines(t, stdout.Bytes())
+	lines := flowerbin.JSONLines(t, stdout.Bytes())
 	final := lines[len(lines)-1]
 	if !final.Get("ok").Bool() || final.Get("unread_messages").Int() != 0 {
 		t.Errorf("flow result: %s", final.Raw)
@@ -290,7 +271,7 @@ func TestE2E_TellUnreadAtTheEnd(t *testing.T) {
 	var hold, free sync.Once
 	defer free.Do(func() { close(release) })
 	bed := testbed.NewFor(t, func(string) *scripted.Script {
-		return pollingScript(func(r scripted.Request) string {
+		return flowerbin.PollingScript(func(r scripted.Request) string {
 			if len(r.AllToolResults()) == 0 {
 				return ""
 			}
@@ -304,7 +285,7 @@ func TestE2E_TellUnreadAtTheEnd(t *testing.T) {
 	})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	runDir := filepath.Join(t.TempDir(), "runs")
-	env := flowerEnv(t, bed.Env(), bed.Claude)
+	env := flowerbin.Env(t, bed.Env(), bed.Claude)
 	run, stdout, stderr := startTellFlow(t, flower, env, runDir, bed)
 	select {
 	case <-holding:
@@ -325,7 +306,7 @@ func TestE2E_TellUnreadAtTheEnd(t *testing.T) {
 			t.Fatalf("the coordinator was sent the late message: %.800s", r.Text())
 		}
 	}
-	lines := jsonLines(t, stdout.Bytes())
+	lines := flowerbin.JSONLines(t, stdout.Bytes())
 	if final := lines[len(lines)-1]; final.Get("kind").String() != "flow_result" || final.Get("unread_messages").Int() != 1 {
 		t.Errorf("flow result (want unread_messages 1): %s", final.Raw)
 	}

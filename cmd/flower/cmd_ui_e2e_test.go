@@ -17,7 +17,9 @@ import (
 	"github.com/chromedp/chromedp/remote"
 
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/demo"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/pgtest"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
@@ -190,11 +192,11 @@ func TestE2E_UIFinishedFlow(t *testing.T) {
 	os.MkdirAll(ws, 0o755)
 	runDir := filepath.Join(t.TempDir(), "runs")
 	answers := filepath.Join(t.TempDir(), "answers.txt")
-	os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o600)
+	os.WriteFile(answers, []byte(demo.Answer+"\n"), 0o600)
 	cmd := testbed.Command(t, testbed.BuildBinary(t, "./cmd/flower"), "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "-C", ws, "写 hello.txt 和 numbers.txt")
-	cmd.Env, cmd.Dir = flowerEnv(t, bed.Env(), bed.Claude), t.TempDir()
+	cmd.Env, cmd.Dir = flowerbin.Env(t, bed.Env(), bed.Claude), t.TempDir()
 	if out, stderr, code := testbed.Exec(t, cmd); code != 0 {
-		t.Fatalf("flower: exit %d\n%s\n%s", code, stderr, tailOf([]byte(out)))
+		t.Fatalf("flower: exit %d\n%s\n%s", code, stderr, flowerbin.Tail([]byte(out)))
 	}
 	rows, err := harness.ReadManifest(filepath.Join(runDir, "manifest.json"))
 	if err != nil || len(rows) != 1 {
@@ -276,9 +278,11 @@ func checkRunPage(t *testing.T, ctx context.Context, row harness.ManifestRow, co
 func uiLiveScript(release <-chan struct{}) func(string) *scripted.Script {
 	return func(string) *scripted.Script {
 		return &scripted.Script{Conversations: []scripted.Conversation{
-			{Name: "clarify", Match: scripted.Match{Role: "clarify"}, Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: demoBrief} }},
-			{Name: "goal", Match: scripted.Match{Role: "goal"}, Func: func(scripted.Request) scripted.Reply { return typedGoal(demoGoal) }},
-			{Name: "judge", Match: scripted.Match{Role: "judge"}, Func: func(r scripted.Request) scripted.Reply { return typedJudge(r.FirstUser(), demoAchieved) }},
+			{Name: "clarify", Match: scripted.Match{Role: "clarify"}, Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: flowerbin.DemoBrief} }},
+			{Name: "goal", Match: scripted.Match{Role: "goal"}, Func: func(scripted.Request) scripted.Reply { return flowerbin.TypedGoal(flowerbin.DemoGoal) }},
+			{Name: "judge", Match: scripted.Match{Role: "judge"}, Func: func(r scripted.Request) scripted.Reply {
+				return flowerbin.TypedJudge(r.FirstUser(), flowerbin.DemoAchieved)
+			}},
 			{Name: "coordinator", Match: scripted.Match{Role: "coordinator"}, Func: func(scripted.Request) scripted.Reply {
 				<-release
 				return scripted.Reply{Text: "两个文件都写好了。"}
@@ -302,7 +306,7 @@ func TestE2E_UIFollowsARunningFlow(t *testing.T) {
 	bed := testbed.NewFor(t, uiLiveScript(release))
 	runDir := filepath.Join(t.TempDir(), "runs")
 	cmd := testbed.Command(t, testbed.BuildBinary(t, "./cmd/flower"), "--json", "--timeout", "0", "--run-dir", runDir, "-C", bed.Workspace, "写 hello.txt")
-	cmd.Env, cmd.Dir = flowerEnv(t, bed.Env(), bed.Claude), t.TempDir()
+	cmd.Env, cmd.Dir = flowerbin.Env(t, bed.Env(), bed.Claude), t.TempDir()
 	testbed.Start(t, cmd)
 	var run string
 	testbed.Await(t, 3*time.Minute, "the work step under way", func() bool {
@@ -365,7 +369,7 @@ func TestE2E_UIFollowsARunningFlow(t *testing.T) {
 // re-queued from the page.
 func TestE2E_UIFleet(t *testing.T) {
 	t.Parallel()
-	skipShort(t, "it runs flower queue and flower ui on PostgreSQL")
+	flowerbin.SkipShort(t, "it runs flower queue and flower ui on PostgreSQL")
 	store := pgtest.URL(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	env := append(os.Environ(), "FLOWER_STORE="+store, "HOME="+t.TempDir())

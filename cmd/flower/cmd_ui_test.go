@@ -17,6 +17,7 @@ import (
 
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/webui"
 )
 
@@ -101,10 +102,10 @@ func BenchmarkUIRunsPage(b *testing.B) {
 		st := 1.7e9 + float64(i)*60
 		rows = append(rows, harness.ManifestRow{Run: fmt.Sprintf("r%04d", i), Workspace: "/ws", StartedAt: st, UpdatedAt: st + 30,
 			Results: []harness.StepResult{
-				{Step: flow.ClarifyStepName, OK: true, CostUSD: 0.01, Text: demoBrief, StartedAt: st, EndedAt: st + 5},
-				{Step: flow.GoalStepName, OK: true, CostUSD: 0.01, Text: demoGoal, StartedAt: st + 5, EndedAt: st + 8},
+				{Step: flow.ClarifyStepName, OK: true, CostUSD: 0.01, Text: flowerbin.DemoBrief, StartedAt: st, EndedAt: st + 5},
+				{Step: flow.GoalStepName, OK: true, CostUSD: 0.01, Text: flowerbin.DemoGoal, StartedAt: st + 5, EndedAt: st + 8},
 				{Step: flow.WorkStepName, OK: true, CostUSD: 0.1, Text: "done", StartedAt: st + 8, EndedAt: st + 20},
-				{Step: flow.WorkStepName + reviewSuffix + "#1", OK: true, CostUSD: 0.02, Text: demoAchieved, StartedAt: st + 20, EndedAt: st + 30},
+				{Step: flow.WorkStepName + reviewSuffix + "#1", OK: true, CostUSD: 0.02, Text: flowerbin.DemoAchieved, StartedAt: st + 20, EndedAt: st + 30},
 			}})
 	}
 	data, _ := json.Marshal(rows)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -14,7 +15,8 @@ import (
 // -ldflags -X set it; the control, the same build without them, says
 // "unknown commit". setup.sh sets exactly these variables.
 func TestE2E_VersionCommitFromLdflags(t *testing.T) {
-	skipShort(t, "it builds flower twice")
+	flowerbin.SkipShort(t, "it builds flower twice")
+	t.Parallel()
 	setup, err := os.ReadFile(filepath.Join(testbed.RepoRoot(t), "scripts", "setup.sh"))
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +34,7 @@ func TestE2E_VersionCommitFromLdflags(t *testing.T) {
 		{"control: no ldflags", "", "unknown commit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			bin := filepath.Join(t.TempDir(), "flower")
 			build := testbed.Command(t, "go", "build", "-buildvcs=false", "-ldflags", tc.ldflags, "-o", bin, "./cmd/flower")
 			build.Dir = testbed.RepoRoot(t)

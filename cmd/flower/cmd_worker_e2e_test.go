@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -36,11 +37,11 @@ func TestE2E_WorkerCanRunCommands(t *testing.T) {
 	})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	cmd := testbed.Command(t, flower, "--json", "--no-goal", "--no-self-test", "--timeout", "0", "--run-dir", filepath.Join(t.TempDir(), "runs"), "make a folder")
-	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
+	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 	cmd.Dir = bed.Workspace
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("flower: %v\n%s", err, tailOf(out))
+		t.Fatalf("flower: %v\n%s", err, flowerbin.Tail(out))
 	}
 	if _, err := os.Stat(filepath.Join(bed.Workspace, "made-by-coder", "ok")); err != nil {
 		var denied string
@@ -155,11 +156,11 @@ func TestE2E_QueueJudgeFailureRetried(t *testing.T) {
 					mu.Unlock()
 					switch {
 					case m == "FLOW-2":
-						return typedJudge(r.FirstUser(), demoReply("judge", 0)) // a typed "not yet"
+						return flowerbin.TypedJudge(r.FirstUser(), flowerbin.DemoReply("judge", 0)) // a typed "not yet"
 					case fail:
 						return scripted.Reply{Fault: &scripted.Fault{Status: 404}}
 					}
-					return typedJudge(r.FirstUser(), demoAchieved)
+					return flowerbin.TypedJudge(r.FirstUser(), flowerbin.DemoAchieved)
 				}
 			}
 		}

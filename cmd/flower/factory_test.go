@@ -10,6 +10,7 @@ import (
 
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 )
 
 // fakeRuntime stands in for harness.Runtime in in-process command tests:
@@ -158,9 +159,9 @@ func starterAnswers(verdict string) func(string, harness.AgentSpec, string) harn
 		case strings.HasPrefix(step, flow.ClarifyStepName):
 			return harness.StepResult{OK: true, Text: fakeBrief, CostUSD: 0.01}
 		case strings.HasPrefix(step, flow.GoalStepName):
-			return harness.StepResult{OK: true, Text: fakeGoal, Structured: typedGoal(fakeGoal).Structured, CostUSD: 0.01}
+			return harness.StepResult{OK: true, Text: fakeGoal, Structured: flowerbin.TypedGoal(fakeGoal).Structured, CostUSD: 0.01}
 		case strings.HasPrefix(step, flow.WorkStepName+"-评审"):
-			return harness.StepResult{OK: true, Text: verdict, Structured: typedJudge(prompt, verdict).Structured, CostUSD: 0.01}
+			return harness.StepResult{OK: true, Text: verdict, Structured: flowerbin.TypedJudge(prompt, verdict).Structured, CostUSD: 0.01}
 		}
 		return harness.StepResult{OK: true, Text: "done", CostUSD: 0.01}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/flowerhq/flower/fleet"
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/pgtest"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
@@ -41,10 +42,10 @@ func fleetScript(slow func(scripted.Request) int) *scripted.Script {
 			return scripted.Reply{Text: "## 目标\n" + m + ": 写 ok.txt\n## 验收标准\n" + m + " 的 ok.txt 存在\n## 边界\n只动工作区\n## 未知与假设\n无"}
 		}},
 		{Name: "goal", Match: scripted.Match{System: "你是独立评审", FirstUser: "把它变成目标和检查清单"}, Func: func(r scripted.Request) scripted.Reply {
-			return typedGoal("## 目标\n" + marker(r) + " 完成\n## 检查清单\n- ok.txt 存在")
+			return flowerbin.TypedGoal("## 目标\n" + marker(r) + " 完成\n## 检查清单\n- ok.txt 存在")
 		}},
 		{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"}, Func: func(r scripted.Request) scripted.Reply {
-			return typedJudge(r.FirstUser(), demoAchieved)
+			return flowerbin.TypedJudge(r.FirstUser(), flowerbin.DemoAchieved)
 		}},
 		{Name: "coder", Match: scripted.Match{System: "你是执行者"}, Func: func(r scripted.Request) scripted.Reply {
 			return scripted.Reply{Text: "coded", DelayMS: slow(r)}
@@ -134,7 +135,7 @@ func (fb *fleetBed) worker(m *fleetMachine, args ...string) *exec.Cmd {
 		logf.Close()
 		if fb.t.Failed() {
 			b, _ := os.ReadFile(logf.Name())
-			fb.t.Logf("worker %s:\n%s", m.name, tailOf(b))
+			fb.t.Logf("worker %s:\n%s", m.name, flowerbin.Tail(b))
 		}
 	})
 	return cmd
@@ -546,7 +547,7 @@ func BenchmarkWorkerOverhead(b *testing.B) {
 			cmd.Env, cmd.Dir = fb.env(m), ws
 			t0 := time.Now()
 			if out, errOut, code := testbed.Exec(b, cmd); code != 0 {
-				b.Fatalf("flower: exit %d\n%s\n%s", code, tailOf([]byte(out)), errOut)
+				b.Fatalf("flower: exit %d\n%s\n%s", code, flowerbin.Tail([]byte(out)), errOut)
 			}
 			direct = append(direct, time.Since(t0))
 		}
@@ -556,19 +557,17 @@ func BenchmarkWorkerOverhead(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			for {
+			// Seen done within a poll (at most 200 ms) of its end.
+			testbed.Await(b, testbed.Cap, fmt.Sprintf("job %d's end", id), func() bool {
 				j, err := f.Get(context.Background(), id)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if j.State == "completed" {
-					break
-				}
-				if j.State != "available" && j.State != "running" {
+				if j.State != "completed" && j.State != "available" && j.State != "running" {
 					b.Fatalf("job %d: %+v", id, j)
 				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				return j.State == "completed"
+			})
 			queued = append(queued, time.Since(t0))
 		}
 		if i%2 == 0 {

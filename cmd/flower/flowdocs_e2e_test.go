@@ -13,6 +13,7 @@ import (
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 )
 
 // TestE2E_FlowDocumentsTravel: machine A (its own HOME, run dir and
@@ -34,7 +35,7 @@ func TestE2E_FlowDocumentsTravel(t *testing.T) {
 			switch c := &s.Conversations[i]; c.Name {
 			case "goal":
 				c.Func = func(r scripted.Request) scripted.Reply {
-					return typedGoal(fmt.Sprintf("## 目标\n%s 完成 GEN-%d\n## 检查清单\n- ok.txt 存在", flowMarker.FindString(r.Text()), gen.Add(1)))
+					return flowerbin.TypedGoal(fmt.Sprintf("## 目标\n%s 完成 GEN-%d\n## 检查清单\n- ok.txt 存在", flowMarker.FindString(r.Text()), gen.Add(1)))
 				}
 			case "clarify": // one question first, so the flow has a Q&A log
 				c.Replies = []scripted.Reply{{ToolUse: &scripted.Block{Name: "mcp__flower__ask", Input: []byte(`{"question":"COLOUR-Q?"}`)}}}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -42,8 +43,8 @@ func TestE2E_StepHumanInterrupt(t *testing.T) {
 		Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "STEP-RESUMED-OK"} },
 	}}})
 	last, term := interruptAt(t, bed, "main", "STEP-WORDS", "step", "'a long job'")
-	if !strings.Contains(term.screen(), "STEP-RESUMED-OK") {
-		t.Errorf("the resumed step's answer is not on screen:\n%s", term.screen())
+	if !strings.Contains(term.Screen(), "STEP-RESUMED-OK") {
+		t.Errorf("the resumed step's answer is not on screen:\n%s", term.Screen())
 	}
 	if !strings.Contains(last.Text(), "STEP-WORDS") || !strings.Contains(last.Messages().Raw, "a long job") {
 		t.Errorf("the resumed request lacks the words or the original prompt")
@@ -54,18 +55,18 @@ func TestE2E_StepHumanInterrupt(t *testing.T) {
 // bed, types Ctrl-C once conversation conv's request is in flight, answers
 // flower's question with words and waits for flower to exit 0. It returns
 // conv's last request (the resumed one) and the terminal.
-func interruptAt(t *testing.T, bed *testbed.Bed, conv, words, flags, prompt string) (scripted.Request, *terminal) {
+func interruptAt(t *testing.T, bed *testbed.Bed, conv, words, flags, prompt string) (scripted.Request, *flowerbin.Terminal) {
 	t.Helper()
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	env := flowerEnv(t, bed.Env(), bed.Claude)
-	term := newTerminal(t, env, bed.Workspace, flower+" "+flags+" --run-dir "+filepath.Join(t.TempDir(), "runs")+" "+prompt)
+	env := flowerbin.Env(t, bed.Env(), bed.Claude)
+	term := flowerbin.NewTerminal(t, env, bed.Workspace, flower+" "+flags+" --run-dir "+filepath.Join(t.TempDir(), "runs")+" "+prompt)
 	if !testbed.Eventually(60*time.Second, func() bool { return len(bed.Model.RequestsFor(conv)) > 0 }) {
-		t.Fatalf("conversation %s never called the model:\n%s", conv, term.screen())
+		t.Fatalf("conversation %s never called the model:\n%s", conv, term.Screen())
 	}
-	term.keys("C-c")
-	term.waitFor("What should it do instead?")
-	term.keys(words, "Enter")
-	term.waitFor("FLOWER-EXIT=0")
+	term.Keys("C-c")
+	term.WaitFor("What should it do instead?")
+	term.Keys(words, "Enter")
+	term.WaitFor("FLOWER-EXIT=0")
 	reqs := bed.Model.RequestsFor(conv)
 	return reqs[len(reqs)-1], term
 }
@@ -91,31 +92,31 @@ func TestE2E_InterruptAfterQuestion(t *testing.T) {
 				inFlight.Add(1)
 				return scripted.Reply{Text: "too slow", DelayMS: 150000}
 			}
-			return demoTool("mcp__flower__ask", map[string]any{"question": "QUESTION-ONE: which greeting?"})
+			return flowerbin.Tool("mcp__flower__ask", map[string]any{"question": "QUESTION-ONE: which greeting?"})
 		},
 	}}})
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	env := flowerEnv(t, bed.Env(), bed.Claude)
-	term := newTerminal(t, env, bed.Workspace, flower+" --no-self-test --clarify-only --run-dir "+
+	env := flowerbin.Env(t, bed.Env(), bed.Claude)
+	term := flowerbin.NewTerminal(t, env, bed.Workspace, flower+" --no-self-test --clarify-only --run-dir "+
 		filepath.Join(t.TempDir(), "runs")+" 'make a thing'")
-	term.waitFor("QUESTION-ONE")
-	term.typeLine("ANSWER-ONE")
+	term.WaitFor("QUESTION-ONE")
+	term.TypeLine("ANSWER-ONE")
 	// The slow request after the answer is in flight.
 	if !testbed.Eventually(60*time.Second, func() bool { return anyCarries(bed.Model.RequestsFor("clarify"), "ANSWER-ONE") }) {
-		t.Fatalf("the answer never reached the model:\n%s", term.screen())
+		t.Fatalf("the answer never reached the model:\n%s", term.Screen())
 	}
 	// First Ctrl-C: an empty line resumes without words.
-	term.keys("C-c")
-	term.waitFor("What should it do instead?")
-	term.keys("Enter")
-	term.waitFor("no words: the step goes on as it was")
+	term.Keys("C-c")
+	term.WaitFor("What should it do instead?")
+	term.Keys("Enter")
+	term.WaitFor("no words: the step goes on as it was")
 	// Second interrupt: words.
-	term.keys("C-c")
-	if !testbed.Eventually(30*time.Second, func() bool { return strings.Count(term.screen(), "What should it do instead?") >= 2 }) {
-		t.Fatalf("the second interrupt prompt never came:\n%s", term.screen())
+	term.Keys("C-c")
+	if !testbed.Eventually(30*time.Second, func() bool { return strings.Count(term.Screen(), "What should it do instead?") >= 2 }) {
+		t.Fatalf("the second interrupt prompt never came:\n%s", term.Screen())
 	}
-	term.typeLine("WORDS-AFTER-ANSWER")
-	term.waitFor("FLOWER-EXIT=0")
+	term.TypeLine("WORDS-AFTER-ANSWER")
+	term.WaitFor("FLOWER-EXIT=0")
 
 	reqs := bed.Model.RequestsFor("clarify")
 	last := reqs[len(reqs)-1]

@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 )
 
 // TestRunOutcome: how a recorded run ended, from its manifest row alone.
 func TestRunOutcome(t *testing.T) {
 	review := func(text string) harness.StepResult {
-		return harness.StepResult{Step: "执行-评审#1", OK: true, Text: text, Structured: typedJudge("<检查清单>\n1. a\n</检查清单>", text).Structured}
+		return harness.StepResult{Step: "执行-评审#1", OK: true, Text: text, Structured: flowerbin.TypedJudge("<检查清单>\n1. a\n</检查清单>", text).Structured}
 	}
 	untyped := harness.StepResult{Step: "执行-评审#1", OK: true, Text: "## 结论\n已达成\n## 理由\nok"}
 	failing := review("## 结论\n已达成\n## 理由\nok")

@@ -37,7 +37,7 @@ const child = mod + "internal/child"
 
 // leaves are the small shared packages that import nothing of ours, so any
 // layer (the static flower-hook included) may use them.
-var leaves = []string{glance, textclip, atomicfile, redact, lazyre, mod + "internal/envlist", mod + "internal/pinned", mod + "internal/linesock", mod + "internal/login"}
+var leaves = []string{glance, textclip, atomicfile, redact, lazyre, mod + "internal/envlist", mod + "internal/pinned", mod + "internal/linesock", mod + "internal/login", mod + "internal/demo", mod + "internal/await"}
 
 // pkgInfo is one line of `go list -deps`: a package, whether it has cgo
 // files, and its direct imports.
@@ -110,6 +110,11 @@ var rules = []rule{
 	// reads what the layers below record; never the scripted model, the
 	// test wing or the composition (the root package).
 	{pkg: mod + "webui", forbid: []string{mod + "scripted", mod + "testkit/testbed", mod + "testkit/pgtest", root, mod + "cmd/flower"}},
+	// testbed is the test wing's floor: the layers' own tests (package
+	// flow's, harness's, hooks') use it, so it links none of them; what
+	// drives the flower binaries and scripts flows (flow's typed goals) is
+	// testkit/flowerbin, which only cmd/flower's and acceptance's tests use.
+	{pkg: mod + "testkit/testbed", forbid: []string{mod + "flow", mod + "harness", mod + "hooks", mod + "sessionstore", mod + "fleet", mod + "testkit/flowerbin"}},
 	{pkg: mod + "sessionstore", forbid: []string{mod + "harness", mod + "flow", mod + "scripted", mod + "hooks"}},
 }
 

@@ -38,7 +38,9 @@ func TestSupervise_DeadlineKillsTheTree(t *testing.T) {
 			cmd, _ := superviseShell(t, "subreaper", "echo $$ > "+pidfile+"; exec sleep 300")
 			tool := readPID(t, pidfile)
 			if moved {
-				time.Sleep(2500 * time.Millisecond) // past the first deadline
+				// Living past the first deadline is what is tested, so the
+				// test sleeps past it.
+				time.Sleep(2500 * time.Millisecond)
 				if _, state, ok := statOf(tool); !ok || state == 'Z' {
 					t.Fatal("the tool died although the deadline kept moving")
 				}

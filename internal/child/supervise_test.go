@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/flowerhq/flower/internal/await"
 )
 
 // TestMain makes the test binary the supervisor when asked (CHILD_SUPERVISE).
@@ -44,24 +46,18 @@ func superviseShell(t *testing.T, mode, script string) (*exec.Cmd, *os.File) {
 // readPID waits for a pid written to path.
 func readPID(t *testing.T, path string) int {
 	t.Helper()
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	var pid int
+	await.True(t, 30*time.Second, "a pid in "+path, func() bool {
 		data, err := os.ReadFile(path)
-		if pid, _ := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
-			return pid
-		}
-	}
-	t.Fatalf("no pid in %s", path)
-	return 0
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil && pid > 0
+	})
+	return pid
 }
 
 // gone waits (generously) for pid to be dead or a zombie.
 func gone(pid int) bool {
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if _, state, ok := statOf(pid); !ok || state == 'Z' {
-			return true
-		}
-	}
-	return false
+	return await.Eventually(10*time.Second, func() bool { _, state, ok := statOf(pid); return !ok || state == 'Z' })
 }
 
 // TestSupervise_LifelineKillsTheTree: in either mode, a grandchild in a
@@ -76,7 +72,7 @@ func TestSupervise_LifelineKillsTheTree(t *testing.T) {
 				cmd, w := superviseShell(t, mode, "setsid sh -c 'echo $$ > "+pidfile+"; exec sleep 300' & wait")
 				tool := readPID(t, pidfile)
 				if !cut {
-					time.Sleep(500 * time.Millisecond)
+					time.Sleep(500 * time.Millisecond) // staying alive a while is what the control shows
 					if _, state, ok := statOf(tool); !ok || state == 'Z' {
 						t.Fatal("control: the tool died with the lifeline held")
 					}
@@ -119,17 +115,16 @@ func TestSupervise_PortableFindsOrphans(t *testing.T) {
 			end := map[bool]string{true: "sleep 3; exit 3", false: "exec sleep 300"}[how == "command exits"]
 			cmd, w := superviseShell(t, "portable", middle+"; "+end)
 			tool := readPID(t, pidfile)
-			orphaned := false
-			for stop := time.Now().Add(30 * time.Second); !orphaned && time.Now().Before(stop); time.Sleep(20 * time.Millisecond) {
+			orphaned := await.Eventually(30*time.Second, func() bool {
 				ppid, _, ok := statOf(tool)
-				orphaned = ok && ppid != cmd.Process.Pid && !slices.Contains(Descendants(cmd.Process.Pid), tool)
-			}
+				return ok && ppid != cmd.Process.Pid && !slices.Contains(Descendants(cmd.Process.Pid), tool)
+			})
 			if !orphaned {
 				t.Fatalf("the tool (pid %d) never left the supervisor's tree: is the portable mode a subreaper?", tool)
 			}
 			switch how {
 			case "control":
-				time.Sleep(500 * time.Millisecond)
+				time.Sleep(500 * time.Millisecond) // staying alive a while is what the control shows
 				if _, state, ok := statOf(tool); !ok || state == 'Z' {
 					t.Fatal("control: the orphan died with the lifeline held")
 				}

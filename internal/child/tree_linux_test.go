@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/flowerhq/flower/internal/await"
 )
 
 // shellWithSleep starts `sh -c 'sleep 30; touch marker'` and returns it
@@ -18,15 +20,9 @@ func shellWithSleep(t *testing.T, marker string) (*exec.Cmd, int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { Signal(sh, syscall.SIGKILL); sh.Wait() })
-	end := time.Now().Add(10 * time.Second)
-	for time.Now().Before(end) {
-		if kids := Descendants(sh.Process.Pid); len(kids) == 1 {
-			return sh, kids[0]
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("the shell's sleep never started")
-	return nil, 0
+	var kids []int
+	await.True(t, 10*time.Second, "the shell's sleep", func() bool { kids = Descendants(sh.Process.Pid); return len(kids) == 1 })
+	return sh, kids[0]
 }
 
 // TestFreezeThenKillLeavesNoGap: a tree listed child first (the sleep, then
@@ -36,6 +32,8 @@ func shellWithSleep(t *testing.T, marker string) (*exec.Cmd, int) {
 // same way without the stop pass, and the shell does run touch in the gap —
 // the late marker TestFlowerStep_ToolTreeDiesWithFlower saw under load.
 func TestFreezeThenKillLeavesNoGap(t *testing.T) {
+	// The pause between signals is what is tested (a preempted killer), so
+	// it is slept.
 	pause := func() { time.Sleep(100 * time.Millisecond) }
 	for _, c := range []struct {
 		name   string
@@ -55,7 +53,10 @@ func TestFreezeThenKillLeavesNoGap(t *testing.T) {
 			sh, sleep := shellWithSleep(t, marker)
 			c.kill([]int{sleep, sh.Process.Pid})
 			sh.Wait()
-			time.Sleep(200 * time.Millisecond) // a touch in flight lands
+			// A touch in flight lands before its process group is gone.
+			await.True(t, 10*time.Second, "the end of the shell's process group", func() bool {
+				return syscall.Kill(-sh.Process.Pid, 0) == syscall.ESRCH
+			})
 			if _, err := os.Stat(marker); (err == nil) != c.marker {
 				t.Fatalf("marker exists = %v, want %v (sleep %d, shell %d)", err == nil, c.marker, sleep, sh.Process.Pid)
 			}

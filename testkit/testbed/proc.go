@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowerhq/flower/internal/await"
 	"github.com/flowerhq/flower/internal/child"
 )
 
@@ -139,19 +140,38 @@ func Await(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 }
 
 // Eventually is Await without the test: it reports whether cond held
-// within timeout. It polls at once, then at intervals that double from
-// 5 ms to 200 ms, so a quick condition is seen quickly and a slow one
-// costs little.
-func Eventually(timeout time.Duration, cond func() bool) bool {
-	end := time.Now().Add(timeout)
-	for wait := 5 * time.Millisecond; !cond(); wait = min(2*wait, 200*time.Millisecond) {
-		if time.Now().After(end) {
-			return false
+// within timeout (internal/await: it polls at once, then at intervals that
+// double from 5 ms to 200 ms).
+func Eventually(timeout time.Duration, cond func() bool) bool { return await.Eventually(timeout, cond) }
+
+// Mentioning lists the live processes (pid → command line) whose command
+// line contains s: a shell that would still touch a marker, wherever it was
+// reparented to. Linux only (/proc); elsewhere it finds none.
+func Mentioning(s string) map[int]string {
+	out := map[int]string{}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err != nil || pid == os.Getpid() {
+			continue
 		}
-		timer := time.NewTimer(wait)
-		<-timer.C
+		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		line := strings.ReplaceAll(string(cmdline), "\x00", " ")
+		if err != nil || !strings.Contains(line, s) {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join(d, "stat")); err == nil && zombie(string(st)) {
+			continue
+		}
+		out[pid] = line
 	}
-	return true
+	return out
+}
+
+// zombie reports whether a /proc/<pid>/stat line is a zombie's.
+func zombie(stat string) bool {
+	i := strings.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
 
 // Main runs a package's tests (run is m.Run, or a wrapper such as

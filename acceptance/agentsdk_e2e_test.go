@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/flowerhq/flower/internal/pinned"
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/sessionstore"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -100,7 +101,7 @@ for await (const m of q) console.log(JSON.stringify(m));
 // control is the same program with the pinned claude itself as the
 // executable: the main thread's Bash runs.
 func TestE2E_AgentSDKDrivesFlowerClaude(t *testing.T) {
-	skipShort(t, "it installs the Agent SDK and builds flower")
+	flowerbin.SkipShort(t, "it installs the Agent SDK and builds flower")
 	t.Parallel()
 	testbed.RequireTool(t, "node", "the Agent SDK needs it")
 	module := installAgentSDK(t)
@@ -117,7 +118,7 @@ func TestE2E_AgentSDKDrivesFlowerClaude(t *testing.T) {
 			exe := bed.Claude
 			if tc.flower {
 				exe = filepath.Join(dir, "flower-claude")
-				wrapper := "#!/bin/sh\nexec " + shellQuote(flower) + " claude \"$@\"\n"
+				wrapper := "#!/bin/sh\nexec " + flowerbin.ShellQuote(flower) + " claude \"$@\"\n"
 				if err := os.WriteFile(exe, []byte(wrapper), 0o755); err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"bytes"
@@ -12,14 +12,15 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
 // heldScript: the coordinator polls its inbox until the file release
-// exists (pollingScript), which holds the flow as long as the test wants.
+// exists (flowerbin.PollingScript), which holds the flow as long as the test wants.
 func heldScript(release string) func(string) *scripted.Script {
 	return func(string) *scripted.Script {
-		return pollingScript(func(r scripted.Request) string {
+		return flowerbin.PollingScript(func(r scripted.Request) string {
 			if _, err := os.Stat(release); err == nil || len(r.AllToolResults()) > 1200 {
 				return "做完了"
 			}
@@ -40,7 +41,7 @@ func TestE2E_OneFlowPerWorkspace(t *testing.T) {
 	release := filepath.Join(t.TempDir(), "release")
 	bed := testbed.NewFor(t, heldScript(release))
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	env := flowerEnv(t, bed.Env(), bed.Claude)
+	env := flowerbin.Env(t, bed.Env(), bed.Claude)
 	first := testbed.Command(t, flower, "--json", "--no-self-test", "--timeout", "0", "--no-goal", "写个 hello.txt")
 	first.Env, first.Dir = env, bed.Workspace
 	var stdout, stderr bytes.Buffer
@@ -49,7 +50,7 @@ func TestE2E_OneFlowPerWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !testbed.Eventually(120*time.Second, func() bool { return len(bed.Model.RequestsFor("coordinator")) >= 1 }) {
-		t.Fatalf("the first flow's coordinator never started\nstderr: %s\nstdout: %s", stderr.String(), tailOf(stdout.Bytes()))
+		t.Fatalf("the first flow's coordinator never started\nstderr: %s\nstdout: %s", stderr.String(), flowerbin.Tail(stdout.Bytes()))
 	}
 	const second = "SECOND-WORDS 也要支持乘法"
 	again := func() (string, int) {
@@ -76,15 +77,15 @@ func TestE2E_OneFlowPerWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := first.Wait(); err != nil {
-		t.Fatalf("first flow: %v\nstderr: %s\nstdout: %s", err, stderr.String(), tailOf(stdout.Bytes()))
+		t.Fatalf("first flow: %v\nstderr: %s\nstdout: %s", err, stderr.String(), flowerbin.Tail(stdout.Bytes()))
 	}
-	if final := gjson.Get(lastLine(stdout.Bytes()), "run").String(); final != run[1] {
+	if final := gjson.Get(flowerbin.LastLine(stdout.Bytes()), "run").String(); final != run[1] {
 		t.Errorf("the lock named run %s, the first flow was %s", run[1], final)
 	}
 
 	out, code = again()
 	if code != 0 {
-		t.Fatalf("control: after the first flow ended, the second did not run: exit %d\n%s", code, tailOf([]byte(out)))
+		t.Fatalf("control: after the first flow ended, the second did not run: exit %d\n%s", code, flowerbin.Tail([]byte(out)))
 	}
 	if b, _ := os.ReadFile(brief); !strings.Contains(string(b), "SECOND-WORDS") {
 		t.Errorf("control: the wake's words are not in the brief:\n%s", b)
@@ -112,6 +113,6 @@ func TestE2E_OneFlowPerWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out, code := again(); code != 0 {
-		t.Errorf("after a flow was killed (SIGKILL), the next did not start: exit %d\n%s", code, tailOf([]byte(out)))
+		t.Errorf("after a flow was killed (SIGKILL), the next did not start: exit %d\n%s", code, flowerbin.Tail([]byte(out)))
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/flowerhq/flower/hooks"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -22,20 +23,22 @@ func writesScript(writes func(ws string) []map[string]any) func(ws string) *scri
 		return &scripted.Script{Conversations: []scripted.Conversation{
 			{Name: "coder", Match: scripted.Match{System: "你是执行者"}, Func: func(r scripted.Request) scripted.Reply {
 				if n := len(r.AllToolResults()); n < len(w) {
-					return demoTool("Write", w[n])
+					return flowerbin.Tool("Write", w[n])
 				}
 				return scripted.Reply{Text: "写完了"}
 			}},
-			{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Replies: []scripted.Reply{{Text: demoBrief}}},
+			{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Replies: []scripted.Reply{{Text: flowerbin.DemoBrief}}},
 			{Name: "goal", Match: scripted.Match{System: "你是独立评审", FirstUser: "把它变成目标和检查清单"},
-				Func: func(scripted.Request) scripted.Reply { return typedGoal(demoGoal) }},
+				Func: func(scripted.Request) scripted.Reply { return flowerbin.TypedGoal(flowerbin.DemoGoal) }},
 			{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"},
-				Func: func(r scripted.Request) scripted.Reply { return typedJudge(r.FirstUser(), demoAchieved) }},
+				Func: func(r scripted.Request) scripted.Reply {
+					return flowerbin.TypedJudge(r.FirstUser(), flowerbin.DemoAchieved)
+				}},
 			{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: func(r scripted.Request) scripted.Reply {
 				if strings.Contains(r.LastUser(), "[tool_result]") {
 					return scripted.Reply{Text: "coder 汇报完了"}
 				}
-				return demoTool("Agent", map[string]any{"description": "写文件", "subagent_type": "coder", "run_in_background": false,
+				return flowerbin.Tool("Agent", map[string]any{"description": "写文件", "subagent_type": "coder", "run_in_background": false,
 					"prompt": "目标: 按要求写文件。验收: 文件存在。"})
 			}},
 		}}
@@ -72,7 +75,7 @@ func runFlower(t *testing.T, bed *testbed.Bed, args ...string) (string, int) {
 	t.Helper()
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	cmd := testbed.Command(t, flower, append([]string{"--json", "--no-self-test", "--timeout", "0"}, args...)...)
-	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
+	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 	cmd.Dir = bed.Workspace
 	out, _ := cmd.CombinedOutput()
 	return string(out), cmd.ProcessState.ExitCode()
@@ -107,7 +110,7 @@ func TestE2E_FenceKeepsTheGoal(t *testing.T) {
 		}
 		out, code := runFlower(t, bed, args...)
 		if code != 0 {
-			t.Fatalf("flower exit %d:\n%s", code, tailOf([]byte(out)))
+			t.Fatalf("flower exit %d:\n%s", code, flowerbin.Tail([]byte(out)))
 		}
 		notes := filepath.Join(bed.Workspace, ".flower", "notes")
 		goal, _ := os.ReadFile(filepath.Join(notes, "目标.md"))
@@ -147,7 +150,7 @@ func TestE2E_FenceStopsAMainThreadWrite(t *testing.T) {
 		bed := testbed.NewFor(t, func(ws string) *scripted.Script {
 			return &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Func: func(r scripted.Request) scripted.Reply {
 				if len(r.AllToolResults()) == 0 {
-					return demoTool("Write", map[string]any{"file_path": ws + "/../outside/x.txt", "content": "out"})
+					return flowerbin.Tool("Write", map[string]any{"file_path": ws + "/../outside/x.txt", "content": "out"})
 				}
 				return scripted.Reply{Text: "step done"}
 			}}}}
@@ -162,11 +165,11 @@ func TestE2E_FenceStopsAMainThreadWrite(t *testing.T) {
 			args = append(args, "--allow-dir", outside)
 		}
 		cmd := testbed.Command(t, flower, append(args, "write it")...)
-		cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
+		cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 		cmd.Dir = bed.Workspace
-		out, stderr := mustOutput(t, cmd, "flower step")
-		if !strings.Contains(lastLine(out), "step done") {
-			t.Fatalf("step did not finish: %s\n%s", lastLine(out), stderr)
+		out, stderr := flowerbin.Output(t, cmd, "flower step")
+		if !strings.Contains(flowerbin.LastLine(out), "step done") {
+			t.Fatalf("step did not finish: %s\n%s", flowerbin.LastLine(out), stderr)
 		}
 		reqs := bed.Model.RequestsFor("main")
 		res := reqs[len(reqs)-1].AllToolResults()
@@ -202,15 +205,15 @@ func TestE2E_FenceLetsTheIsolatedCoderWrite(t *testing.T) {
 		sc.Conversations[0].Func = func(r scripted.Request) scripted.Reply {
 			res := r.AllToolResults()
 			if len(res) == 0 {
-				return demoTool("Bash", map[string]any{"command": "pwd", "description": "where am I"})
+				return flowerbin.Tool("Bash", map[string]any{"command": "pwd", "description": "where am I"})
 			}
 			wt := strings.TrimSpace(res[0].Content)
 			goal := filepath.Join(wb, "notes", "目标.md")
 			calls := []scripted.Reply{
-				demoTool("Write", map[string]any{"file_path": filepath.Join(wt, "made-in-worktree.txt"), "content": "wt"}),
-				demoTool("Write", map[string]any{"file_path": filepath.Join(wb, "artifacts", "numbers.txt"), "content": "1\n2\n"}),
-				demoTool("Read", map[string]any{"file_path": goal}), // the CLI wants an existing file read first
-				demoTool("Write", map[string]any{"file_path": goal, "content": writtenGoal}),
+				flowerbin.Tool("Write", map[string]any{"file_path": filepath.Join(wt, "made-in-worktree.txt"), "content": "wt"}),
+				flowerbin.Tool("Write", map[string]any{"file_path": filepath.Join(wb, "artifacts", "numbers.txt"), "content": "1\n2\n"}),
+				flowerbin.Tool("Read", map[string]any{"file_path": goal}), // the CLI wants an existing file read first
+				flowerbin.Tool("Write", map[string]any{"file_path": goal, "content": writtenGoal}),
 			}
 			if n := len(res) - 1; n < len(calls) {
 				return calls[n]
@@ -221,7 +224,7 @@ func TestE2E_FenceLetsTheIsolatedCoderWrite(t *testing.T) {
 	})
 	testbed.GitInit(t, bed.Workspace)
 	if out, code := runFlower(t, bed, "--isolate", "write in the worktree"); code != 0 {
-		t.Fatalf("flower exit %d:\n%s", code, tailOf([]byte(out)))
+		t.Fatalf("flower exit %d:\n%s", code, flowerbin.Tail([]byte(out)))
 	}
 	res := coderResults(t, bed)
 	if len(res) != 5 || !strings.Contains(res[0].Content, "/.claude/worktrees/") {

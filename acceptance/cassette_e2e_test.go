@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"bytes"
@@ -14,7 +14,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowerhq/flower/internal/demo"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -49,9 +51,9 @@ func cassetteStarterRun(t *testing.T, flower, ws, home, url, ask string, extraEn
 	os.MkdirAll(ws, 0o700)
 	os.MkdirAll(home, 0o700)
 	answers := filepath.Join(t.TempDir(), "answers.txt")
-	os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o600)
+	os.WriteFile(answers, []byte(demo.Answer+"\n"), 0o600)
 	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", filepath.Join(t.TempDir(), "runs"), ask)
-	cmd.Env = flowerEnv(t, testbed.BaseEnv(home, url), testbed.ClaudePath(t), extraEnv...)
+	cmd.Env = flowerbin.Env(t, testbed.BaseEnv(home, url), testbed.ClaudePath(t), extraEnv...)
 	cmd.Dir = ws
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -63,7 +65,7 @@ func cassetteStarterRun(t *testing.T, flower, ws, home, url, ask string, extraEn
 		}
 	}
 	if len(lines) == 0 {
-		t.Fatalf("flower printed no JSON: %v\n%s\n%s", err, stderr.String(), tailOf(out))
+		t.Fatalf("flower printed no JSON: %v\n%s\n%s", err, stderr.String(), flowerbin.Tail(out))
 	}
 	return lines, stderr.String(), err
 }
@@ -84,7 +86,7 @@ func TestE2E_CassetteRecordReplay(t *testing.T) {
 	// The upstream: the demo's scripted model, behind a handler that notes
 	// the key each request carried (the control for the grep below).
 	ws1 := filepath.Join(dir, "record", "ws")
-	model, err := scripted.Start(demoScript(ws1), "127.0.0.1:0")
+	model, err := scripted.Start(flowerbin.DemoScript(ws1), "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,8 +98,8 @@ func TestE2E_CassetteRecordReplay(t *testing.T) {
 		mu.Unlock()
 		model.ServeHTTP(w, r)
 	}))
-	rec := startModelEnv(t, flower, []string{"ANTHROPIC_API_KEY=" + cassetteKey}, "record", "--upstream", upstream.URL, "--out", cassette, "--addr", "127.0.0.1:0")
-	lines1, stderr1, err := cassetteStarterRun(t, flower, ws1, filepath.Join(dir, "record", "home"), rec.URL, demoAsk, "ANTHROPIC_API_KEY="+cassetteKey)
+	rec := flowerbin.StartModel(t, flower, []string{"ANTHROPIC_API_KEY=" + cassetteKey}, "record", "--upstream", upstream.URL, "--out", cassette, "--addr", "127.0.0.1:0")
+	lines1, stderr1, err := cassetteStarterRun(t, flower, ws1, filepath.Join(dir, "record", "home"), rec.URL, demo.Ask, "ANTHROPIC_API_KEY="+cassetteKey)
 	if err != nil {
 		t.Fatalf("recorded run: %v\n%s", err, stderr1)
 	}
@@ -125,11 +127,11 @@ func TestE2E_CassetteRecordReplay(t *testing.T) {
 	}
 
 	// Replay: no upstream, another workspace and HOME.
-	srv := startModel(t, flower, "serve", "--cassette", cassette, "--addr", "127.0.0.1:0", "-v")
+	srv := flowerbin.StartModel(t, flower, nil, "serve", "--cassette", cassette, "--addr", "127.0.0.1:0", "-v")
 	ws2 := filepath.Join(dir, "replay", "ws")
-	lines2, stderr2, err := cassetteStarterRun(t, flower, ws2, filepath.Join(dir, "replay", "home"), srv.URL, demoAsk)
+	lines2, stderr2, err := cassetteStarterRun(t, flower, ws2, filepath.Join(dir, "replay", "home"), srv.URL, demo.Ask)
 	if err != nil {
-		t.Fatalf("replayed run: %v\n%s\nserver: %s", err, stderr2, srv.stderr.String())
+		t.Fatalf("replayed run: %v\n%s\nserver: %s", err, stderr2, srv.Stderr())
 	}
 	last1, last2 := lines1[len(lines1)-1], lines2[len(lines2)-1]
 	if last1.Get("verdict").String() != "achieved" || last2.Get("verdict").String() != last1.Get("verdict").String() ||
@@ -137,27 +139,27 @@ func TestE2E_CassetteRecordReplay(t *testing.T) {
 		t.Errorf("verdicts: recorded %s, replayed %s", last1.Raw, last2.Raw)
 	}
 	f1, f2 := workspaceFiles(t, ws1), workspaceFiles(t, ws2)
-	if !sameFiles(f1, f2) || f1["hello.txt"] != demoAnswer+"\n" {
+	if !sameFiles(f1, f2) || f1["hello.txt"] != demo.Answer+"\n" {
 		t.Errorf("workspace files differ:\nrecorded %v\nreplayed %v", names(f1), names(f2))
 	}
-	replayed := strings.Count(srv.stderr.String(), "POST /v1/messages ")
-	if replayed != recorded || strings.Contains(srv.stderr.String(), "status=400") {
-		t.Errorf("replayed %d requests, recorded %d; server log:\n%s", replayed, recorded, srv.stderr.String())
+	replayed := strings.Count(srv.Stderr(), "POST /v1/messages ")
+	if replayed != recorded || strings.Contains(srv.Stderr(), "status=400") {
+		t.Errorf("replayed %d requests, recorded %d; server log:\n%s", replayed, recorded, srv.Stderr())
 	}
 
 	// A changed ask: the 400 names the closest recorded request and the
 	// first difference.
-	before := srv.stderr.Len()
-	changed := strings.Replace(demoAsk, "hello", "HOWDY", 1)
-	if changed == demoAsk {
-		t.Fatalf("the demo ask %q has no word to change", demoAsk)
+	before := len(srv.Stderr())
+	changed := strings.Replace(demo.Ask, "hello", "HOWDY", 1)
+	if changed == demo.Ask {
+		t.Fatalf("the demo ask %q has no word to change", demo.Ask)
 	}
 	lines3, _, err := cassetteStarterRun(t, flower, filepath.Join(dir, "changed", "ws"), filepath.Join(dir, "changed", "home"), srv.URL, changed)
 	if err == nil || lines3[len(lines3)-1].Get("ok").Bool() {
 		t.Errorf("the changed ask succeeded on replay: %s", lines3[len(lines3)-1].Raw)
 	}
 	srv.Stop(t)
-	log := srv.stderr.String()[before:]
+	log := srv.Stderr()[before:]
 	if !strings.Contains(log, "status=400") || !strings.Contains(log, "closest is exchange 0") ||
 		!strings.Contains(log, "first difference at messages[") || !strings.Contains(log, "HOWDY") {
 		t.Errorf("the 400 does not name the closest request and the difference:\n%s", log)

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -32,7 +33,7 @@ func newStepBedScript(t *testing.T, sc *scripted.Script) *stepBed {
 	t.Helper()
 	bed := testbed.New(t, sc)
 	runDir := filepath.Join(t.TempDir(), "runs")
-	env := flowerEnv(t, bed.Env(), bed.Claude,
+	env := flowerbin.Env(t, bed.Env(), bed.Claude,
 		"FLOWER_RUN_DIR="+runDir)
 	return &stepBed{t: t, bed: bed, flower: testbed.BuildBinary(t, "./cmd/flower"), env: env, runDir: runDir}
 }

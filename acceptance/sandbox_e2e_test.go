@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -19,7 +20,7 @@ const lookRO = "test -w . && echo RW || echo RO"
 func glanceFirst(then func(r scripted.Request) scripted.Reply) func(r scripted.Request) scripted.Reply {
 	return func(r scripted.Request) scripted.Reply {
 		if len(r.AllToolResults()) == 0 {
-			return demoTool("Bash", map[string]any{"command": lookRO, "description": "look"})
+			return flowerbin.Tool("Bash", map[string]any{"command": lookRO, "description": "look"})
 		}
 		return then(r)
 	}
@@ -32,22 +33,24 @@ func sandboxScript(ws string) *scripted.Script {
 	return &scripted.Script{Conversations: []scripted.Conversation{
 		{Name: "coder", Match: scripted.Match{System: "你是执行者"}, Func: func(r scripted.Request) scripted.Reply {
 			if len(r.AllToolResults()) == 0 {
-				return demoTool("Write", map[string]any{"file_path": filepath.Join(ws, "coded.txt"), "content": "coded\n"})
+				return flowerbin.Tool("Write", map[string]any{"file_path": filepath.Join(ws, "coded.txt"), "content": "coded\n"})
 			}
 			return scripted.Reply{Text: "写完了"}
 		}},
-		{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Replies: []scripted.Reply{{Text: demoBrief}}},
+		{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Replies: []scripted.Reply{{Text: flowerbin.DemoBrief}}},
 		{Name: "goal", Match: scripted.Match{System: "你是独立评审", FirstUser: "把它变成目标和检查清单"},
-			Func: func(scripted.Request) scripted.Reply { return typedGoal(demoGoal) }},
+			Func: func(scripted.Request) scripted.Reply { return flowerbin.TypedGoal(flowerbin.DemoGoal) }},
 		{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"},
-			Func: glanceFirst(func(r scripted.Request) scripted.Reply { return typedJudge(r.FirstUser(), demoAchieved) })},
+			Func: glanceFirst(func(r scripted.Request) scripted.Reply {
+				return flowerbin.TypedJudge(r.FirstUser(), flowerbin.DemoAchieved)
+			})},
 		{Name: "oracle", Match: scripted.Match{System: "你是旁路问答"},
 			Func: glanceFirst(func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "ORACLE: done"} })},
 		{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: glanceFirst(func(r scripted.Request) scripted.Reply {
 			if strings.Contains(r.LastUser(), "写完了") || len(r.AllToolResults()) > 1 {
 				return scripted.Reply{Text: "coder 汇报完了"}
 			}
-			return demoTool("Agent", map[string]any{"description": "写文件", "subagent_type": "coder", "run_in_background": false,
+			return flowerbin.Tool("Agent", map[string]any{"description": "写文件", "subagent_type": "coder", "run_in_background": false,
 				"prompt": "目标: 写 coded.txt。验收: 文件存在。"})
 		})},
 	}}
@@ -91,7 +94,7 @@ func TestE2E_SandboxedFlow(t *testing.T) {
 	}
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	cmd := testbed.Command(t, flower, "ask", "--sandbox=require", "where are we?")
-	cmd.Env, cmd.Dir = flowerEnv(t, bed.Env(), bed.Claude), bed.Workspace
+	cmd.Env, cmd.Dir = flowerbin.Env(t, bed.Env(), bed.Claude), bed.Workspace
 	ask, _ := cmd.CombinedOutput()
 	if !strings.Contains(string(ask), "ORACLE: done") {
 		t.Fatalf("flower ask: %s", ask)
@@ -120,7 +123,7 @@ func TestE2E_SandboxRequireRefuses(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--sandbox=require"}, nil} {
 		cmd := testbed.Command(t, flower, append(args, "--no-self-test", "--timeout", "0", "写 coded.txt")...)
-		env := flowerEnv(t, bed.Env(), bed.Claude, "PATH="+bin)
+		env := flowerbin.Env(t, bed.Env(), bed.Claude, "PATH="+bin)
 		if args == nil {
 			env = append(env, "FLOWER_SANDBOX=require")
 		}

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"bytes"
@@ -14,14 +14,16 @@ import (
 
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/demo"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
 // slowCoderScript is the demo's model with the coder's first call a Bash
 // that marks it runs and then sleeps: the signal comes meanwhile.
 func slowCoderScript(ws string) *scripted.Script {
-	s := demoScript(ws)
+	s := flowerbin.DemoScript(ws)
 	for i := range s.Conversations {
 		if c := &s.Conversations[i]; c.Name == "coder" {
 			in, _ := json.Marshal(map[string]string{"command": "touch " + filepath.Join(ws, "CODER_RUNS") + "; sleep 30", "description": "work"})
@@ -44,18 +46,18 @@ func TestE2E_SignalDuringCoderIsACancel(t *testing.T) {
 			bed := testbed.NewFor(t, slowCoderScript)
 			flower := testbed.BuildBinary(t, "./cmd/flower")
 			answers := filepath.Join(t.TempDir(), "answers.txt")
-			os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o644)
+			os.WriteFile(answers, []byte(demo.Answer+"\n"), 0o644)
 			runDir := filepath.Join(t.TempDir(), "runs")
-			env := flowerEnv(t, bed.Env(), bed.Claude)
+			env := flowerbin.Env(t, bed.Env(), bed.Claude)
 			cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "-")
 			cmd.Env, cmd.Dir = env, bed.Workspace
-			cmd.Stdin = strings.NewReader(demoAsk + "\n")
+			cmd.Stdin = strings.NewReader(demo.Ask + "\n")
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			if !testbed.Eventually(3*time.Minute, func() bool { return fileExists(filepath.Join(bed.Workspace, "CODER_RUNS")) }) {
+			if !testbed.Eventually(3*time.Minute, func() bool { _, err := os.Stat(filepath.Join(bed.Workspace, "CODER_RUNS")); return err == nil }) {
 				t.Fatalf("the coder never ran\n%s", stderr.String())
 			}
 			cmd.Process.Signal(sig)
@@ -63,7 +65,7 @@ func TestE2E_SignalDuringCoderIsACancel(t *testing.T) {
 			if code := cmd.ProcessState.ExitCode(); code != 130 {
 				t.Errorf("exit %d, want 130\n%s", code, stderr.String())
 			}
-			lines := jsonLines(t, stdout.Bytes())
+			lines := flowerbin.JSONLines(t, stdout.Bytes())
 			if final := lines[len(lines)-1]; final.Get("kind").String() != "flow_result" || final.Get("exit_code").Int() != 130 {
 				t.Errorf("last line: %s", final.Raw)
 			}

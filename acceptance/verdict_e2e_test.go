@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"fmt"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -26,7 +27,7 @@ const (
 
 // untypedMark as a judge reply's Structured makes it Markdown only: the
 // judge never calls StructuredOutput. Any other reply without a typed value
-// gets the one its Markdown stands for (typedJudge).
+// gets the one its Markdown stands for (flowerbin.TypedJudge).
 const untypedMark = "untyped"
 
 // verdictScript is a quick starter flow for the verdict tests: a clarifier
@@ -35,7 +36,7 @@ const untypedMark = "untyped"
 // coordinator that reports at once — or, with forge, first sends the coder,
 // whose Bash call overwrites the frozen goal file in the workspace.
 func verdictScript(judge []scripted.Reply, forge bool) func(ws string) *scripted.Script {
-	return verdictScriptWith(typedGoal(demoGoal), judge, forge)
+	return verdictScriptWith(flowerbin.TypedGoal(flowerbin.DemoGoal), judge, forge)
 }
 
 // verdictScriptWith is verdictScript whose goal step answers goal.
@@ -46,7 +47,7 @@ func verdictScriptWith(goal scripted.Reply, judge []scripted.Reply, forge bool) 
 		goalFile := filepath.Join(ws, ".flower", "notes", "目标.md")
 		return &scripted.Script{Conversations: []scripted.Conversation{
 			{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Func: func(scripted.Request) scripted.Reply {
-				return scripted.Reply{Text: demoBrief}
+				return scripted.Reply{Text: flowerbin.DemoBrief}
 			}},
 			{Name: "goal", Match: scripted.Match{System: "你是独立评审", FirstUser: "把它变成目标和检查清单"}, Func: func(scripted.Request) scripted.Reply {
 				return goal
@@ -60,14 +61,14 @@ func verdictScriptWith(goal scripted.Reply, judge []scripted.Reply, forge bool) 
 				case string(r.Structured) == untypedMark:
 					r.Structured = nil
 				case r.Structured == nil && r.Fault == nil:
-					r = typedJudge(req.FirstUser(), r.Text)
+					r = flowerbin.TypedJudge(req.FirstUser(), r.Text)
 				}
 				return r
 			}},
 			{Name: "coder", Match: scripted.Match{System: "你是执行者"}, Func: func(r scripted.Request) scripted.Reply {
 				if len(r.AllToolResults()) == 0 {
 					// Harmless: a printf into the temp workspace's goal file.
-					return demoTool("Bash", map[string]any{"command": "printf '" + strings.ReplaceAll(forgedGoal, "\n", `\n`) + "' > '" + goalFile + "'",
+					return flowerbin.Tool("Bash", map[string]any{"command": "printf '" + strings.ReplaceAll(forgedGoal, "\n", `\n`) + "' > '" + goalFile + "'",
 						"description": "rewrite the goal"})
 				}
 				return scripted.Reply{Text: "目标文件改好了。"}
@@ -78,7 +79,7 @@ func verdictScriptWith(goal scripted.Reply, judge []scripted.Reply, forge bool) 
 				case strings.Contains(lu, "[tool_result]"):
 					return scripted.Reply{Text: "coder 汇报:做完了。"}
 				case forge && !strings.Contains(lu, "独立评审认为"):
-					return demoTool("Agent", map[string]any{"description": "改目标", "subagent_type": "coder", "run_in_background": false,
+					return flowerbin.Tool("Agent", map[string]any{"description": "改目标", "subagent_type": "coder", "run_in_background": false,
 						"prompt": "目标: 把目标文件改简单。验收: 改完。"})
 				}
 				return scripted.Reply{Text: "两个文件都写好了。"}
@@ -99,10 +100,10 @@ func verdictRun(t *testing.T, bed *testbed.Bed, rounds string, ask ...string) ([
 		args = append([]string{"continue"}, args...)
 	}
 	cmd := testbed.Command(t, flower, args...)
-	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
+	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 	cmd.Dir = t.TempDir()
 	out, stderr, code := testbed.Exec(t, cmd)
-	return schemaLines(t, []byte(out), "flower --json"), stderr, code
+	return flowerbin.JSONLines(t, []byte(out)), stderr, code
 }
 
 // judgeRounds counts the judge's rounds: each is a fresh claude session.
@@ -120,7 +121,7 @@ func judgeRounds(bed *testbed.Bed) int {
 // says "已达成" at once takes one round, so the count can tell.
 func TestE2E_NegatedVerdictIsNotAchieved(t *testing.T) {
 	t.Parallel()
-	achieved := scripted.Reply{Text: demoAchieved}
+	achieved := scripted.Reply{Text: flowerbin.DemoAchieved}
 	negated := scripted.Reply{Text: negatedVerdict}
 	for _, tt := range []struct {
 		name   string
@@ -170,7 +171,7 @@ func TestE2E_FailedJudgeEndsNotAchieved(t *testing.T) {
 		code  int
 	}{
 		{"a judge that errors", broken, 1},
-		{"control: a judge that answers", scripted.Reply{Text: demoAchieved}, 0},
+		{"control: a judge that answers", scripted.Reply{Text: flowerbin.DemoAchieved}, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -211,7 +212,7 @@ func TestE2E_FailedJudgeEndsNotAchieved(t *testing.T) {
 // it; and a flow whose coder forges nothing reports no change.
 func TestE2E_GoalForgedByBashIsNotBelieved(t *testing.T) {
 	t.Parallel()
-	judge := []scripted.Reply{{Text: negatedVerdict}, {Text: demoAchieved}}
+	judge := []scripted.Reply{{Text: negatedVerdict}, {Text: flowerbin.DemoAchieved}}
 	for _, forge := range []bool{true, false} {
 		t.Run(map[bool]string{true: "forged", false: "control: not forged"}[forge], func(t *testing.T) {
 			t.Parallel()
@@ -292,7 +293,7 @@ func TestE2E_GoalForgedByBashIsNotBelieved(t *testing.T) {
 func runsShow(t *testing.T, bed *testbed.Bed) *exec.Cmd {
 	t.Helper()
 	cmd := testbed.Command(t, testbed.BuildBinary(t, "./cmd/flower"), "runs", "show", "-C", bed.Workspace)
-	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
+	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 	return cmd
 }
 
@@ -301,17 +302,17 @@ func runsShow(t *testing.T, bed *testbed.Bed) *exec.Cmd {
 // flow without a forgery shows no such line (and did run to its end).
 func TestE2E_ForgedGoalWarnsAtTheTerminal(t *testing.T) {
 	t.Parallel()
-	judge := []scripted.Reply{{Text: demoAchieved}}
+	judge := []scripted.Reply{{Text: flowerbin.DemoAchieved}}
 	for _, forge := range []bool{true, false} {
 		t.Run(map[bool]string{true: "forged", false: "control: not forged"}[forge], func(t *testing.T) {
 			t.Parallel()
 			bed := testbed.NewFor(t, verdictScript(judge, forge))
 			flower := testbed.BuildBinary(t, "./cmd/flower")
-			term := newTerminal(t, flowerEnv(t, bed.Env(), bed.Claude), bed.Workspace,
-				flower+" --timeout 0 --rounds 2 "+shellQuote(theAsk)+" </dev/null")
-			term.waitFor("FLOWER-EXIT=")
+			term := flowerbin.NewTerminal(t, flowerbin.Env(t, bed.Env(), bed.Claude), bed.Workspace,
+				flower+" --timeout 0 --rounds 2 "+flowerbin.ShellQuote(theAsk)+" </dev/null")
+			term.WaitFor("FLOWER-EXIT=")
 			// The whole scrollback, wrapped lines joined.
-			screen := term.tmux("capture-pane", "-t", "t", "-p", "-J", "-S", "-")
+			screen := term.Tmux("capture-pane", "-t", "t", "-p", "-J", "-S", "-")
 			if !strings.Contains(screen, "FLOWER-EXIT=0") {
 				t.Fatalf("flower failed:\n%s", screen)
 			}
@@ -337,7 +338,7 @@ const (
 // all passed, or with item fail (0-based) not passed (-1: none).
 func demoChecks(fail int) []scripted.Check {
 	var out []scripted.Check
-	for i, c := range flow.ParseGoal(demoGoal).Checks {
+	for i, c := range flow.ParseGoal(flowerbin.DemoGoal).Checks {
 		out = append(out, scripted.Check{Check: c, Passed: i != fail, Evidence: fmt.Sprintf("EVIDENCE-%d ran wc -l", i)})
 	}
 	return out
@@ -430,7 +431,7 @@ func TestE2E_TypedChecklistReachesTheJudge(t *testing.T) {
 	t.Parallel()
 	md := "## 目标\n工作区里有 hello.txt\n## 检查清单\n- MD-ONLY-ITEM 随便看看"
 	goal := scripted.GoalReply(md, "TYPED-GOAL 工作区里有 hello.txt", "TYPED-ITEM-1 hello.txt 存在", "TYPED-ITEM-2 numbers.txt 有 2000 行")
-	bed := testbed.NewFor(t, verdictScriptWith(goal, []scripted.Reply{{Text: demoAchieved}}, false))
+	bed := testbed.NewFor(t, verdictScriptWith(goal, []scripted.Reply{{Text: flowerbin.DemoAchieved}}, false))
 	lines, stderr, code := verdictRun(t, bed, "2", theAsk)
 	if last := lines[len(lines)-1]; code != 0 || last.Get("verdict").String() != "achieved" {
 		t.Fatalf("exit %d, last line %s\nstderr: %s", code, last.Raw, stderr)

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"bytes"
@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowerhq/flower/internal/demo"
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/testkit/fakesecrets"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/pgtest"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
@@ -28,7 +30,7 @@ const (
 // brief and in the coder's Bash call (its command echoes them: the tool
 // input and its output hold them).
 func leakyScript(ws string) *scripted.Script {
-	s := demoScript(ws)
+	s := flowerbin.DemoScript(ws)
 	for i := range s.Conversations {
 		c := &s.Conversations[i]
 		for j := range c.Replies {
@@ -57,13 +59,13 @@ func TestE2E_NoSecretOnDiskOrStdout(t *testing.T) {
 	bed := testbed.NewFor(t, leakyScript)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	answers := filepath.Join(t.TempDir(), "answers.txt")
-	os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o644)
+	os.WriteFile(answers, []byte(demo.Answer+"\n"), 0o644)
 	runDir := filepath.Join(t.TempDir(), "runs")
 	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "-")
-	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude, "ANTHROPIC_API_KEY="+testAPIKey, "GITHUB_TOKEN="+testGHToken)
+	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude, "ANTHROPIC_API_KEY="+testAPIKey, "GITHUB_TOKEN="+testGHToken)
 	cmd.Dir = bed.Workspace
-	cmd.Stdin = strings.NewReader(demoAsk + "\n")
-	out, errs := mustOutput(t, cmd, "flower")
+	cmd.Stdin = strings.NewReader(demo.Ask + "\n")
+	out, errs := flowerbin.Output(t, cmd, "flower")
 	sent := 0
 	for _, r := range bed.Model.Requests() {
 		if bytes.Contains(r.Body, []byte(testAPIKey)) && bytes.Contains(r.Body, []byte(testGHToken)) {
@@ -120,7 +122,7 @@ func shapesText() (text string, secrets []string) {
 // starts, in claude's JSON after an escaped newline).
 func shapesScript(ws string) *scripted.Script {
 	text, _ := shapesText()
-	s := demoScript(ws)
+	s := flowerbin.DemoScript(ws)
 	for i := range s.Conversations {
 		c := &s.Conversations[i]
 		for j := range c.Replies {
@@ -156,26 +158,26 @@ func TestE2E_EveryShapeKeptOut(t *testing.T) {
 	}
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	answers := filepath.Join(t.TempDir(), "answers.txt")
-	os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o644)
+	os.WriteFile(answers, []byte(demo.Answer+"\n"), 0o644)
 	runDir := filepath.Join(t.TempDir(), "runs")
-	ask := demoAsk + "\n" + text
+	ask := demo.Ask + "\n" + text
 	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "--store", store, "-")
-	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
+	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 	cmd.Dir = bed.Workspace
 	cmd.Stdin = strings.NewReader(ask + "\n")
-	out, errs := mustOutput(t, cmd, "flower")
+	out, errs := flowerbin.Output(t, cmd, "flower")
 	var bodies []byte
 	for _, r := range bed.Model.Requests() {
 		bodies = append(bodies, r.Body...)
 	}
 	queue := testbed.Command(t, flower, "queue", "add", "--workspace", bed.Workspace, "--store", store, ask)
-	queue.Env = flowerEnv(t, bed.Env(), bed.Claude)
-	qOut, qErr := mustOutput(t, queue, "flower queue add")
+	queue.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
+	qOut, qErr := flowerbin.Output(t, queue, "flower queue add")
 	if !strings.Contains(qErr, "pass secrets through the worker's environment") {
 		t.Errorf("queue add did not say it removed secrets: %s", qErr)
 	}
 	dump := testbed.Command(t, pgDump, "--no-owner", store)
-	dumped, _ := mustOutput(t, dump, "pg_dump")
+	dumped, _ := flowerbin.Output(t, dump, "pg_dump")
 	if !bytes.Contains(dumped, []byte("river_job")) || !bytes.Contains(dumped, []byte("[redacted]")) {
 		t.Errorf("the dump holds no river_job or no redaction (%d bytes)", len(dumped))
 	}

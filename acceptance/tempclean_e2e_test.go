@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"bufio"
@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowerhq/flower/internal/demo"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -35,7 +37,7 @@ func flowerIn(t *testing.T, args ...string) (*exec.Cmd, string) {
 	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "unused", Replies: []scripted.Reply{{Text: "unused"}}}}})
 	tmp := t.TempDir()
 	cmd := testbed.Command(t, testbed.BuildBinary(t, "./cmd/flower"), args...)
-	cmd.Env = append(flowerEnv(t, bed.Env(), bed.Claude), "TMPDIR="+tmp, "FLOWER_SELFTEST_DELAY=60s")
+	cmd.Env = append(flowerbin.Env(t, bed.Env(), bed.Claude), "TMPDIR="+tmp, "FLOWER_SELFTEST_DELAY=60s")
 	cmd.Dir = bed.Workspace
 	return cmd, tmp
 }
@@ -93,7 +95,7 @@ func signalDuringSelfTest(t *testing.T, args []string) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			cmd, tmp := flowerIn(t, args...)
-			cmd.Stdin = strings.NewReader(demoAsk + "\n")
+			cmd.Stdin = strings.NewReader(demo.Ask + "\n")
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
@@ -121,7 +123,8 @@ func signalDuringSelfTest(t *testing.T, args []string) {
 func TestE2E_DemoEndsCleanEarly(t *testing.T) {
 	t.Parallel()
 	for _, c := range []tempCase{
-		{"closed pipe", 0, exitPipe, "stdout was closed", true},
+		{"closed pipe", 0, 141, // flower's exit code for a closed stdout (README)
+			"stdout was closed", true},
 		{"SIGINT", syscall.SIGINT, 130, "interrupted", true},
 		{"control: SIGKILL", syscall.SIGKILL, -1, "", false},
 	} {

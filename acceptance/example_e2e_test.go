@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"os"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/flowerhq/flower/flow"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -52,9 +53,9 @@ func TestE2E_ExampleStarterFlow(t *testing.T) {
 	bed := testbed.New(t, s)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--run-dir", filepath.Join(t.TempDir(), "runs"), "-C", bed.Workspace, "write hello.txt")
-	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
-	out, _ := mustOutput(t, cmd, "flower with the example script")
-	lines := schemaLines(t, out, "flower --json")
+	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
+	out, _ := flowerbin.Output(t, cmd, "flower with the example script")
+	lines := flowerbin.JSONLines(t, out)
 	last := lines[len(lines)-1]
 	if last.Get("kind").String() != "flow_result" || !last.Get("ok").Bool() || last.Get("verdict").String() != "achieved" {
 		t.Fatalf("flow_result: %s", last.Raw)

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"os"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/mattn/go-runewidth"
 
+	"github.com/flowerhq/flower/internal/demo"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -28,10 +30,10 @@ func TestE2E_DemoPipedForPeople(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cmd := testbed.Command(t, flower, tc.args...)
-			cmd.Env = append(flowerEnv(t, os.Environ(), claude), "TMPDIR="+t.TempDir(), tc.env)
-			out, _ := mustOutput(t, cmd, "demo")
-			noJSONLine(t, tc.name, out)
-			for _, want := range []string{"? hello.txt 里写什么问候语?", "> " + demoAnswer, "→ achieved", "done — $"} {
+			cmd.Env = append(flowerbin.Env(t, os.Environ(), claude), "TMPDIR="+t.TempDir(), tc.env)
+			out, _ := flowerbin.Output(t, cmd, "demo")
+			flowerbin.NoJSONLine(t, tc.name, out)
+			for _, want := range []string{"? hello.txt 里写什么问候语?", "> " + demo.Answer, "→ achieved", "done — $"} {
 				if !strings.Contains(string(out), want) {
 					t.Errorf("stdout lacks %q:\n%s", want, out)
 				}
@@ -50,7 +52,7 @@ func TestE2E_TerminalFitsTheWidth(t *testing.T) {
 	t.Parallel()
 	claude := testbed.ClaudePath(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	env := append(flowerEnv(t, os.Environ(), claude), "TMPDIR="+t.TempDir())
+	env := append(flowerbin.Env(t, os.Environ(), claude), "TMPDIR="+t.TempDir())
 	overWide := func(lines []string, cols int) []string {
 		var bad []string
 		for _, l := range lines {
@@ -68,9 +70,9 @@ func TestE2E_TerminalFitsTheWidth(t *testing.T) {
 	}{{50, nil}, {60, nil}, {120, nil}, {80, []string{"NO_COLOR=1", "TERM=dumb"}}} {
 		t.Run(strconv.Itoa(tc.cols), func(t *testing.T) {
 			t.Parallel()
-			term := newTerminalSized(t, append(env, tc.extra...), t.TempDir(), flower+" demo", tc.cols, 30)
-			term.waitFor("FLOWER-EXIT=0")
-			lines := term.lines()
+			term := flowerbin.NewTerminalSized(t, append(env, tc.extra...), t.TempDir(), flower+" demo", tc.cols, 30)
+			term.WaitFor("FLOWER-EXIT=0")
+			lines := term.Lines()
 			screen := strings.Join(lines, "\n")
 			if bad := overWide(lines, tc.cols); len(bad) > 0 {
 				t.Errorf("%d columns: lines too wide or left stacked: %q\nscreen:\n%s", tc.cols, bad, screen)
@@ -85,7 +87,7 @@ func TestE2E_TerminalFitsTheWidth(t *testing.T) {
 					t.Errorf("%d columns: the summary's %s path is %q, not whole:\n%s", tc.cols, label, p, screen)
 				}
 			}
-			colored := strings.Contains(term.tmux("capture-pane", "-t", "t", "-p", "-e", "-S", "-"), "\033[32m")
+			colored := strings.Contains(term.Tmux("capture-pane", "-t", "t", "-p", "-e", "-S", "-"), "\033[32m")
 			glyphs := strings.ContainsAny(screen, "✓·→")
 			if dumb := tc.extra != nil; colored == dumb || glyphs == dumb {
 				t.Errorf("%d columns (dumb, no colour: %v): colour %v, glyphs %v:\n%s", tc.cols, dumb, colored, glyphs, screen)
@@ -94,9 +96,9 @@ func TestE2E_TerminalFitsTheWidth(t *testing.T) {
 	}
 	t.Run("control", func(t *testing.T) {
 		t.Parallel()
-		term := newTerminalSized(t, env, t.TempDir(), "printf '%060d\\n' 0; printf '[1/3] stacked\\n'", 50, 10)
-		term.waitFor("FLOWER-EXIT=0")
-		if bad := overWide(term.lines(), 50); len(bad) != 2 {
+		term := flowerbin.NewTerminalSized(t, env, t.TempDir(), "printf '%060d\\n' 0; printf '[1/3] stacked\\n'", 50, 10)
+		term.WaitFor("FLOWER-EXIT=0")
+		if bad := overWide(term.Lines(), 50); len(bad) != 2 {
 			t.Errorf("control: caught %q", bad)
 		}
 	})
@@ -130,7 +132,7 @@ func summaryPath(lines []string, label string) string {
 // ASCII too (the stray word's hint, flower "..."); the control, TERM=xterm,
 // prints the same line with its ellipsis.
 func TestE2E_DumbTerminalErrors(t *testing.T) {
-	skipShort(t, "it builds flower and runs it")
+	flowerbin.SkipShort(t, "it builds flower and runs it")
 	t.Parallel()
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	for term, want := range map[string]string{"dumb": `flower "..."`, "xterm": `flower "…"`} {

@@ -1,4 +1,4 @@
-package main
+package flowerbin
 
 import (
 	"context"
@@ -14,31 +14,31 @@ import (
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
-// terminal is a tmux session running one command, for tests that type into
+// Terminal is a tmux session running one command, for tests that type into
 // flower the way a person does and read the screen.
-type terminal struct {
-	t    *testing.T
+type Terminal struct {
+	t    testing.TB
 	sock string
 }
 
 // terminals counts the terminals this test process opened.
 var terminals atomic.Int64
 
-// newTerminal runs command (a sh script) in a 150×40 tmux pane with exactly
+// NewTerminal runs command (a sh script) in a 150×40 tmux pane with exactly
 // env, in dir. A missing tmux skips, or fails under FLOWER_REQUIRE_CLAUDE=1.
-func newTerminal(t *testing.T, env []string, dir, command string) *terminal {
+func NewTerminal(t testing.TB, env []string, dir, command string) *Terminal {
 	t.Helper()
-	return newTerminalSized(t, env, dir, command, 150, 40)
+	return NewTerminalSized(t, env, dir, command, 150, 40)
 }
 
-// newTerminalSized is newTerminal in a pane of cols×rows.
-func newTerminalSized(t *testing.T, env []string, dir, command string, cols, rows int) *terminal {
+// NewTerminalSized is NewTerminal in a pane of cols×rows.
+func NewTerminalSized(t testing.TB, env []string, dir, command string, cols, rows int) *Terminal {
 	t.Helper()
 	testbed.RequireTool(t, "tmux", "scripts/test.sh installs it")
 	envFile := filepath.Join(t.TempDir(), "env")
 	var sb strings.Builder
 	for _, kv := range env {
-		sb.WriteString("export " + shellQuote(kv) + "\n")
+		sb.WriteString("export " + ShellQuote(kv) + "\n")
 	}
 	if err := os.WriteFile(envFile, []byte(sb.String()), 0o600); err != nil {
 		t.Fatal(err)
@@ -46,10 +46,10 @@ func newTerminalSized(t *testing.T, env []string, dir, command string, cols, row
 	// The socket name carries the pid (test processes of other packages or
 	// checkouts run at the same time) and a count of this process's
 	// terminals (parallel tests number their temp dirs alike).
-	term := &terminal{t: t, sock: "flower-test-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(terminals.Add(1), 10)}
+	term := &Terminal{t: t, sock: "flower-test-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(terminals.Add(1), 10)}
 	// trap: Ctrl-C goes to the command, the pane's shell stays.
 	script := "trap : INT; . " + envFile + "; cd " + dir + "; " + command + "; echo FLOWER-EXIT=$?; sleep 60"
-	term.tmux("new-session", "-d", "-s", "t", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), "sh", "-c", script)
+	term.Tmux("new-session", "-d", "-s", "t", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), "sh", "-c", script)
 	t.Cleanup(func() {
 		// The test's context has ended by now: the kill gets its own bound.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -59,9 +59,9 @@ func newTerminalSized(t *testing.T, env []string, dir, command string, cols, row
 	return term
 }
 
-// tmux runs one tmux client command on the test's server, bounded by the
+// Tmux runs one tmux client command on the test's server, bounded by the
 // test's deadline like every child of a test (testbed.Command).
-func (term *terminal) tmux(args ...string) string {
+func (term *Terminal) Tmux(args ...string) string {
 	term.t.Helper()
 	out, err := testbed.Command(term.t, "tmux", append([]string{"-L", term.sock}, args...)...).CombinedOutput()
 	if err != nil {
@@ -70,37 +70,37 @@ func (term *terminal) tmux(args ...string) string {
 	return string(out)
 }
 
-// screen is what the pane shows now.
-func (term *terminal) screen() string { return term.tmux("capture-pane", "-t", "t", "-p") }
+// Screen is what the pane shows now.
+func (term *Terminal) Screen() string { return term.Tmux("capture-pane", "-t", "t", "-p") }
 
-// lines is everything the pane printed, its history too, with each line
+// Lines is everything the pane printed, its history too, with each line
 // the program wrote whole: a line wider than the pane, which the terminal
 // wrapped, comes back joined (-J).
-func (term *terminal) lines() []string {
-	return strings.Split(strings.TrimRight(term.tmux("capture-pane", "-t", "t", "-p", "-J", "-S", "-"), "\n"), "\n")
+func (term *Terminal) Lines() []string {
+	return strings.Split(strings.TrimRight(term.Tmux("capture-pane", "-t", "t", "-p", "-J", "-S", "-"), "\n"), "\n")
 }
 
-// typeLine types text, waits until the screen echoes it (the program has
+// TypeLine types text, waits until the screen echoes it (the program has
 // read it; an Enter sent earlier could land inside the same paste), then
 // sends Enter.
-func (term *terminal) typeLine(text string) {
+func (term *Terminal) TypeLine(text string) {
 	term.t.Helper()
-	term.tmux("send-keys", "-t", "t", text)
-	term.waitFor(text)
-	term.tmux("send-keys", "-t", "t", "Enter")
+	term.Tmux("send-keys", "-t", "t", text)
+	term.WaitFor(text)
+	term.Tmux("send-keys", "-t", "t", "Enter")
 }
 
-// keys sends tmux key names (C-c, Enter, …).
-func (term *terminal) keys(keys ...string) {
-	term.tmux(append([]string{"send-keys", "-t", "t"}, keys...)...)
+// Keys sends tmux key names (C-c, Enter, …).
+func (term *Terminal) Keys(keys ...string) {
+	term.Tmux(append([]string{"send-keys", "-t", "t"}, keys...)...)
 }
 
-// waitFor polls the screen until it shows what (60 s at most): a terminal
+// WaitFor polls the screen until it shows what (60 s at most): a terminal
 // offers no event to await.
-func (term *terminal) waitFor(what string) string {
+func (term *Terminal) WaitFor(what string) string {
 	term.t.Helper()
 	var sc string
-	if !testbed.Eventually(60*time.Second, func() bool { sc = term.screen(); return strings.Contains(sc, what) }) {
+	if !testbed.Eventually(60*time.Second, func() bool { sc = term.Screen(); return strings.Contains(sc, what) }) {
 		term.t.Fatalf("screen never showed %q:\n%s", what, sc)
 	}
 	return sc

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"bytes"
@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowerhq/flower/internal/demo"
 	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -23,13 +25,13 @@ func recordScript(string) *scripted.Script {
 	return &scripted.Script{Conversations: []scripted.Conversation{
 		{Name: "oracle", Match: scripted.Match{System: "你是旁路问答"}, Replies: []scripted.Reply{{Text: "ORACLE: three steps ran"}}},
 		{Name: "clarify", Match: scripted.Match{System: "你是需求澄清者"}, Func: func(scripted.Request) scripted.Reply {
-			return scripted.Reply{Text: demoBrief}
+			return scripted.Reply{Text: flowerbin.DemoBrief}
 		}},
 		{Name: "goal", Match: scripted.Match{System: "你是独立评审", FirstUser: "把它变成目标和检查清单"}, Func: func(scripted.Request) scripted.Reply {
-			return typedGoal(demoGoal + "\n" + unverifiableCheck)
+			return flowerbin.TypedGoal(flowerbin.DemoGoal + "\n" + unverifiableCheck)
 		}},
 		{Name: "judge", Match: scripted.Match{System: "你是独立评审", FirstUser: "请独立评审"}, Func: func(r scripted.Request) scripted.Reply {
-			return typedJudge(r.FirstUser(), demoAchieved)
+			return flowerbin.TypedJudge(r.FirstUser(), flowerbin.DemoAchieved)
 		}},
 		{Name: "coordinator", Match: scripted.Match{System: "你是协调者"}, Func: func(scripted.Request) scripted.Reply {
 			return scripted.Reply{Text: "两个文件都写好了。"}
@@ -43,17 +45,17 @@ func starterRun(t *testing.T, bed *testbed.Bed, runDir, ask string) string {
 	t.Helper()
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	answers := filepath.Join(t.TempDir(), "answers.txt")
-	os.WriteFile(answers, []byte(demoAnswer+"\n"), 0o600)
+	os.WriteFile(answers, []byte(demo.Answer+"\n"), 0o600)
 	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "-C", bed.Workspace, ask)
-	cmd.Env = flowerEnv(t, bed.Env(), bed.Claude)
+	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 	cmd.Dir = t.TempDir()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("flower in %s: %v\n%s\n%s", bed.Workspace, err, stderr.String(), tailOf(out))
+		t.Fatalf("flower in %s: %v\n%s\n%s", bed.Workspace, err, stderr.String(), flowerbin.Tail(out))
 	}
-	lines := jsonLines(t, out)
+	lines := flowerbin.JSONLines(t, out)
 	return lines[len(lines)-1].Raw
 }
 
@@ -75,7 +77,7 @@ func TestE2E_FlowRecordAndWorkspaces(t *testing.T) {
 	run := func(args ...string) string {
 		t.Helper()
 		cmd := testbed.Command(t, flower, args...)
-		cmd.Env = flowerEnv(t, bed1.Env(), bed1.Claude, "FLOWER_RUN_DIR="+runDir)
+		cmd.Env = flowerbin.Env(t, bed1.Env(), bed1.Claude, "FLOWER_RUN_DIR="+runDir)
 		cmd.Dir = bed1.Workspace
 		out, err := cmd.CombinedOutput()
 		if err != nil {

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -39,7 +40,7 @@ func marketplaceClone(t *testing.T) string {
 // naming go install. The control, the same bed before the install, runs
 // the main thread's Bash.
 func TestE2E_MarketplaceInstall(t *testing.T) {
-	skipShort(t, "it builds flower-hook and runs claude plugin commands")
+	flowerbin.SkipShort(t, "it builds flower-hook and runs claude plugin commands")
 	t.Parallel()
 	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
 	hookDir := filepath.Join(t.TempDir(), "bin")
