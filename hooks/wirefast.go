@@ -164,6 +164,9 @@ func marshalOutput(o Output) (out []byte, ok bool) {
 	if len(s.UpdatedInput) > 0 || len(s.UpdatedToolOutput) > 0 {
 		return nil, false
 	}
+	// One allocation of about the final size (escapes aside), not a
+	// growth through size classes: each new one faults in a page.
+	out = make([]byte, 0, 128+len(s.HookEventName)+len(s.PermissionDecision)+len(s.PermissionDecisionReason)*9/8)
 	b := appendJSONString(append(out, `{"hookSpecificOutput":{"hookEventName":`...), s.HookEventName)
 	if s.PermissionDecision != "" {
 		b = appendJSONString(append(b, `,"permissionDecision":`...), s.PermissionDecision)
@@ -177,6 +180,17 @@ func marshalOutput(o Output) (out []byte, ok bool) {
 // marshalReport is json.Marshal(r) without reflection when every detail
 // value is a string, bool or int; ok is false otherwise.
 func marshalReport(r Report) (out []byte, ok bool) {
+	size := 256
+	for _, f := range [...]string{r.Kind, r.Guard, string(r.Decision), r.Tool, r.ToolUseID, r.SessionID, r.AgentID} {
+		size += len(f)
+	}
+	for k, v := range r.Detail {
+		size += len(k) + 8
+		if s, ok := v.(string); ok {
+			size += len(s)
+		}
+	}
+	out = make([]byte, 0, size) // one allocation (see marshalOutput)
 	b := strconv.AppendInt(append(out, `{"v":`...), int64(r.V), 10)
 	for _, f := range [...][2]string{
 		{`,"kind":`, r.Kind}, {`,"guard":`, r.Guard}, {`,"decision":`, string(r.Decision)}, {`,"tool":`, r.Tool},
