@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"mvdan.cc/sh/v3/syntax"
+	"github.com/flowerhq/flower/internal/shfork/syntax"
 )
 
 // The differential test: for every command the classifier accepts, the argv

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"mvdan.cc/sh/v3/syntax"
+	"github.com/flowerhq/flower/internal/shfork/syntax"
 )
 
 // readOnlyCommands are everyday glances a coordinator runs: all ephemeral.

@@ -3,7 +3,7 @@ package glance
 import (
 	"strings"
 
-	"mvdan.cc/sh/v3/syntax"
+	"github.com/flowerhq/flower/internal/shfork/syntax"
 )
 
 // Where bash and mvdan.cc/sh read the same text apart, the classifier
