@@ -114,10 +114,10 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 }
 
 // inputBuf is readInput's first buffer: a hook input of this size or less
-// is read without growing it. It is one large allocation, whose untouched
-// pages cost nothing, where io.ReadAll's doubling touches a fresh span of
-// another size class (a page fault each) at every step.
-const inputBuf = 64 << 10
+// (a Bash call's is a few hundred bytes) is read without growing it, where
+// io.ReadAll's growth from 512 bytes touches a fresh span of another size
+// class (a page fault each) at every step.
+const inputBuf = 8 << 10
 
 // readInput reads r to its end, at most limit bytes.
 func readInput(r io.Reader, limit int) ([]byte, error) {
