@@ -100,8 +100,10 @@ type rule struct {
 
 // hookForbid is what flower-hook may not link: each costs every start
 // (upstream mvdan.cc/sh/v3 compiles regexps at initialisation: glance uses
-// the copy in internal/shfork).
-var hookForbid = []string{"net", "crypto/sha256", "crypto/internal/fips140", "mvdan.cc/sh/v3/syntax", "mvdan.cc/sh/v3/fileutil", "mvdan.cc/sh/v3/expand"}
+// the copy in internal/shfork; gjson builds its modifier table and brings
+// tidwall/pretty's: hooks/wirefast.go splits the input itself).
+var hookForbid = []string{"net", "crypto/sha256", "crypto/internal/fips140", "mvdan.cc/sh/v3/syntax", "mvdan.cc/sh/v3/fileutil", "mvdan.cc/sh/v3/expand",
+	"github.com/tidwall/gjson", "github.com/tidwall/pretty"}
 
 var rules = []rule{
 	// flower-hook runs on every tool call: package net's initialisation
