@@ -85,7 +85,8 @@ func main() {
 // the ratios (target: flower-hook ≤ 1.15× the floor, p50), and, when
 // valgrind is installed, each binary's instruction count (callgrind: the
 // same on a quiet and a loaded machine). flower-hook is built as
-// scripts/setup.sh builds it (testbed: CGO_ENABLED=0, a static binary).
+// scripts/setup.sh builds it (testbed.HookBuildEnv: static, without the
+// Green Tea GC); the floor with Go's defaults.
 func BenchmarkHookSpawn(b *testing.B) {
 	hook := testbed.BuildBinary(b, "./cmd/flower-hook")
 	dir := b.TempDir()
