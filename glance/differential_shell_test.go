@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowerhq/flower/internal/shfork/expand"
-	"github.com/flowerhq/flower/internal/shfork/syntax"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Two more differentials against real bash, for what the argv comparison

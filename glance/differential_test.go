@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowerhq/flower/internal/shfork/syntax"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // The differential test: for every command the classifier accepts, the argv

@@ -3,8 +3,8 @@ package glance
 import (
 	"strings"
 
-	"github.com/flowerhq/flower/internal/shfork/expand"
-	"github.com/flowerhq/flower/internal/shfork/syntax"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Words are judged by what bash makes of them. expandWord turns one word of

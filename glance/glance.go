@@ -4,8 +4,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/flowerhq/flower/internal/shfork/expand"
-	"github.com/flowerhq/flower/internal/shfork/syntax"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // MaxLen bounds the commands IsEphemeral looks at. A glance is a

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowerhq/flower/internal/shfork/syntax"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // readOnlyCommands are everyday glances a coordinator runs: all ephemeral.

@@ -3,7 +3,7 @@ package glance
 import (
 	"strings"
 
-	"github.com/flowerhq/flower/internal/shfork/syntax"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Where bash and mvdan.cc/sh read the same text apart, the classifier

@@ -1,12 +1,7 @@
 package archtest
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -37,14 +32,6 @@ const lazyre = mod + "internal/lazyre"
 // atomicfile is the leaf that replaces files durably; flower-hook uses it
 // for spill files and the workbench index.
 const atomicfile = mod + "internal/atomicfile"
-
-// shforkDir holds the copy of mvdan.cc/sh/v3's parser and expander that
-// glance uses (internal/shfork/README.md says why and what changed).
-const shforkDir = "internal/shfork"
-
-// shfork lists its packages: third-party code, imported by glance alone.
-var shfork = []string{mod + shforkDir + "/syntax", mod + shforkDir + "/expand", mod + shforkDir + "/pattern",
-	mod + shforkDir + "/fileutil", mod + shforkDir + "/internal"}
 
 // child starts flower's children and is the step supervisor flower-hook
 // becomes; it imports nothing of ours.
@@ -99,11 +86,10 @@ type rule struct {
 }
 
 // hookForbid is what flower-hook may not link: each costs every start
-// (upstream mvdan.cc/sh/v3 compiles regexps at initialisation: glance uses
-// the copy in internal/shfork; gjson builds its modifier table and brings
-// tidwall/pretty's: hooks/wirefast.go splits the input itself; redact's
-// rule files reach it as Go values, not through a TOML parser).
-var hookForbid = []string{"net", "crypto/sha256", "crypto/internal/fips140", "mvdan.cc/sh/v3/syntax", "mvdan.cc/sh/v3/fileutil", "mvdan.cc/sh/v3/expand",
+// (gjson builds its modifier table and brings tidwall/pretty's:
+// hooks/wirefast.go splits the input itself; redact's rule files reach it
+// as Go values, not through a TOML parser).
+var hookForbid = []string{"net", "crypto/sha256", "crypto/internal/fips140",
 	"github.com/tidwall/gjson", "github.com/tidwall/pretty", "github.com/pelletier/go-toml/v2"}
 
 var rules = []rule{
@@ -111,8 +97,8 @@ var rules = []rule{
 	// would cost each one (its sockets are plain syscalls on Unix), and so
 	// would crypto/sha256's (the FIPS 140 module it brings: spill names
 	// are FNV-1a).
-	{pkg: mod + "hooks", noCgo: true, ours: append([]string{mod + "hooks", glance, redact, textclip, atomicfile, lazyre}, shfork...), forbid: hookForbid},
-	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: append([]string{mod + "cmd/flower-hook", mod + "hooks", glance, redact, textclip, atomicfile, lazyre, child}, shfork...), forbid: hookForbid},
+	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance, redact, textclip, atomicfile, lazyre}, forbid: hookForbid},
+	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance, redact, textclip, atomicfile, lazyre, child}, forbid: hookForbid},
 	// child (the supervisor flower-hook becomes for a step) is a leaf.
 	{pkg: child, noCgo: true, ours: []string{child}},
 	// The small shared leaves import nothing of ours.
@@ -123,7 +109,7 @@ var rules = []rule{
 	// PostgreSQL driver, and no MCP SDK (which brings net/http, TLS and
 	// oauth2): only the hidden `flower mcp-channel` command serves MCP.
 	{pkg: mod + "flow", forbid: []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/stdlib", "github.com/modelcontextprotocol/go-sdk/mcp", mod + "sessionstore", mod + "scripted"}, forbidDirect: []string{"os/exec"}},
-	{pkg: glance, noCgo: true, ours: append([]string{glance}, shfork...), forbid: hookForbid},
+	{pkg: glance, noCgo: true, ours: []string{glance}},
 	// The root package (the composition) is linked by library users for
 	// the default store: not the scripted model, not the workflow layer
 	// above it.
@@ -181,7 +167,7 @@ func problems(r rule, infos []pkgInfo) []string {
 		}
 		if slices.Contains(leaves, p.path) {
 			for _, imp := range p.imports {
-				if strings.HasPrefix(imp, mod) && !(p.path == glance && slices.Contains(shfork, imp)) {
+				if strings.HasPrefix(imp, mod) {
 					out = append(out, p.path+" (a leaf) imports "+imp)
 				}
 			}
@@ -211,87 +197,6 @@ func TestDependencies_Control(t *testing.T) {
 	for _, leaf := range leaves {
 		if len(problems(rule{pkg: "x"}, []pkgInfo{{path: leaf, imports: []string{mod + "hooks"}}})) == 0 {
 			t.Errorf("a %s that imports hooks passes", leaf)
-		}
-	}
-}
-
-// initRegexps lists the package-level variables of the Go source src
-// (named name) whose initialiser compiles a regexp: work every program that
-// links the package does at start, used or not. A compile inside a
-// function literal (sync.OnceValue, lazyre) is not at start.
-func initRegexps(t *testing.T, name string, src []byte) []string {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
-	if err != nil {
-		t.Fatalf("parse %s: %v", name, err)
-	}
-	var out []string
-	for _, d := range f.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok || g.Tok != token.VAR {
-			continue
-		}
-		ast.Inspect(g, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.FuncLit:
-				return false
-			case *ast.CallExpr:
-				if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
-					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "regexp" && strings.Contains(sel.Sel.Name, "Compile") {
-						out = append(out, fset.Position(n.Pos()).String()+": regexp."+sel.Sel.Name+" at package initialisation")
-					}
-				}
-			}
-			return true
-		})
-	}
-	return out
-}
-
-// TestHookInitCompilesNoRegexp: no package of this module that flower-hook
-// links (the shfork copy included) compiles a regexp at initialisation:
-// flower-hook starts on every tool call, and a first regexp compile costs
-// a start about 0.2 ms of page faults (docs/performance.md).
-func TestHookInitCompilesNoRegexp(t *testing.T) {
-	root := testbed.RepoRoot(t)
-	checked := 0
-	for _, p := range deps(t, mod+"cmd/flower-hook") {
-		rel, ok := strings.CutPrefix(p.path, mod)
-		if !ok {
-			continue
-		}
-		files, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(rel), "*.go"))
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checked++
-			for _, p := range initRegexps(t, f, src) {
-				t.Error(p)
-			}
-		}
-	}
-	if checked < 20 {
-		t.Fatalf("checked only %d files", checked)
-	}
-}
-
-// TestHookInitCompilesNoRegexp_Control: a package-level compile is found,
-// directly or inside a composite value; one deferred into a function
-// literal is not.
-func TestHookInitCompilesNoRegexp_Control(t *testing.T) {
-	for src, want := range map[string]int{
-		"package x\nimport \"regexp\"\nvar r = regexp.MustCompile(`x`)\n":                                                              1,
-		"package x\nimport \"regexp\"\nvar (\n\ta = 1\n\trs = []*regexp.Regexp{regexp.MustCompile(`x`)}\n)\n":                          1,
-		"package x\nimport (\"regexp\"; \"sync\")\nvar r = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`x`) })\n": 0,
-		"package x\nimport \"regexp\"\nfunc f() *regexp.Regexp { return regexp.MustCompile(`x`) }\n":                                   0,
-	} {
-		if got := initRegexps(t, "x.go", []byte(src)); len(got) != want {
-			t.Errorf("%q: %v, want %d", src, got, want)
 		}
 	}
 }

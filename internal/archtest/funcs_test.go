@@ -62,8 +62,8 @@ func TestFunctionLength(t *testing.T) {
 
 // walkGo calls fn with every Go file of the module (its path relative to
 // the root, and its source), test files too when tests is set, and returns
-// how many there were; hidden folders, testdata, node_modules and the
-// third-party copy (shfork, kept as upstream wrote it) are skipped.
+// how many there were; hidden folders, testdata and node_modules are
+// skipped.
 func walkGo(t *testing.T, tests bool, fn func(rel string, src []byte)) int {
 	t.Helper()
 	root := testbed.RepoRoot(t)
@@ -73,8 +73,7 @@ func walkGo(t *testing.T, tests bool, fn func(rel string, src []byte)) int {
 			return err
 		}
 		if d.IsDir() {
-			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") ||
-				path == filepath.Join(root, filepath.FromSlash(shforkDir)) {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
 				return filepath.SkipDir
 			}
 			return nil
