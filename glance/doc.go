@@ -9,8 +9,8 @@
 //
 // Nothing is kept between calls: IsEphemeral parses the command with a
 // real shell parser (mvdan.cc/sh/v3, bash dialect), walks the tree and
-// answers. The package does no work at init (flower-hook starts once per
-// tool call): option sets are static literals, small sets are constant word
+// answers. The package does no work at init
+// (flower-hook starts once per tool call): option sets are static literals, small sets are constant word
 // lists, and the verb tables are built once on first use (loadTables) and
 // only read afterwards, so IsEphemeral is safe for concurrent use.
 //

@@ -2,8 +2,6 @@ package hooks_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -279,11 +277,6 @@ func bigText(n int) string {
 }
 
 var spillPath = regexp.MustCompile(`/\S+/spill/[0-9a-f]{16}\.txt`)
-
-func sha16(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])[:16]
-}
 
 func TestE2E_IsolatePutsMarkedRoleIntoWorktree(t *testing.T) {
 	t.Parallel()

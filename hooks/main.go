@@ -84,7 +84,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 			code = g.fail(fmt.Errorf("panic: %v", p), in, stdout, stderr, getenv)
 		}
 	}()
-	data, err := io.ReadAll(io.LimitReader(stdin, maxInput+1))
+	data, err := readInput(stdin, maxInput+1)
 	if err == nil && len(data) > maxInput {
 		err = fmt.Errorf("hook input larger than %d bytes", maxInput)
 	}
@@ -111,6 +111,31 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	_, _ = stdout.Write(append(out, '\n'))
 	_ = SendReport(getenv(SocketEnv), NewReport(g.name, in, d), ReportTimeout)
 	return ExitOK
+}
+
+// inputBuf is readInput's first buffer: a hook input of this size or less
+// (a Bash call's is a few hundred bytes) is read without growing it, where
+// io.ReadAll's growth from 512 bytes touches a fresh span of another size
+// class (a page fault each) at every step.
+const inputBuf = 8 << 10
+
+// readInput reads r to its end, at most limit bytes.
+func readInput(r io.Reader, limit int) ([]byte, error) {
+	buf := make([]byte, 0, min(inputBuf, limit))
+	for len(buf) < limit {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), limit)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }
 
 // fail ends a run that could not decide: deny guards deny with exit 2 and

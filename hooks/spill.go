@@ -2,10 +2,10 @@ package hooks
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +39,7 @@ var spillName = lazyre.New(`spill/[0-9a-f]{16}\.txt`)
 // Spill is the spill guard (PostToolUse). When a string field of the tool's
 // output object (found through nested objects, never through lists, which
 // may hold image blocks) is longer than the threshold, the full text is
-// written to Dir/spill/<sha256[:16]>.txt and the field is replaced by a
+// written to Dir/spill/<SpillName>.txt and the field is replaced by a
 // pointer line plus its first SpillPreviewChars characters. Everything else
 // in the object is kept, so the replacement has the tool's own output shape
 // (the CLI ignores an updatedToolOutput of another shape). Output that is
@@ -182,8 +182,21 @@ func SpillPointer(path, text string) string {
 	return fmt.Sprintf(spillPointerFormat, utf8.RuneCountInString(text), path, SpillPreviewChars, preview)
 }
 
-// writeSpill stores text as dir/<sha256[:16]>.txt (content-addressed, so a
-// repeat is a no-op) and returns the path.
+// SpillName is the name of text's spill file without ".txt": 16 hex
+// digits of its FNV-1a (128-bit) hash. Not SHA-256: package crypto/sha256
+// brings the FIPS 140 module, whose initialisation and size cost
+// flower-hook's start on every tool call (docs/performance.md). A
+// collision is harmless: writeSpill reuses a file only when it holds the
+// same text.
+func SpillName(text string) string {
+	h := fnv.New128a()
+	_, _ = h.Write([]byte(text))
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// writeSpill stores text as dir/<SpillName>.txt (content-addressed, so a
+// repeat is a no-op; a file of that name with other content is an error,
+// and the original output stands) and returns the path.
 // Credentials in it are replaced first (redact.FromEnv of this process's
 // environment, which claude passed down, and token shapes): a spill file
 // keeps no secret.
@@ -192,8 +205,7 @@ func SpillPointer(path, text string) string {
 // output.
 func writeSpill(dir, text string) (string, error) {
 	text = redact.FromEnv(os.Environ()).String(text)
-	sum := sha256.Sum256([]byte(text))
-	path := filepath.Join(dir, hex.EncodeToString(sum[:])[:16]+".txt")
+	path := filepath.Join(dir, SpillName(text)+".txt")
 	root := filepath.Dir(dir)
 	if err := confined(root, dir); err != nil {
 		return "", fmt.Errorf("hooks: spill: %w", err)
@@ -209,7 +221,10 @@ func writeSpill(dir, text string) (string, error) {
 	if err := confined(root, path); err != nil {
 		return "", fmt.Errorf("hooks: spill: %w", err)
 	}
-	if _, err := os.Stat(path); err == nil {
+	if old, err := os.ReadFile(path); err == nil {
+		if string(old) != text {
+			return "", fmt.Errorf("hooks: spill: %s holds another text", path)
+		}
 		return path, nil
 	}
 	if err := atomicfile.Write(path, []byte(text), 0o600); err != nil {

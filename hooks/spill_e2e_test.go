@@ -61,7 +61,7 @@ func TestE2E_SpillKeepsPointerReadBackWholeReadInOwnShape(t *testing.T) {
 	}
 	// 1. Bash: pointer + first 400 chars; the full text on disk.
 	bash := lastResult(t, reqs[1])
-	want := filepath.Join(wb, "spill", sha16(big)+".txt")
+	want := filepath.Join(wb, "spill", hooks.SpillName(big)+".txt")
 	_, rest, _ := strings.Cut(bash.Content, "\n")
 	if bash.Content != strings.TrimRight(hooks.SpillPointer(want, big), "\n") || rest != strings.TrimRight(big[:hooks.SpillPreviewChars], "\n") {
 		// (the CLI trims trailing whitespace off a tool result; the 400th char is a newline)

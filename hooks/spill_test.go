@@ -1,8 +1,6 @@
 package hooks
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -120,7 +118,7 @@ func TestSpillEveryBulkyToolInItsOwnShape(t *testing.T) {
 				v = v.(map[string]any)[k]
 			}
 			text := v.(string)
-			file := filepath.Join(dir, "spill", sha16(big)+".txt")
+			file := filepath.Join(dir, "spill", SpillName(big)+".txt")
 			if text != SpillPointer(file, big) || !strings.Contains(text, file) || !strings.Contains(text, "10000") || !strings.HasSuffix(text, "\n"+big[:SpillPreviewChars]) {
 				t.Errorf("field %v = %.200q", tt.field, text)
 			}
@@ -197,11 +195,6 @@ func TestSpillSubagentByDefaultAndUnicode(t *testing.T) {
 	}
 }
 
-func sha16(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])[:16]
-}
-
 // A spill file keeps no credential from the environment (and is 0600); the
 // control: without the variable set, the same text is stored verbatim.
 func TestSpillRedactsCredentials(t *testing.T) {
@@ -227,6 +220,28 @@ func TestSpillRedactsCredentials(t *testing.T) {
 		}
 		if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
 			t.Errorf("spill file mode %o", st.Mode().Perm())
+		}
+	}
+}
+
+// A file under the text's name that holds another text (a hash collision,
+// or a planted file) is never taken for it: the original output stands.
+// The control: the same file holding the same text is reused.
+func TestSpillRefusesAnotherTextUnderItsName(t *testing.T) {
+	re, _ := ToolMatcher(BulkyTools)
+	big := strings.Repeat("q", 5000)
+	in := Input{ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"x"}`),
+		ToolResponse: json.RawMessage(`{"stdout":"` + big + `","stderr":""}`)}
+	for _, tt := range []struct {
+		held string
+		want Verdict
+	}{{"another text", Pass}, {big, Rewrite}} {
+		dir := t.TempDir()
+		must(t, os.MkdirAll(filepath.Join(dir, "spill"), 0o700))
+		must(t, os.WriteFile(filepath.Join(dir, "spill", SpillName(big)+".txt"), []byte(tt.held), 0o600))
+		d := Spill(in, SpillConfig{Dir: dir, Tools: re})
+		if d.Verdict != tt.want {
+			t.Errorf("file holding %.12q: verdict %s, want %s (%v)", tt.held, d.Verdict, tt.want, d.Detail)
 		}
 	}
 }

@@ -1,14 +1,11 @@
 package hooks
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
 )
 
 // This file is flower-hook's hot path without reflection: encoding/json's
@@ -16,45 +13,125 @@ import (
 // more than the guard's decision, and flower-hook is a new process on
 // every tool call. Each fast function produces exactly what the
 // encoding/json path produces, and hands anything it is not sure about
-// (escapes, non-ASCII, unusual types) to encoding/json.
+// (escapes, non-ASCII, unusual types) to encoding/json. The input is
+// validated by json.Valid (encoding/json's scanner, no reflection) and
+// split into members by eachMember, not by a JSON library: gjson, used
+// here before, costs every start its own initialisation (its modifier
+// table, tidwall/pretty's) and size (docs/performance.md).
 
 // parseInputFast decodes the top-level object data (already known to start
 // with '{') like json.Unmarshal into Input does: keys match the field names
 // case-insensitively and the last occurrence wins; null leaves a string
 // field alone. ok is false when the input needs encoding/json: invalid
-// JSON, a key with escapes or non-ASCII, a string value with escapes,
-// control bytes or invalid UTF-8, or a value of the wrong type.
+// JSON (too deep included), a key with escapes or non-ASCII, a string
+// value with escapes, control bytes or invalid UTF-8, or a value of the
+// wrong type.
 func parseInputFast(data []byte) (in Input, ok bool) {
-	// encoding/json refuses nesting deeper than 10000; gjson does not.
-	if bytes.Count(data, []byte("{"))+bytes.Count(data, []byte("[")) > 10000 || !gjson.ValidBytes(data) {
+	if !json.Valid(data) {
 		return Input{}, false
 	}
 	ok = true
-	gjson.ParseBytes(data).ForEach(func(key, value gjson.Result) bool {
+	isObject := eachMember(data, func(key, value []byte) bool {
 		ok = in.setField(key, value)
 		return ok
 	})
-	return in, ok
+	return in, ok && isObject
+}
+
+// eachMember calls fn with the raw key and the raw value of each member of
+// the object data, in order, until fn returns false; data must be valid
+// JSON (json.Valid). It reports whether data is an object.
+func eachMember(data []byte, fn func(key, value []byte) bool) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	for i = skipSpace(data, i+1); i < len(data) && data[i] == '"'; {
+		k := i
+		i = skipValue(data, i)
+		key := data[k:i]
+		i = skipSpace(data, skipSpace(data, i)+1) // the colon
+		v := i
+		i = skipValue(data, i)
+		if !fn(key, data[v:i]) {
+			break
+		}
+		if i = skipSpace(data, i); i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns where the valid JSON value at b[i] ends.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		for depth := 0; i < len(b); {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) && !strings.ContainsRune(",}] \t\n\r", rune(b[i])) {
+		i++
+	}
+	return i
+}
+
+// skipString returns where the valid JSON string at b[i] ends.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
 }
 
 // setField stores one top-level member; false means "use encoding/json".
-func (in *Input) setField(key, value gjson.Result) bool {
-	if !plainRaw(key.Raw) {
+func (in *Input) setField(key, value []byte) bool {
+	if !plainRaw(string(key)) {
 		return false
 	}
-	k := key.Str
+	k := string(key[1 : len(key)-1])
 	if f := in.rawField(k); f != nil {
-		*f = json.RawMessage(value.Raw)
+		*f = append(json.RawMessage(nil), value...)
 		return true
 	}
 	f := in.stringField(k)
-	if f == nil || value.Type == gjson.Null {
+	if f == nil || string(value) == "null" {
 		return true
 	}
-	if value.Type != gjson.String || !plainText(value.Raw) {
+	if value[0] != '"' || !plainText(string(value)) {
 		return false
 	}
-	*f = value.Str
+	*f = string(value[1 : len(value)-1])
 	return true
 }
 
@@ -164,6 +241,9 @@ func marshalOutput(o Output) (out []byte, ok bool) {
 	if len(s.UpdatedInput) > 0 || len(s.UpdatedToolOutput) > 0 {
 		return nil, false
 	}
+	// One allocation of about the final size (escapes aside), not a
+	// growth through size classes: each new one faults in a page.
+	out = make([]byte, 0, 128+len(s.HookEventName)+len(s.PermissionDecision)+len(s.PermissionDecisionReason)*9/8)
 	b := appendJSONString(append(out, `{"hookSpecificOutput":{"hookEventName":`...), s.HookEventName)
 	if s.PermissionDecision != "" {
 		b = appendJSONString(append(b, `,"permissionDecision":`...), s.PermissionDecision)
@@ -177,6 +257,17 @@ func marshalOutput(o Output) (out []byte, ok bool) {
 // marshalReport is json.Marshal(r) without reflection when every detail
 // value is a string, bool or int; ok is false otherwise.
 func marshalReport(r Report) (out []byte, ok bool) {
+	size := 256
+	for _, f := range [...]string{r.Kind, r.Guard, string(r.Decision), r.Tool, r.ToolUseID, r.SessionID, r.AgentID} {
+		size += len(f)
+	}
+	for k, v := range r.Detail {
+		size += len(k) + 8
+		if s, ok := v.(string); ok {
+			size += len(s)
+		}
+	}
+	out = make([]byte, 0, size) // one allocation (see marshalOutput)
 	b := strconv.AppendInt(append(out, `{"v":`...), int64(r.V), 10)
 	for _, f := range [...][2]string{
 		{`,"kind":`, r.Kind}, {`,"guard":`, r.Guard}, {`,"decision":`, string(r.Decision)}, {`,"tool":`, r.Tool},
@@ -216,27 +307,26 @@ func marshalReport(r Report) (out []byte, ok bool) {
 // json.Unmarshal does (case-insensitive key, last one wins, null clears);
 // fast is false when encoding/json must decide.
 func bashCommandFast(input []byte) (cmd string, found, fast bool) {
-	v := gjson.ParseBytes(input)
-	if !v.IsObject() {
+	if !json.Valid(input) {
 		return "", false, false
 	}
 	fast = true
-	v.ForEach(func(key, value gjson.Result) bool {
-		if !plainRaw(key.Raw) {
+	isObject := eachMember(input, func(key, value []byte) bool {
+		if !plainRaw(string(key)) {
 			fast = false
-		} else if strings.EqualFold(key.Str, "command") {
+		} else if strings.EqualFold(string(key[1:len(key)-1]), "command") {
 			switch {
-			case value.Type == gjson.Null:
+			case string(value) == "null":
 				cmd, found = "", false
-			case value.Type == gjson.String && plainText(value.Raw):
-				cmd, found = value.Str, true
+			case value[0] == '"' && plainText(string(value)):
+				cmd, found = string(value[1:len(value)-1]), true
 			default:
 				fast = false
 			}
 		}
 		return fast
 	})
-	return cmd, found, fast
+	return cmd, found, fast && isObject
 }
 
 // plainText reports whether raw is a JSON string literal whose value is

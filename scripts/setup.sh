@@ -96,8 +96,14 @@ build() {
 mkdir -p bin
 build bin/flower ./cmd/flower
 if [ -d cmd/flower-hook ]; then
-  # flower-hook runs on every tool call: static, no cgo.
-  build bin/flower-hook ./cmd/flower-hook CGO_ENABLED=0
+  # flower-hook runs on every tool call: static, no cgo, and without the
+  # Green Tea garbage collector where the toolchain still offers that (a
+  # hook never collects; Green Tea's per-span mark bits cost each start
+  # page faults): docs/performance.md. testbed.HookBuildEnv builds it the
+  # same way.
+  experiment=""
+  if GOEXPERIMENT=nogreenteagc go env GOEXPERIMENT >/dev/null 2>&1; then experiment=GOEXPERIMENT=nogreenteagc; fi
+  build bin/flower-hook ./cmd/flower-hook CGO_ENABLED=0 $experiment
   if [ -d plugin ]; then
     mkdir -p plugin/bin
     cp bin/flower-hook plugin/bin/flower-hook

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flowerhq/flower/testkit/testbed"
 )
 
 const mod = "github.com/flowerhq/flower/"
@@ -83,11 +85,20 @@ type rule struct {
 	forbidDirect []string
 }
 
+// hookForbid is what flower-hook may not link: each costs every start
+// (gjson builds its modifier table and brings tidwall/pretty's:
+// hooks/wirefast.go splits the input itself; redact's rule files reach it
+// as Go values, not through a TOML parser).
+var hookForbid = []string{"net", "crypto/sha256", "crypto/internal/fips140",
+	"github.com/tidwall/gjson", "github.com/tidwall/pretty", "github.com/pelletier/go-toml/v2"}
+
 var rules = []rule{
 	// flower-hook runs on every tool call: package net's initialisation
-	// would cost each one (its sockets are plain syscalls on Unix).
-	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance, redact, textclip, atomicfile, lazyre}},
-	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance, redact, textclip, atomicfile, lazyre, child}, forbid: []string{"net"}},
+	// would cost each one (its sockets are plain syscalls on Unix), and so
+	// would crypto/sha256's (the FIPS 140 module it brings: spill names
+	// are FNV-1a).
+	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance, redact, textclip, atomicfile, lazyre}, forbid: hookForbid},
+	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance, redact, textclip, atomicfile, lazyre, child}, forbid: hookForbid},
 	// child (the supervisor flower-hook becomes for a step) is a leaf.
 	{pkg: child, noCgo: true, ours: []string{child}},
 	// The small shared leaves import nothing of ours.
@@ -130,11 +141,11 @@ func TestDependencies(t *testing.T) {
 			}
 		})
 	}
-	// And flower-hook builds with cgo off.
+	// And flower-hook builds with cgo off, as setup.sh builds it.
 	cmd := exec.Command("go", "build", "-o", t.TempDir()+"/fh", mod+"cmd/flower-hook")
-	cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
+	cmd.Env = append(cmd.Environ(), testbed.HookBuildEnv()...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("CGO_ENABLED=0 build: %v\n%s", err, out)
+		t.Errorf("%v build: %v\n%s", testbed.HookBuildEnv(), err, out)
 	}
 }
 
@@ -178,6 +189,14 @@ func TestDependencies_Control(t *testing.T) {
 		bad := append(slices.Clone(cmdFlower), pkgInfo{path: r.pkg, imports: r.forbidDirect})
 		if len(problems(r, bad)) == 0 {
 			t.Errorf("rule for %s passes cmd/flower's dependencies (SQLite, scripted, everything)", r.pkg)
+		}
+	}
+	// Each forbidden package alone is caught.
+	for _, r := range rules {
+		for _, f := range r.forbid {
+			if len(problems(r, []pkgInfo{{path: f}})) == 0 {
+				t.Errorf("rule for %s passes a link of %s", r.pkg, f)
+			}
 		}
 	}
 	for _, leaf := range leaves {

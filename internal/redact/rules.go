@@ -5,9 +5,14 @@ package redact
 // MIT licence in gitleaks.LICENSE) and flower's own additions in the same
 // format (flower.toml). The file is data, not the gitleaks Go module: the
 // module links viper, zerolog, cobra, archive readers and more, and
-// flower-hook, which redacts spill files, must stay small. To update, copy
-// the newer config/gitleaks.toml over this one and run the tests of this
-// package (TestRulesLoad counts and compiles every rule).
+// flower-hook, which redacts spill files, must stay small. The two files
+// reach the code as Go values (rules_gen.go), not parsed at run time: a
+// TOML parser would cost flower-hook's every start its initialisation and
+// size (docs/performance.md). To update, copy the newer
+// config/gitleaks.toml over this one and run
+// `go test ./internal/redact -run TestRulesGenerated -update-rules`, then
+// the package's tests (TestRulesGenerated holds rules_gen.go to the TOML
+// files, TestRulesLoad counts and compiles every rule).
 //
 // Semantics follow gitleaks' detector: a rule is tried only when one of
 // its keywords occurs (case-insensitively) in the text; the secret is the
@@ -18,20 +23,11 @@ package redact
 // redacts text, not files).
 
 import (
-	_ "embed"
 	"math"
 	"regexp"
 	"strings"
 	"sync"
-
-	"github.com/pelletier/go-toml/v2"
 )
-
-//go:embed gitleaks.toml
-var gitleaksTOML []byte
-
-//go:embed flower.toml
-var flowerTOML []byte
 
 // ruleFile is the part of gitleaks' config format flower reads.
 type ruleFile struct {
@@ -174,16 +170,12 @@ type keyword struct {
 	rules []int
 }
 
-// loadRules parses the rule files; a rule without a regex (gitleaks'
+// loadRules indexes the rule files; a rule without a regex (gitleaks'
 // path-only rules) is left out.
-func loadRules(files ...[]byte) (*ruleSet, error) {
+func loadRules(files ...ruleFile) *ruleSet {
 	set := &ruleSet{by: [][]keyword{nil}}
 	kws := map[string][]int{}
-	for _, data := range files {
-		var f ruleFile
-		if err := toml.Unmarshal(data, &f); err != nil {
-			return nil, err
-		}
+	for _, f := range files {
 		var global *allowList
 		if f.Allowlist != nil {
 			global = newAllowList(*f.Allowlist)
@@ -214,17 +206,11 @@ func loadRules(files ...[]byte) (*ruleSet, error) {
 		}
 		set.by[set.slot[k]] = append(set.by[set.slot[k]], keyword{w, rs})
 	}
-	return set, nil
+	return set
 }
 
-// rules are the rule files loaded once.
-var rules = sync.OnceValue(func() *ruleSet {
-	set, err := loadRules(gitleaksTOML, flowerTOML)
-	if err != nil {
-		panic("redact: the embedded rule files do not load: " + err.Error())
-	}
-	return set
-})
+// rules are the rule files indexed once.
+var rules = sync.OnceValue(func() *ruleSet { return loadRules(gitleaksRules, flowerRules) })
 
 func lower(c byte) byte {
 	if 'A' <= c && c <= 'Z' {

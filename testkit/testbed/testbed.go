@@ -286,9 +286,30 @@ var (
 	built    = map[string]string{}
 )
 
+// HookBuildEnv is the environment flower-hook is built with, as
+// scripts/setup.sh builds it. Static: with cgo, os/user (linked through
+// mvdan.cc/sh's expand) makes it a dynamic binary, and the loader and libc
+// start-up nearly double each hook's cost. Without the Green Tea garbage
+// collector (GOEXPERIMENT=nogreenteagc, when the toolchain still has it):
+// a hook never collects, and Green Tea's per-span mark bits fault in a
+// page more for each new span, about 25 page faults of each start
+// (docs/performance.md).
+func HookBuildEnv() []string {
+	env := []string{"CGO_ENABLED=0"}
+	check := exec.Command("go", "env", "GOEXPERIMENT")
+	check.Env = append(os.Environ(), "GOEXPERIMENT="+hookExperiment)
+	if check.Run() == nil {
+		env = append(env, "GOEXPERIMENT="+hookExperiment)
+	}
+	return env
+}
+
+// hookExperiment is the GOEXPERIMENT flower-hook is built with.
+const hookExperiment = "nogreenteagc"
+
 // BuildBinary builds the main package pkg (e.g. "./cmd/flower-hook") once per
-// test process and returns the binary's path (flower-hook with cgo off, as
-// scripts/setup.sh builds it). The binaries share one
+// test process and returns the binary's path (flower-hook as
+// scripts/setup.sh builds it: HookBuildEnv). The binaries share one
 // temporary folder that Main removes after the package's tests.
 func BuildBinary(t testing.TB, pkg string) string {
 	t.Helper()
@@ -311,10 +332,7 @@ func BuildBinary(t testing.TB, pkg string) string {
 	cmd := child.Command(Context(t), "go", "build", "-o", out, pkg)
 	cmd.Dir = RepoRoot(t)
 	if filepath.Base(pkg) == "flower-hook" {
-		// As scripts/setup.sh builds it: static. With cgo, os/user (linked
-		// through mvdan.cc/sh's expand) makes it a dynamic binary, and the
-		// loader and libc start-up nearly double each hook's cost.
-		cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0")
+		cmd.Env = append(cmd.Environ(), HookBuildEnv()...)
 	}
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("testbed: go build %s: %v\n%s", pkg, err, b)
