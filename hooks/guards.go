@@ -112,8 +112,12 @@ type Sandboxing struct {
 	Bwrap, Bash string
 	Env         []string
 	Rust        string
-	// locate, when set, fills in HookBin, Bwrap, Bash, Env and Rust the
-	// first time a call is sandboxed (flower-hook's --sandbox).
+	// Filter is the private file holding TIOCSTIFilter (FilterFile): the
+	// rewritten line opens it for bwrap; without one, claude's shell
+	// writes the filter into a pipe (a fork more per glance).
+	Filter string
+	// locate, when set, fills in HookBin, Bwrap, Bash, Env, Rust and
+	// Filter the first time a call is sandboxed (flower-hook's --sandbox).
 	locate func(*Sandboxing) error
 }
 
