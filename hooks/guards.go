@@ -112,7 +112,7 @@ type Sandboxing struct {
 	Bwrap, Bash string
 	Env         []string
 	Rust        string
-	// Filter is the private file holding TIOCSTIFilter (FilterFile): the
+	// Filter is the private file holding TIOCSTIFilter (filterFile): the
 	// rewritten line opens it for bwrap; without one, claude's shell
 	// writes the filter into a pipe (a fork more per glance).
 	Filter string
@@ -126,6 +126,11 @@ type Sandboxing struct {
 func (sb Sandboxing) glance(in Input) (Decision, bool) {
 	cmd, found := bashCommand(in.ToolInput)
 	accepted := found && IsEphemeral(cmd)
+	if accepted {
+		if d, refused := gitRunsRepoPrograms(in, cmd); refused {
+			return d, true
+		}
+	}
 	switch {
 	case sb.On && (accepted || sb.Unclassified):
 		return sandboxed(in, sb, false, map[string]any{"glance": true, "classified": accepted}), true

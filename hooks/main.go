@@ -270,7 +270,7 @@ func locateSandbox(sb *Sandboxing) error {
 	if prog, ok := TIOCSTIFilter(runtime.GOARCH); ok {
 		// No file (no cache folder, a full disk): the line pipes the
 		// filter in instead, as safe and a fork dearer.
-		sb.Filter, _ = FilterFile(prog, os.UserCacheDir)
+		sb.Filter, _ = filterFile(prog, os.UserCacheDir)
 	}
 	return nil
 }

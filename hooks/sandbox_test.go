@@ -245,7 +245,7 @@ func TestFilterFile(t *testing.T) {
 	prog, _ := TIOCSTIFilter("amd64")
 	base := t.TempDir()
 	cache := func() (string, error) { return base, nil }
-	path, err := FilterFile(prog, cache)
+	path, err := filterFile(prog, cache)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,20 +270,20 @@ func TestFilterFile(t *testing.T) {
 	}
 	for what, f := range tamper {
 		f()
-		again, err := FilterFile(prog, cache)
+		again, err := filterFile(prog, cache)
 		if err != nil || again != path {
 			t.Fatalf("%s: %v %q", what, err, again)
 		}
 		check(what)
 	}
-	if again, err := FilterFile(prog, cache); err != nil || again != path {
+	if again, err := filterFile(prog, cache); err != nil || again != path {
 		t.Errorf("control: the same file should be found again: %v %q", err, again)
 	}
 	_ = os.Chmod(filepath.Dir(path), 0o777)
-	if _, err := FilterFile(prog, cache); err == nil {
+	if _, err := filterFile(prog, cache); err == nil {
 		t.Error("a folder others may write was used")
 	}
-	if _, err := FilterFile(prog, func() (string, error) { return "rel/cache", nil }); err == nil {
+	if _, err := filterFile(prog, func() (string, error) { return "rel/cache", nil }); err == nil {
 		t.Error("a relative cache folder was used")
 	}
 

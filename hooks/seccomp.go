@@ -80,7 +80,7 @@ func hexEscaped(b []byte) string {
 	return sb.String()
 }
 
-// FilterFile returns the path of a private file holding prog, under
+// filterFile returns the path of a private file holding prog, under
 // cacheDir()/flower (os.UserCacheDir): a file named by prog's hash, made
 // once, and checked on every call before it is handed out — a regular file
 // (no link), this user's, writable by no one else, in a folder that is
@@ -88,7 +88,7 @@ func hexEscaped(b []byte) string {
 // else is replaced (atomically, 0600). A sandboxed command cannot change
 // it (the sandbox is read-only); what runs unsandboxed as the same user
 // could, as it could change flower-hook itself.
-func FilterFile(prog []byte, cacheDir func() (string, error)) (string, error) {
+func filterFile(prog []byte, cacheDir func() (string, error)) (string, error) {
 	base, err := cacheDir()
 	if err != nil {
 		return "", err
