@@ -392,7 +392,7 @@ func interleaved(b *testing.B, ways map[string][]string) map[string]float64 {
 // one part added or swapped, interleaved; each part's cost is its p50 over
 // the floor's (<part>_ms). Parts: bwrap's --dev (dev) against flower's
 // /dev (the host's read-only and nodev, the harmless nodes bound back:
-// nodes; ro_dev: none bound back, what nodes costs), a new PID namespace
+// nodes, flower's three; ro_dev: none bound back, what the binds cost), a new PID namespace
 // with its /proc (pid_proc; pid_proc_as_pid1 without bwrap's reaper), the
 // private /tmp, the seccomp filter read from flower's file (seccomp_file)
 // or a pipe the shell fills (seccomp_pipe), a new session (what the filter
@@ -409,7 +409,7 @@ func BenchmarkSandboxComponents(b *testing.B) {
 	_, file, _ := strings.Cut(line, " 9<")
 	prog, _ := hooks.TIOCSTIFilter(runtime.GOARCH)
 	var nodes string
-	for _, n := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
+	for _, n := range []string{"null", "zero", "urandom"} {
 		nodes += " --dev-bind-try /dev/" + n + " /dev/" + n
 	}
 	way := func(dev, extra, redirect string) []string {
