@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -364,15 +365,17 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 	b.ReportMetric((p50["floorsh"]-p50["bare"])/(p50["floor"]-p50["bare"]), "floorsh_ratio")
 }
 
-// interleaved runs every way max(b.N, 30) times, the ways in turn (a
-// shared machine's load then weighs on each alike), and returns each
-// way's p50 in ms.
+// interleaved runs every way max(b.N, 30) times, the ways in turn, in a
+// new order each round (a shared machine's load then weighs on each
+// alike, and no way always follows the same one), and returns each way's
+// p50 in ms.
 func interleaved(b *testing.B, ways map[string][]string) map[string]float64 {
 	b.Helper()
 	names := slices.Sorted(maps.Keys(ways))
 	times := map[string][]time.Duration{}
 	b.ResetTimer()
 	for i := 0; i < max(b.N, 30); i++ {
+		rand.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 		for _, name := range names {
 			argv := ways[name]
 			cmd := exec.Command(argv[0], argv[1:]...)
