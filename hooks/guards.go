@@ -113,8 +113,12 @@ type Sandboxing struct {
 	Bwrap, Bash string
 	Env         []string
 	Rust        string
-	// locate, when set, fills in HookBin, Bwrap, Bash, Env and Rust the
-	// first time a call is sandboxed (flower-hook's --sandbox).
+	// Filter is the private file holding TIOCSTIFilter (filterFile): the
+	// rewritten line opens it for bwrap; without one, claude's shell
+	// writes the filter into a pipe (a fork more per glance).
+	Filter string
+	// locate, when set, fills in HookBin, Bwrap, Bash, Env, Rust and
+	// Filter the first time a call is sandboxed (flower-hook's --sandbox).
 	locate func(*Sandboxing) error
 }
 
@@ -123,6 +127,11 @@ type Sandboxing struct {
 func (sb Sandboxing) glance(in Input) (Decision, bool) {
 	cmd, found := bashCommand(in.ToolInput)
 	accepted := found && IsEphemeral(cmd)
+	if accepted {
+		if d, refused := gitRunsRepoPrograms(in, cmd); refused {
+			return d, true
+		}
+	}
 	switch {
 	case sb.On && (accepted || sb.Unclassified):
 		return sandboxed(in, sb, false, map[string]any{"glance": true, "classified": accepted}), true

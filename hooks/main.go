@@ -291,6 +291,11 @@ func locateSandbox(sb *Sandboxing) error {
 		return errors.New("--sandbox: no bash on PATH")
 	}
 	sb.Env, sb.Rust = os.Environ(), rustupDefault(os.Getenv)
+	if prog, ok := TIOCSTIFilter(runtime.GOARCH); ok {
+		// No file (no cache folder, a full disk): the line pipes the
+		// filter in instead, as safe and a fork dearer.
+		sb.Filter, _ = filterFile(prog, os.UserCacheDir)
+	}
 	return nil
 }
 

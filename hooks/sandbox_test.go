@@ -1,8 +1,11 @@
 package hooks
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -136,11 +139,14 @@ func TestBwrapArgs(t *testing.T) {
 	cmd := "echo 'x' \"$y\"\n"
 	a := BwrapArgs(cmd, SandboxOptions{Bash: "/bin/bash", Dir: "/tmp/TestX/001/ws/sub"})
 	joined := strings.Join(a, " ")
-	for _, want := range []string{"--ro-bind / /", "--dev /dev", "--proc /proc", "--tmpfs /tmp --ro-bind /tmp/TestX /tmp/TestX",
+	for _, want := range []string{"--ro-bind / / --dev-bind-try /dev/null /dev/null", "--dev-bind-try /dev/urandom /dev/urandom --proc /proc", "--tmpfs /tmp --ro-bind /tmp/TestX /tmp/TestX",
 		"--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop ALL", "--chdir /tmp/TestX/001/ws/sub"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("bwrap args lack %q: %q", want, a)
 		}
+	}
+	if strings.Count(joined, "--dev-bind-try") != 3 || strings.Contains(joined, "--dev-bind /dev /dev") || strings.Contains(joined, "--dev /dev") {
+		t.Errorf("/dev is not the host's with the three harmless nodes bound back: %q", a)
 	}
 	if !slices.Equal(a[len(a)-4:], []string{"--", "/bin/bash", "-c", cmd}) {
 		t.Errorf("the command is not bash -c's own word: %q", a[len(a)-4:])
@@ -227,5 +233,66 @@ func TestTIOCSTIFilter(t *testing.T) {
 	}
 	if a := strings.Join(BwrapArgs("ls", SandboxOptions{Bash: "/bin/bash", SeccompFD: 9}), " "); !strings.Contains(a, "--seccomp 9") || strings.Contains(a, "--new-session") {
 		t.Errorf("with a filter: %s", a)
+	}
+}
+
+// TestFilterFile: the filter's file is made private (0600 in a 0700
+// folder) and found again unchanged; a file whose bytes were changed, a
+// link planted under its name and a too-open file are replaced; a folder
+// others may write is refused, as is a relative cache folder. The line
+// opens the file for bwrap's --seccomp; without one it pipes the filter.
+func TestFilterFile(t *testing.T) {
+	prog, _ := TIOCSTIFilter("amd64")
+	base := t.TempDir()
+	cache := func() (string, error) { return base, nil }
+	path, err := filterFile(prog, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string) {
+		t.Helper()
+		got, err := os.ReadFile(path)
+		st, _ := os.Lstat(path)
+		dst, _ := os.Stat(filepath.Dir(path))
+		if err != nil || !bytes.Equal(got, prog) || !st.Mode().IsRegular() || st.Mode().Perm() != 0o600 || dst.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v %q %v %v", what, err, got, st.Mode(), dst.Mode())
+		}
+	}
+	check("made")
+	tamper := map[string]func(){
+		"bytes changed": func() { _ = os.WriteFile(path, []byte("allow all"), 0o600) },
+		"a planted link": func() {
+			_ = os.Remove(path)
+			_ = os.WriteFile(filepath.Join(base, "evil"), []byte("x"), 0o600)
+			_ = os.Symlink(filepath.Join(base, "evil"), path)
+		},
+		"too open": func() { _ = os.Chmod(path, 0o666) },
+	}
+	for what, f := range tamper {
+		f()
+		again, err := filterFile(prog, cache)
+		if err != nil || again != path {
+			t.Fatalf("%s: %v %q", what, err, again)
+		}
+		check(what)
+	}
+	if again, err := filterFile(prog, cache); err != nil || again != path {
+		t.Errorf("control: the same file should be found again: %v %q", err, again)
+	}
+	_ = os.Chmod(filepath.Dir(path), 0o777)
+	if _, err := filterFile(prog, cache); err == nil {
+		t.Error("a folder others may write was used")
+	}
+	if _, err := filterFile(prog, func() (string, error) { return "rel/cache", nil }); err == nil {
+		t.Error("a relative cache folder was used")
+	}
+
+	sb := Sandboxing{Bwrap: "/usr/bin/bwrap", Bash: "/bin/bash", Filter: "/home/me/.cache/flower/seccomp-x.bpf"}
+	if l, _ := sb.Line("ls", false); !strings.HasSuffix(l, ` "$__flower_cmd" 9</home/me/.cache/flower/seccomp-x.bpf`) || !strings.Contains(l, "--seccomp 9") {
+		t.Errorf("with a file: %s", l)
+	}
+	sb.Filter = ""
+	if l, _ := sb.Line("ls", false); !strings.Contains(l, ` "$__flower_cmd" 9< <(printf %b '\x20\x00`) {
+		t.Errorf("control: without a file the filter is piped: %s", l)
 	}
 }

@@ -1,9 +1,17 @@
 package hooks
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/flowerhq/flower/internal/atomicfile"
 )
 
 // Seccomp (classic BPF) constants for the sandbox's filter.
@@ -70,4 +78,63 @@ func hexEscaped(b []byte) string {
 		fmt.Fprintf(&sb, `\x%02x`, c)
 	}
 	return sb.String()
+}
+
+// filterFile returns the path of a private file holding prog, under
+// cacheDir()/flower (os.UserCacheDir): a file named by prog's hash, made
+// once, and checked on every call before it is handed out — a regular file
+// (no link), this user's, writable by no one else, in a folder that is
+// neither a link nor writable by others, holding exactly prog; anything
+// else is replaced (atomically, 0600). A sandboxed command cannot change
+// it (the sandbox is read-only); what runs unsandboxed as the same user
+// could, as it could change flower-hook itself.
+func filterFile(prog []byte, cacheDir func() (string, error)) (string, error) {
+	base, err := cacheDir()
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(base) {
+		return "", fmt.Errorf("cache folder %q is not absolute", base)
+	}
+	dir := filepath.Join(base, "flower")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := private(dir, true); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(prog)
+	path := filepath.Join(dir, "seccomp-"+hex.EncodeToString(sum[:8])+".bpf")
+	if private(path, false) == nil {
+		if got, err := os.ReadFile(path); err == nil && bytes.Equal(got, prog) {
+			return path, nil
+		}
+	}
+	_ = os.Remove(path) // a link or another user's file: rename replaces it anyway
+	if err := atomicfile.Write(path, prog, 0o600); err != nil {
+		return "", err
+	}
+	if err := private(path, false); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// private says whether path is a real folder (dir) or regular file that
+// this user owns and no one else may write.
+func private(path string, dir bool) error {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case dir && !st.IsDir(), !dir && !st.Mode().IsRegular():
+		return fmt.Errorf("%s is not a real %s", path, map[bool]string{true: "folder", false: "file"}[dir])
+	case st.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("%s is writable by others (%v)", path, st.Mode().Perm())
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s belongs to uid %d", path, sys.Uid)
+	}
+	return nil
 }
