@@ -2,9 +2,7 @@ package hooks
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -103,8 +101,9 @@ func filterFile(prog []byte, cacheDir func() (string, error)) (string, error) {
 	if err := private(dir, true); err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(prog)
-	path := filepath.Join(dir, "seccomp-"+hex.EncodeToString(sum[:8])+".bpf")
+	// The name only tells filters apart; the content is compared byte for
+	// byte below (FNV, not SHA-256: crypto/sha256 costs every hook start).
+	path := filepath.Join(dir, "seccomp-"+SpillName(string(prog))+".bpf")
 	if private(path, false) == nil {
 		if got, err := os.ReadFile(path); err == nil && bytes.Equal(got, prog) {
 			return path, nil
