@@ -37,6 +37,7 @@ type Fleet struct {
 	pool   *pgxpool.Pool
 	client *river.Client[pgx.Tx] // insert and cancel only; Work makes its own
 	shown  string                // the URL with its password masked
+	raw    string                // the URL (never shown): the session store's replays open it
 }
 
 // FlowArgs is a queued flow: the ask, where it runs (Repo, cloned into a
@@ -112,7 +113,7 @@ func Open(ctx context.Context, rawURL string) (*Fleet, error) {
 		pool.Close()
 		return nil, fmt.Errorf("queue %s: %w", shown, err)
 	}
-	return &Fleet{pool: pool, client: client, shown: shown}, nil
+	return &Fleet{pool: pool, client: client, shown: shown, raw: rawURL}, nil
 }
 
 // Close closes the connections.

@@ -34,6 +34,11 @@ func (s *Store) PutDocuments(ctx context.Context, flow string, docs []Document) 
 			return fmt.Errorf("sessionstore: put documents of %s: unsafe name %q", flow, d.Name)
 		}
 	}
+	return s.deliver(ctx, outWrite{Kind: "documents", Flow: flow, Docs: docs})
+}
+
+// putDocuments is PutDocuments' write.
+func (s *Store) putDocuments(ctx context.Context, flow string, docs []Document) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sessionstore: put documents of %s: %w", flow, err)

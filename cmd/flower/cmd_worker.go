@@ -193,7 +193,8 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	}
 	defer release()
 	if st != nil {
-		st.SetFence(r.StoreFence()) // a taken-over attempt writes nothing more
+		st.SetFence(r.StoreFence())   // a taken-over attempt writes nothing more
+		st.SetOutbox(r.StoreOutbox()) // and a database outage loses nothing it writes
 	}
 	docs := fleet.NewDocuments(st, r.Flow, flow.WorkbenchFor(pl.Workspace, so.Isolate), flow.NewLineage(pl.RunDir, pl.Workspace, flow.StarterName))
 	restored, err := docs.Restore(ctx)
