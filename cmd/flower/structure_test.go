@@ -98,6 +98,7 @@ var testTopics = map[string]string{
 	"install":          "go install and the plugin",
 	"lock":             "one flow per workspace",
 	"marketplace":      "the plugin marketplace",
+	"outage":           "the database away under running workers",
 	"private":          "file modes and secrets of a step",
 	"resume_elsewhere": "resuming on another machine",
 	"secrets":          "no secret on disk",
