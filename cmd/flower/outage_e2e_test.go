@@ -150,6 +150,11 @@ func databaseOutage(t *testing.T, down, rescue, judgeDelay time.Duration, wantAt
 	if wantSpoolMade && !regexp.MustCompile(`made [1-9][0-9]* spooled writes of the session store`).MatchString(all) {
 		t.Errorf("control: the attempt the outage stopped spooled nothing that its worker made on reconnecting:\n%s", tailOf([]byte(all)))
 	}
+	for _, l := range strings.Split(all, "\n") {
+		if strings.Contains(l, "session store") || strings.Contains(l, "spooled") || strings.Contains(l, "database is back") {
+			t.Logf("worker log: %s", l)
+		}
+	}
 	// Control: the record check finds a line missing from the store.
 	if sid := judgeSessions(fb, "FLOW-1"); len(sid) > 0 {
 		fb.sqlExec("DELETE FROM entries WHERE ctid IN (SELECT ctid FROM entries WHERE session_id = $1 AND uuid IS NOT NULL LIMIT 1)", sid[0])
@@ -332,7 +337,7 @@ func (fb *fleetBed) sessionsStored(db *sql.DB, resumed bool, machines []*fleetMa
 		judges[s] = true
 	}
 	var problems []string
-	checked := map[string]bool{}
+	checked, total := map[string]bool{}, 0
 	for _, m := range machines {
 		root := filepath.Join(m.runDir, "claude-config", "projects")
 		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
@@ -364,12 +369,14 @@ func (fb *fleetBed) sessionsStored(db *sql.DB, resumed bool, machines []*fleetMa
 				}
 			}
 			checked[key.SessionID] = true
+			total += lines
 			if missing > 0 {
 				problems = append(problems, fmt.Sprintf("session %s: %d of its %d transcript lines are not in the store", key, missing, lines))
 			}
 			return nil
 		})
 	}
+	fb.t.Logf("checked %d sessions' transcripts against the store (%d lines)", len(checked), total)
 	for s := range judges {
 		if !checked[s] {
 			problems = append(problems, "judge session "+s+": no transcript found to check")
