@@ -239,11 +239,14 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 // ending, and a stopped context.
 func attemptEnd(out flowOutcome, ws string, ctxErr error) (fleet.Outcome, error) {
 	res := fleet.Outcome{Verdict: out.Verdict, Run: out.Run, Workspace: ws, CostUSD: out.CostUSD, Error: out.Error}
+	noVerdict := out.Verdict != flow.Achieved && out.JudgeFailed != ""
+	if noVerdict {
+		res.Verdict = "" // the round's not_yet was only for its worker
+	}
 	switch {
 	case ctxErr != nil:
 		return res, ctxErr
-	case out.Verdict != flow.Achieved && out.JudgeFailed != "":
-		res.Verdict = ""
+	case noVerdict:
 		return res, fmt.Errorf("the last round's judge gave no verdict (its step failed: %s); retried, resuming where it stopped", out.JudgeFailed)
 	case out.Verdict != "" || out.OK || out.ExitCode == exitAborted:
 		if out.ExitCode == exitAborted && res.Verdict == "" {

@@ -31,6 +31,7 @@ func TestAttemptEnd(t *testing.T) {
 		{"aborted: unreachable", flowOutcome{ExitCode: exitAborted, Error: "aborted: no one to ask"}, nil, flow.Unreachable, ""},
 		{"a step failed before any judge", flowOutcome{ExitCode: exitFailed, Error: "step 澄清 failed: API Error"}, nil, "", "step 澄清 failed: API Error"},
 		{"stopped", flowOutcome{Verdict: flow.NotYet}, stopped, flow.NotYet, "context canceled"},
+		{"stopped while judging: no verdict", flowOutcome{Verdict: flow.NotYet, JudgeFailed: "signal: killed"}, stopped, "", "context canceled"},
 	} {
 		got, err := attemptEnd(c.out, "/ws", c.ctxErr)
 		if got.Verdict != c.wantVerdict || got.Workspace != "/ws" {

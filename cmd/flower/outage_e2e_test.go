@@ -141,9 +141,16 @@ func databaseOutage(t *testing.T, down, rescue, judgeDelay time.Duration, wantAt
 	}
 	stopWorker(t, w1)
 	stopWorker(t, w2)
+	outageControls(t, fb, readLog(logs["m1"])+readLog(logs["m2"]), id, wantAttempts, wantSpoolMade, m1, m2)
+}
+
+// outageControls: the workers' logs (all) show that writes did fail
+// during the outage and were kept (made from memory once it ended, or
+// spooled and made on reconnecting), and the record check finds a line
+// missing from the store.
+func outageControls(t *testing.T, fb *fleetBed, all string, id int64, wantAttempts int, wantSpoolMade bool, m1, m2 *fleetMachine) {
 	// Controls: writes did fail during the outage and were kept (made
 	// from memory once it ended, or spooled and made on reconnecting).
-	all := readLog(logs["m1"]) + readLog(logs["m2"])
 	if !strings.Contains(all, "the session store cannot be reached") || !regexp.MustCompile(`the session store is back: [1-9][0-9]* kept writes made|made [1-9][0-9]* spooled writes of the session store`).MatchString(all) {
 		t.Errorf("control: no worker says it kept and later made the store's writes of the outage:\n%s", tailOf([]byte(all)))
 	}
@@ -267,6 +274,7 @@ func (fb *fleetBed) outageRecords(m *fleetMachine, id int64, resumed bool, machi
 	var out struct {
 		Attempts []struct {
 			Run     string  `json:"run"`
+			Error   string  `json:"error"`
 			Verdict string  `json:"verdict"`
 			CostUSD float64 `json:"cost_usd"`
 			EndedAt string  `json:"ended_at"`
@@ -314,6 +322,8 @@ func (fb *fleetBed) outageRecords(m *fleetMachine, id int64, resumed bool, machi
 		}
 		if last := i == len(out.Attempts)-1; last && (a.Verdict != "achieved" || a.CostUSD <= 0) {
 			bad("the last attempt's record: verdict %q, cost $%v", a.Verdict, a.CostUSD)
+		} else if !last && (a.Verdict != "" || a.Error == "") {
+			bad("attempt %d, stopped by the outage, records verdict %q and error %q (want no verdict, the reason)", i+1, a.Verdict, a.Error)
 		}
 	}
 	var docs int
