@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/internal/redact"
 )
 
 // OutboxOptions make a Store keep the writes it cannot make while its
@@ -127,7 +128,9 @@ func (s *Store) deliver(ctx context.Context, w outWrite) error {
 			return err
 		}
 	}
-	w.Frame, w.Label = bytes.Clone(w.Frame), b.o.Label // the caller's line may change
+	// A copy (the caller's line may change), with no secret in it: a
+	// kept write may be spooled to a file.
+	w.Frame, w.Label = redact.Process().Bytes(bytes.Clone(w.Frame)), b.o.Label
 	b.mu.Lock()
 	b.pending = append(b.pending, w)
 	b.kept++
