@@ -98,6 +98,9 @@ func databaseOutage(t *testing.T, down, rescue, judgeDelay time.Duration, wantAt
 	if wr == nil {
 		t.Fatalf("no worker runs the flow whose judge was asked: %+v", fb.ls(m1)[0])
 	}
+	if !hasClaudeBelow(wr.Process.Pid) {
+		t.Fatal("control: no claude below the worker whose flow's judge was asked")
+	}
 	pc.Stop()
 	t0 := time.Now()
 	if wantAttempts > 1 {
