@@ -94,6 +94,9 @@ func Open(ctx context.Context, rawURL string) (*Fleet, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
+	if _, set := cfg.ConnConfig.RuntimeParams[sessionstore.IdleTxParam]; !set {
+		cfg.ConnConfig.RuntimeParams[sessionstore.IdleTxParam] = sessionstore.IdleTxTimeout // a paused worker's locks go
+	}
 	if !strings.Contains(rawURL, "pool_max_conns") {
 		// pgxpool's default (4 on a small machine) is too few for River's
 		// listener, fetches and completer beside the lease and the attempts
