@@ -51,7 +51,8 @@ func (w *flowWorker) Work(ctx context.Context, job *river.Job[FlowArgs]) error {
 	if !w.h.live() {
 		return river.JobSnooze(time.Second) // the lease is being renewed; try again
 	}
-	run := &FlowRun{JobID: job.ID, Attempt: job.Attempt, Worker: w.o.ID, Args: job.Args, Flow: FlowName(job.ID), fence: storeFence(job.ID, tok)}
+	run := &FlowRun{JobID: job.ID, Attempt: job.Attempt, Worker: w.o.ID, Args: job.Args, Flow: FlowName(job.ID), fence: storeFence(job.ID, tok),
+		outbox: storeOutbox(w.o, job.ID, tok)}
 	if err := w.record(db, job, tok, `INSERT INTO flower_flow_attempts (job_id, attempt, worker, epoch) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (job_id, attempt, worker) DO UPDATE SET run = '', workspace = '', verdict = '', error = '', cost_usd = 0,
 		epoch = excluded.epoch, started_at = now(), ended_at = NULL`, job.ID, job.Attempt, w.o.ID, tok.Epoch); err != nil {
@@ -105,8 +106,8 @@ func (w *flowWorker) recordTx(ctx context.Context, job *river.Job[FlowArgs], tok
 
 // end records how the attempt ended and returns River's word for it: a
 // verdict completes the job; a cancel cancels it; a permanent error
-// cancels it with its reason; a wait snoozes it; the lease lost or the
-// grace period over hands it back; any other error is retried. A stale
+// cancels it with its reason; a wait snoozes it; the grace period over
+// hands it back; the lease lost and any other error are retried. A stale
 // attempt (taken over) records nothing and changes nothing: the trigger
 // refuses River's change, and it is said here.
 func (w *flowWorker) end(ctx context.Context, job *river.Job[FlowArgs], tok token, out Outcome, err error) error {
@@ -117,6 +118,8 @@ func (w *flowWorker) end(ctx context.Context, job *river.Job[FlowArgs], tok toke
 	switch {
 	case errors.Is(cause, river.ErrJobCancelledRemotely):
 		err, out.Error = river.JobCancel(errors.New("cancelled (flower queue cancel)")), "cancelled (flower queue cancel)"
+	case errors.Is(cause, errLeaseRanOut) || errors.Is(cause, errLeaseLost):
+		out.Verdict, out.Error = "", "stopped: "+cause.Error() // not the flow's "run the same command again"
 	case errors.As(err, &wait):
 		out.Error = ""
 	case err != nil && out.Error == "":
@@ -158,8 +161,15 @@ func (w *flowWorker) end(ctx context.Context, job *river.Job[FlowArgs], tok toke
 		w.o.Logf("worker %s: job %d: recording its end: %v", w.o.ID, job.ID, rerr)
 	}
 	switch {
-	case errors.Is(cause, errLeaseRanOut) || errors.Is(cause, errLeaseLost) || ctx.Err() != nil && w.handBack.Load():
-		w.o.Logf("worker %s: job %d handed back (%v)", w.o.ID, job.ID, cmpOr(fmt.Sprint(cause), "grace period over"))
+	case errors.Is(cause, errLeaseRanOut) || errors.Is(cause, errLeaseLost):
+		// An attempt spent, not a hand-back: its record stays its own (a
+		// hand-back's next run on this worker would reuse its number and
+		// row), and River retries the flow, resuming it, as an
+		// infrastructure failure.
+		w.o.Logf("worker %s: job %d attempt %d stopped, retried: %v", w.o.ID, job.ID, job.Attempt, cause)
+		return fmt.Errorf("flow stopped: %w", cause)
+	case ctx.Err() != nil && w.handBack.Load():
+		w.o.Logf("worker %s: job %d handed back (grace period over)", w.o.ID, job.ID)
 		return river.JobSnooze(0)
 	case errors.As(err, &perm):
 		w.o.Logf("worker %s: job %d cannot run: %v", w.o.ID, job.ID, err)

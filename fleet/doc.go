@@ -45,9 +45,13 @@
 //
 // Outages: an attempt's records are retried with backoff for up to
 // rescueAfter, then its end is spooled (WorkOptions.SpoolDir, private
-// files) and replayed under its token when a worker starts there. A
-// worker's own running job that it no longer runs (River could not record
-// its end) is handed back by its maintenance after rescueAfter.
+// files) and replayed under its token when a worker starts there or its
+// database comes back; the attempt's session store does the same with its
+// writes (FlowRun.StoreOutbox, sessionstore.Store.SetOutbox). A worker's
+// own running job that it no longer runs (River could not record its end)
+// is handed back by its maintenance after rescueAfter; other workers'
+// flows it takes over only once it has been back for rescueAfter, so that
+// they, whose leases ran out in the same outage, renew first.
 //  4. Close.
 //
 // Why not River's own rescuer: it looks only at a job's state and

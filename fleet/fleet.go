@@ -37,6 +37,7 @@ type Fleet struct {
 	pool   *pgxpool.Pool
 	client *river.Client[pgx.Tx] // insert and cancel only; Work makes its own
 	shown  string                // the URL with its password masked
+	raw    string                // the URL (never shown): the session store's replays open it
 }
 
 // FlowArgs is a queued flow: the ask, where it runs (Repo, cloned into a
@@ -93,6 +94,9 @@ func Open(ctx context.Context, rawURL string) (*Fleet, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
+	if _, set := cfg.ConnConfig.RuntimeParams[sessionstore.IdleTxParam]; !set {
+		cfg.ConnConfig.RuntimeParams[sessionstore.IdleTxParam] = sessionstore.IdleTxTimeout // a paused worker's locks go
+	}
 	if !strings.Contains(rawURL, "pool_max_conns") {
 		// pgxpool's default (4 on a small machine) is too few for River's
 		// listener, fetches and completer beside the lease and the attempts
@@ -112,7 +116,7 @@ func Open(ctx context.Context, rawURL string) (*Fleet, error) {
 		pool.Close()
 		return nil, fmt.Errorf("queue %s: %w", shown, err)
 	}
-	return &Fleet{pool: pool, client: client, shown: shown}, nil
+	return &Fleet{pool: pool, client: client, shown: shown, raw: rawURL}, nil
 }
 
 // Close closes the connections.

@@ -263,9 +263,9 @@ func TestGracefulStop(t *testing.T) {
 }
 
 // TestLostLeaseStopsFlowsWorkerGoesOn: a worker whose lease expired
-// behind its back (a database it could not reach, say) stops its flow and
-// hands it back, rather than run on while another worker may take it
-// over; it does not end: it takes the flow again. Control: the same worker
+// behind its back (a database it could not reach, say) stops its flow
+// (an attempt spent, retried), rather than run on while another worker
+// may take it over; it does not end: it takes the flow again. Control: the same worker
 // with its lease left alone is still running its flow.
 func TestLostLeaseStopsFlowsWorkerGoesOn(t *testing.T) {
 	f := open(t)

@@ -70,12 +70,20 @@ func (l *lease) release(ctx context.Context) error {
 // flow of (mine lists those it does) and that started more than age ago:
 // jobs whose end River could not record while the database was away.
 func takeOver(ctx context.Context, pool *pgxpool.Pool, me string, mine []int64, age time.Duration) (ids []int64, err error) {
+	return takeOverIf(ctx, pool, me, mine, age, true)
+}
+
+// takeOverIf is takeOver; with others false it takes only this worker's
+// own jobs (by age), none of other workers: a worker just back from a
+// database outage gives the others, whose leases ran out in the same
+// outage, a lease's length to renew theirs and make what they kept.
+func takeOverIf(ctx context.Context, pool *pgxpool.Pool, me string, mine []int64, age time.Duration, others bool) (ids []int64, err error) {
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		ids = nil
 		if _, err := tx.Exec(ctx, "SELECT set_config('flower.takeover', 'on', true)"); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, takeOverSQL, Kind, me, mine, interval(age))
+		rows, err := tx.Query(ctx, takeOverSQL, Kind, me, mine, interval(age), others)
 		if err != nil {
 			return err
 		}
@@ -89,7 +97,7 @@ const takeOverSQL = `WITH stale AS (
 		SELECT j.id, coalesce(j.attempted_by[array_upper(j.attempted_by, 1)], '') AS worker,
 			j.metadata ? 'cancel_attempted_at' AS cancel, j.attempt >= j.max_attempts AS spent
 		FROM river_job j
-		WHERE j.state = 'running' AND j.kind = $1 AND (NOT EXISTS (
+		WHERE j.state = 'running' AND j.kind = $1 AND ($5::boolean AND NOT EXISTS (
 			SELECT 1 FROM flower_workers w WHERE w.id = j.attempted_by[array_upper(j.attempted_by, 1)]
 				AND w.expires_at + w.margin_ms * interval '1 millisecond' >= now())
 			OR j.attempted_by[array_upper(j.attempted_by, 1)] = $2 AND NOT (j.id = ANY($3::bigint[]))

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/flowerhq/flower/internal/atomicfile"
+	"github.com/flowerhq/flower/sessionstore"
 )
 
 // spooled is an attempt's end record that could not reach the database
@@ -66,5 +67,56 @@ func replay(ctx context.Context, pool *pgxpool.Pool, dir string, logf func(strin
 			continue
 		}
 		os.Remove(f)
+	}
+}
+
+// storeLabel is what an attempt's session-store outbox keeps with each
+// spooled write: the job and the attempt's token.
+type storeLabel struct {
+	Job   int64 `json:"job"`
+	Fence token `json:"fence"`
+}
+
+// storeSpool is the folder of the session stores' spooled writes.
+func storeSpool(spoolDir string) string { return filepath.Join(spoolDir, "store") }
+
+// storeOutbox is an attempt's outbox (FlowRun.StoreOutbox).
+func storeOutbox(o WorkOptions, job int64, tok token) sessionstore.OutboxOptions {
+	label, _ := json.Marshal(storeLabel{Job: job, Fence: tok})
+	ob := sessionstore.OutboxOptions{Patience: o.RescueAfter, Label: label}
+	if o.SpoolDir != "" {
+		ob.Dir = storeSpool(o.SpoolDir)
+	}
+	return ob
+}
+
+// replaySpools makes what the worker's spool folder holds: the attempts'
+// ends (replay) and their session stores' writes, each under its token.
+func (f *Fleet) replaySpools(ctx context.Context, o WorkOptions) {
+	if o.SpoolDir == "" {
+		return
+	}
+	logf := func(format string, a ...any) { o.Logf("worker %s: "+format, append([]any{o.ID}, a...)...) }
+	replay(ctx, f.pool, o.SpoolDir, logf)
+	dir := storeSpool(o.SpoolDir)
+	if files, _ := filepath.Glob(filepath.Join(dir, "outbox-*.jsonl")); len(files) == 0 {
+		return
+	}
+	st, err := sessionstore.OpenURL(ctx, f.raw)
+	if err != nil {
+		logf("the session store's spooled writes wait: %v", err)
+		return
+	}
+	defer st.Close()
+	made, refused, err := st.ReplayOutbox(ctx, dir, func(label json.RawMessage) sessionstore.FenceFunc {
+		var l storeLabel
+		if json.Unmarshal(label, &l) != nil || l.Job == 0 {
+			return nil
+		}
+		return storeFence(l.Job, l.Fence)
+	})
+	logf("made %d spooled writes of the session store; %d refused (their flows were taken over since)", made, refused)
+	if err != nil {
+		logf("the rest of the session store's spooled writes wait: %v", err)
 	}
 }

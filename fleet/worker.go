@@ -56,12 +56,20 @@ type FlowRun struct {
 	Flow    string
 	started func(run, workspace string)
 	fence   sessionstore.FenceFunc
+	outbox  sessionstore.OutboxOptions
 }
 
 // StoreFence is the attempt's fence for its session store
 // (sessionstore.Store.SetFence): the run, documents and sessions it writes
 // are refused once the flow was taken over.
 func (r *FlowRun) StoreFence() sessionstore.FenceFunc { return r.fence }
+
+// StoreOutbox is the attempt's outbox for its session store
+// (sessionstore.Store.SetOutbox): what it writes while the database is
+// away is kept and tried again for the lease's length, then spooled under
+// the worker's spool folder with the attempt's token, and made (under that
+// token) when a worker starts or reconnects there.
+func (r *FlowRun) StoreOutbox() sessionstore.OutboxOptions { return r.outbox }
 
 // Started records where the attempt runs, for `flower queue ls`, once the
 // Runner knows its run id and workspace.
@@ -174,9 +182,7 @@ func (f *Fleet) Work(ctx context.Context, o WorkOptions) error {
 	h := newHolder(o.RescueAfter, o.DeadlineFile, o.Logf)
 	defer h.close()
 	h.renewed(sent)
-	if o.SpoolDir != "" {
-		replay(ctx, f.pool, o.SpoolDir, func(format string, a ...any) { o.Logf("worker %s: "+format, append([]any{o.ID}, a...)...) })
-	}
+	f.replaySpools(ctx, o)
 	fw := &flowWorker{f: f, o: o, h: h}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.Worker[FlowArgs](fw))
@@ -244,7 +250,7 @@ func (f *Fleet) keepLease(ctx context.Context, l *lease, o WorkOptions, h *holde
 	every := LeaseEvery(o.RescueAfter)
 	t := time.NewTicker(every)
 	defer t.Stop()
-	var down, said time.Time
+	var down, said, back time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -283,21 +289,24 @@ func (f *Fleet) keepLease(ctx context.Context, l *lease, o WorkOptions, h *holde
 		if !down.IsZero() {
 			h.down.Store(false)
 			o.Logf("worker %s: the database is back after %s", o.ID, time.Since(down).Round(time.Second))
-			down, said = time.Time{}, time.Time{}
+			down, said, back = time.Time{}, time.Time{}, time.Now()
+			// What this worker kept while it was away goes in now, under
+			// its tokens, before anyone may take its flows over.
+			f.replaySpools(ctx, o)
 		}
 		if !ok {
 			o.Logf("worker %s: its lease had expired; stopping its flows (they may be taken over) and taking flows again", o.ID)
 			h.stopAll(errLeaseLost)
 		}
-		f.maintain(ctx, o, every, h)
+		f.maintain(ctx, o, every, h, back.IsZero() || time.Since(back) >= o.RescueAfter)
 	}
 }
 
-// maintain takes over dead workers' flows and forgets deleted flows'
-// attempts.
-func (f *Fleet) maintain(ctx context.Context, o WorkOptions, every time.Duration, h *holder) {
+// maintain takes over dead workers' flows (with others false, only this
+// worker's own lost ones) and forgets deleted flows' attempts.
+func (f *Fleet) maintain(ctx context.Context, o WorkOptions, every time.Duration, h *holder, others bool) {
 	tctx, cancel := context.WithTimeout(ctx, every)
-	ids, err := takeOver(tctx, f.pool, o.ID, h.running(), o.RescueAfter)
+	ids, err := takeOverIf(tctx, f.pool, o.ID, h.running(), o.RescueAfter, others)
 	cancel()
 	if err != nil && ctx.Err() == nil {
 		o.Logf("worker %s: looking for flows to take over: %v", o.ID, err)

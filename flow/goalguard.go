@@ -137,13 +137,18 @@ func (g *goalGuard) goal(c Ctx) Goal {
 
 // failedJudge is the verdict of a judge run that did not finish: never
 // parsed (its text may be an error quoting the prompt), not achieved, the
-// error as the reason the worker is given.
+// error as the reason the worker is given, and marked JudgeFailed (no
+// typed verdict: no outcome).
 func failedJudge(vr harness.StepResult) Verdict {
 	why := strings.TrimSpace(vr.Error)
 	if why == "" {
 		why = "评审没有正常结束"
 	}
-	return Verdict{State: NotYet, Reason: "评审这一轮失败了,没有结论,按未达成处理: " + textclip.Mark(why, 1000)}
+	failed, _, _ := strings.Cut(strings.TrimSpace(vr.Error), "\n")
+	if failed == "" {
+		failed = "the judge step did not finish"
+	}
+	return Verdict{State: NotYet, Reason: "评审这一轮失败了,没有结论,按未达成处理: " + textclip.Mark(why, 1000), JudgeFailed: textclip.Mark(failed, 1000)}
 }
 
 // gate is the goal guard's twelve-step flow (see the package doc).

@@ -274,6 +274,8 @@ func TestWithGoalFailedJudgeIsNoVerdict(t *testing.T) {
 			[]string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2", "执行#round3", "执行-评审#3"}, false, "评审没有正常结束"},
 		{"not yet twice, then a failed run", []harness.StepResult{ok(vNotYet, "j1"), ok(vNotYet, "j2"), failedRun("API Error: 500")},
 			[]string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2", "执行#round3", "执行-评审#3"}, false, "API Error: 500"},
+		{"control: a failed round, then typed not yet: a verdict", []harness.StepResult{failedRun("API Error: 500"), ok(vNotYet, "j2"), ok(vNotYet, "j3")},
+			[]string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2", "执行#round3", "执行-评审#3"}, false, "缺测试"},
 		{"a failed round, then achieved", []harness.StepResult{failedRun("API Error: 529 overloaded"), ok(vAchieved, "j2")},
 			[]string{"执行", "执行-评审#1", "执行#round2", "执行-评审#2"}, true, ""},
 		{"control: the same text from a finished run", []harness.StepResult{{OK: true, Text: failedRun("x").Text, SessionID: "j"}},
@@ -291,7 +293,14 @@ func TestWithGoalFailedJudgeIsNoVerdict(t *testing.T) {
 				t.Fatalf("passed = %v, verdict %+v; want passed %v", passed, v, tt.wantPassed)
 			}
 			if tt.wantPassed {
+				if v.JudgeFailed != "" {
+					t.Errorf("control: a round with a verdict says its judge failed: %q", v.JudgeFailed)
+				}
 				return
+			}
+			last := tt.judge[len(tt.judge)-1]
+			if want := strings.TrimSpace(last.Error); last.OK && v.JudgeFailed != "" || !last.OK && (v.JudgeFailed == "" || want != "" && v.JudgeFailed != want) {
+				t.Errorf("the last round's judge OK %v, but JudgeFailed = %q (want %q)", last.OK, v.JudgeFailed, want)
 			}
 			if v.State != NotYet || !strings.Contains(v.Reason, tt.wantReason) || c.Aborted() != "" {
 				t.Errorf("verdict = %+v, aborted %q; want not_yet with %q", v, c.Aborted(), tt.wantReason)

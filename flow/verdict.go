@@ -46,6 +46,12 @@ type Verdict struct {
 	// Document is the judge's own Markdown (结论 / 理由 / 未通过), kept for
 	// people; it decides nothing.
 	Document string
+	// JudgeFailed is set when the round had no typed verdict because its
+	// judge step failed (disk full, API unreachable, a crash): it is that
+	// step's error (its first line). State is then not_yet, so that the
+	// worker of a next round is told, but it is no outcome: a queued flow
+	// whose last round says this is retried, never completed.
+	JudgeFailed string
 }
 
 // ParseVerdict reads a free-text verdict (Verdict.parse in the original), for

@@ -19,6 +19,8 @@
 //     under --session-mirror (or Import an existing JSONL file or a whole
 //     projects folder; or Append entries directly). Rows are stored exactly as
 //     the CLI wrote them, deduplicated on uuid per key, and never changed.
+//     With SetOutbox, writes the database cannot take now (an outage) are
+//     kept and retried, spooled at Close, and made later by ReplayOutbox.
 //  3. Read: Load returns the raw rows (the SDK's SessionStore protocol;
 //     storetest holds its 14 contracts). LoadForResume runs the pipeline
 //     expire → trim → prune → repair on a copy; LastReport says what each

@@ -34,6 +34,15 @@ func (s *Store) PutDocuments(ctx context.Context, flow string, docs []Document) 
 			return fmt.Errorf("sessionstore: put documents of %s: unsafe name %q", flow, d.Name)
 		}
 	}
+	clean := make([]Document, len(docs))
+	for i, d := range docs {
+		clean[i] = Document{Name: d.Name, Body: redact.Process().Bytes(d.Body)}
+	}
+	return s.deliver(ctx, outWrite{Kind: "documents", Flow: flow, Docs: clean})
+}
+
+// putDocuments is PutDocuments' write.
+func (s *Store) putDocuments(ctx context.Context, flow string, docs []Document) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sessionstore: put documents of %s: %w", flow, err)
@@ -43,8 +52,7 @@ func (s *Store) PutDocuments(ctx context.Context, flow string, docs []Document) 
 		return fmt.Errorf("sessionstore: put documents of %s: %w", flow, err)
 	}
 	now := s.now().UnixMilli()
-	for _, d := range docs {
-		d.Body = redact.Process().Bytes(d.Body)
+	for _, d := range docs { // redacted by PutDocuments
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO documents (flow, name, body, updated_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (flow, name) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`),
 			flow, d.Name, d.Body, now); err != nil {

@@ -36,6 +36,17 @@ const agentMetadataType = "agent_metadata"
 // copies (a frame may carry a model text of many megabytes): line must not
 // change while Mirror runs.
 func (s *Store) Mirror(ctx context.Context, line []byte) error {
+	if typ := gjson.GetBytes(line, "type").String(); typ != "transcript_mirror" {
+		return fmt.Errorf("sessionstore: mirror: %w (type %q)", ErrNotMirror, typ)
+	}
+	if _, _, err := KeyFromPath(gjson.GetBytes(line, "filePath").String()); err != nil {
+		return fmt.Errorf("sessionstore: mirror: %w", err)
+	}
+	return s.deliver(ctx, outWrite{Kind: "mirror", Frame: line})
+}
+
+// mirrorNow is Mirror's write.
+func (s *Store) mirrorNow(ctx context.Context, line []byte) error {
 	frame := gjson.Parse(view(line))
 	if frame.Get("type").String() != "transcript_mirror" {
 		return fmt.Errorf("sessionstore: mirror: %w (type %q)", ErrNotMirror, frame.Get("type").String())

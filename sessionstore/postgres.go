@@ -74,6 +74,16 @@ func MaskURL(raw string) string {
 	return u.String()
 }
 
+// IdleTxParam and IdleTxTimeout: a transaction left idle this long is
+// ended by the server (unless the URL sets the parameter), so that a
+// writer paused mid-transaction (SIGSTOP, a frozen VM) holds no row lock
+// — a queued flow's fence, say — that a takeover waits on forever. Every
+// transaction here is a few statements with nothing between them.
+const (
+	IdleTxParam   = "idle_in_transaction_session_timeout"
+	IdleTxTimeout = "10s"
+)
+
 // defaultConnectTimeout bounds the first connection when the URL sets no
 // connect_timeout, so an unreachable server fails instead of hanging.
 const defaultConnectTimeout = 10 * time.Second
@@ -86,6 +96,9 @@ func openPostgres(ctx context.Context, rawURL string, opts []Option) (*Store, er
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = defaultConnectTimeout
+	}
+	if _, set := cfg.RuntimeParams[IdleTxParam]; !set {
+		cfg.RuntimeParams[IdleTxParam] = IdleTxTimeout
 	}
 	db := stdlib.OpenDB(*cfg)
 	if err := db.PingContext(ctx); err != nil {

@@ -24,6 +24,11 @@ func (s *Store) PutRun(ctx context.Context, r RunRecord) error {
 		return fmt.Errorf("sessionstore: put run %q: empty id or a row that is not JSON", r.Run)
 	}
 	r.Row = redact.Process().Bytes(r.Row)
+	return s.deliver(ctx, outWrite{Kind: "run", Run: &r})
+}
+
+// putRun is PutRun's write (of a redacted row).
+func (s *Store) putRun(ctx context.Context, r RunRecord) error {
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO runs (run, started_at, row) VALUES (?, ?, ?)
 		ON CONFLICT (run) DO UPDATE SET started_at = excluded.started_at, row = excluded.row`), r.Run, r.StartedAt, string(r.Row))

@@ -101,6 +101,7 @@ type Store struct {
 	logf      Logf
 	now       func() time.Time
 	fence     FenceFunc // SetFence: every write's condition
+	box       *outbox   // SetOutbox: writes kept while the database is away
 	readOnly  bool      // WithReadOnly: opened to read, never migrated
 
 	mu       sync.Mutex
@@ -201,6 +202,9 @@ func (s *Store) q(query string) string {
 // Close closes the database; closing twice is harmless.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		if b := s.outbox(); b != nil {
+			s.drain(b) // the writes kept meanwhile: made, or spooled
+		}
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("sessionstore: close: %w", err)
 		}
@@ -302,7 +306,7 @@ func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) 
 	entries = redactEntries(entries)
 	for i, e := range entries {
 		if !gjson.ValidBytes(e) || !gjson.Parse(view(e)).IsObject() { // read in place: an entry may be many megabytes
-			return fmt.Errorf("entry %d is not a JSON object", i)
+			return &invalidError{fmt.Sprintf("entry %d is not a JSON object", i)}
 		}
 	}
 	tx, err := s.db.BeginTx(ctx, nil)

@@ -193,7 +193,8 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	}
 	defer release()
 	if st != nil {
-		st.SetFence(r.StoreFence()) // a taken-over attempt writes nothing more
+		st.SetFence(r.StoreFence())   // a taken-over attempt writes nothing more
+		st.SetOutbox(r.StoreOutbox()) // and a database outage loses nothing it writes
 	}
 	docs := fleet.NewDocuments(st, r.Flow, flow.WorkbenchFor(pl.Workspace, so.Isolate), flow.NewLineage(pl.RunDir, pl.Workspace, flow.StarterName))
 	restored, err := docs.Restore(ctx)
@@ -227,16 +228,26 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 	stopKeeping()
 	out := summarize(wf.Workflow, rt, fc, runErr, ctx.Err())
 	budget.apply(&out)
-	res := fleet.Outcome{Verdict: out.Verdict, Run: out.Run, Workspace: pl.Workspace, CostUSD: out.CostUSD, Error: out.Error}
+	return attemptEnd(out, pl.Workspace, ctx.Err())
+}
+
+// attemptEnd is a queued flow's attempt as the fleet takes it: a typed
+// verdict is the outcome (an abort is unreachable); a last round with no
+// typed verdict because its judge step failed (flow.Verdict.JudgeFailed:
+// disk full, API unreachable, a crash) is no outcome but an error River
+// retries, resuming the flow; so is anything else that kept the flow from
+// ending, and a stopped context.
+func attemptEnd(out flowOutcome, ws string, ctxErr error) (fleet.Outcome, error) {
+	res := fleet.Outcome{Verdict: out.Verdict, Run: out.Run, Workspace: ws, CostUSD: out.CostUSD, Error: out.Error}
+	noVerdict := out.Verdict != flow.Achieved && out.JudgeFailed != ""
+	if noVerdict {
+		res.Verdict = "" // the round's not_yet was only for its worker
+	}
 	switch {
-	case ctx.Err() != nil:
-		return res, ctx.Err()
-	case out.Verdict != flow.Achieved && judgeFailedLast(rt.Results()) != "":
-		// No typed verdict: the last round's judge step failed (disk full,
-		// API unreachable, a crash). Not an outcome: retried, resuming.
-		res.Verdict = ""
-		return res, fmt.Errorf("the last round's judge gave no verdict (its step failed: %s); retried, resuming where it stopped",
-			judgeFailedLast(rt.Results()))
+	case ctxErr != nil:
+		return res, ctxErr
+	case noVerdict:
+		return res, fmt.Errorf("the last round's judge gave no verdict (its step failed: %s); retried, resuming where it stopped", out.JudgeFailed)
 	case out.Verdict != "" || out.OK || out.ExitCode == exitAborted:
 		if out.ExitCode == exitAborted && res.Verdict == "" {
 			res.Verdict = flow.Unreachable
@@ -244,26 +255,6 @@ func (w *flowRunner) run(ctx context.Context, r *fleet.FlowRun) (fleet.Outcome, 
 		return res, nil
 	}
 	return res, errors.New(out.Error)
-}
-
-// judgeFailedLast is the error of the flow's last judge step (the work
-// step's goal guard, "<work>-评审#N") when that step failed, so no verdict
-// came of it; "" when it gave one (or there was none).
-func judgeFailedLast(steps []harness.StepResult) string {
-	for i := len(steps) - 1; i >= 0; i-- {
-		if s := steps[i]; strings.HasPrefix(s.Step, flow.WorkStepName+"-评审#") {
-			if s.OK {
-				return ""
-			}
-			return cmpOr(firstLineOf(s.Error), "the step did not finish")
-		}
-	}
-	return ""
-}
-
-func firstLineOf(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 // docsEvery is how often a running flow's documents are saved besides

@@ -1,31 +1,49 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/flowerhq/flower/flow"
-	"github.com/flowerhq/flower/harness"
 )
 
-// TestJudgeFailedLast: only the last judge step counts, and only when it
-// failed; a judge that gave a verdict (the control) is an outcome.
-func TestJudgeFailedLast(t *testing.T) {
-	judge := func(n string, ok bool, err string) harness.StepResult {
-		return harness.StepResult{Step: flow.WorkStepName + "-评审#" + n, OK: ok, Error: err}
-	}
-	work := harness.StepResult{Step: flow.WorkStepName, OK: true}
+// TestAttemptEnd: a queued flow's attempt is an outcome only with a typed
+// verdict (or an abort, unreachable); a last round whose judge step failed
+// (flow.Verdict.JudgeFailed) is an error River retries, whatever state
+// the round was given for its worker. Controls: a typed not_yet and an
+// achieved verdict complete the job.
+func TestAttemptEnd(t *testing.T) {
+	stopped := context.Canceled
 	for _, c := range []struct {
-		name  string
-		steps []harness.StepResult
-		want  string
+		name        string
+		out         flowOutcome
+		ctxErr      error
+		wantVerdict string
+		wantErr     string // "" no error
 	}{
-		{"last judge failed", []harness.StepResult{work, judge("1", false, "write: no space left on device\nmore")}, "write: no space left on device"},
-		{"failed without a word", []harness.StepResult{work, judge("1", false, "")}, "the step did not finish"},
-		{"control: an earlier failure, a later verdict", []harness.StepResult{judge("1", false, "x"), work, judge("2", true, "")}, ""},
-		{"control: no judge", []harness.StepResult{work}, ""},
+		{"judge failed: no verdict", flowOutcome{Verdict: flow.NotYet, JudgeFailed: "write: no space left on device", ExitCode: exitFailed, Error: "step 执行 failed"},
+			nil, "", "judge gave no verdict (its step failed: write: no space left on device)"},
+		{"control: typed not yet", flowOutcome{Verdict: flow.NotYet, ExitCode: exitFailed, Error: "step 执行 failed"}, nil, flow.NotYet, ""},
+		{"control: achieved", flowOutcome{Verdict: flow.Achieved, OK: true}, nil, flow.Achieved, ""},
+		{"achieved beats an earlier failed judge", flowOutcome{Verdict: flow.Achieved, OK: true, JudgeFailed: "x"}, nil, flow.Achieved, ""},
+		{"aborted: unreachable", flowOutcome{ExitCode: exitAborted, Error: "aborted: no one to ask"}, nil, flow.Unreachable, ""},
+		{"a step failed before any judge", flowOutcome{ExitCode: exitFailed, Error: "step 澄清 failed: API Error"}, nil, "", "step 澄清 failed: API Error"},
+		{"stopped", flowOutcome{Verdict: flow.NotYet}, stopped, flow.NotYet, "context canceled"},
+		{"stopped while judging: no verdict", flowOutcome{Verdict: flow.NotYet, JudgeFailed: "signal: killed"}, stopped, "", "context canceled"},
 	} {
-		if got := judgeFailedLast(c.steps); got != c.want {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		got, err := attemptEnd(c.out, "/ws", c.ctxErr)
+		if got.Verdict != c.wantVerdict || got.Workspace != "/ws" {
+			t.Errorf("%s: verdict %q (workspace %q), want %q", c.name, got.Verdict, got.Workspace, c.wantVerdict)
+		}
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%s: error %v, want an outcome", c.name, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%s: error %v, want one with %q", c.name, err, c.wantErr)
+		case c.ctxErr != nil && !errors.Is(err, c.ctxErr):
+			t.Errorf("%s: error %v is not the context's", c.name, err)
 		}
 	}
 }

@@ -29,6 +29,7 @@ type flowOutcome struct {
 	Workbench, Brief, Goal, Verdict string
 	VerdictReason                   string            // why the goal was not achieved (the summary's line; in Error too)
 	Decision                        flow.TypedVerdict // the last round as flower decided it (its Verdict is Verdict)
+	JudgeFailed                     string            // the last round had no typed verdict: its judge step's error
 	FailedStep                      string            // the step that failed, if one did
 	Unread                          int               // told messages no inbox call took
 	CostUSD, Seconds                float64
@@ -63,7 +64,7 @@ func summarize(wf *flow.Workflow, rt stepRunner, fc flow.Ctx, runErr, ctxErr err
 	}
 	o.Seconds = last - first
 	if v, ok := fc.Verdict(); ok {
-		o.Verdict, o.Decision = v.State, v.Decision()
+		o.Verdict, o.Decision, o.JudgeFailed = v.State, v.Decision(), v.JudgeFailed
 	}
 	var se *flow.StepError
 	switch {

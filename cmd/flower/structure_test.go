@@ -90,6 +90,7 @@ var testTopics = map[string]string{
 	"deploy":        "the Kubernetes templates",
 	"deploy_worker": "the worker deployment",
 	"fleet":         "queue and worker across machines",
+	"outage":        "the database away under running workers",
 	"structure":     "this file",
 }
 

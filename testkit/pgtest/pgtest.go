@@ -109,6 +109,8 @@ func (e *missingError) Error() string { return "PostgreSQL is not installed: " +
 
 type cluster struct {
 	dir   string // owns data/ and the socket
+	bin   string // initdb's and postgres' folder
+	cred  *syscall.Credential
 	srv   *exec.Cmd
 	done  chan error
 	log   *bytes.Buffer
@@ -158,6 +160,23 @@ func credential() (*syscall.Credential, int, int, error) {
 }
 
 func start() (*cluster, error) {
+	c, err := initCluster()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.launch(); err != nil {
+		os.RemoveAll(c.dir)
+		return nil, err
+	}
+	if err := c.waitReady(); err != nil {
+		c.stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// initCluster makes a new cluster's folder and data (initdb), not started.
+func initCluster() (*cluster, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -176,9 +195,8 @@ func start() (*cluster, error) {
 			return nil, err
 		}
 	}
-	c := &cluster{dir: dir, log: &bytes.Buffer{}, done: make(chan error, 1)}
-	data := filepath.Join(dir, "data")
-	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust",
+	c := &cluster{dir: dir, bin: bin, cred: cred, log: &bytes.Buffer{}}
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", filepath.Join(dir, "data"), "-U", "postgres", "--auth=trust",
 		"--no-sync", "--encoding=UTF8", "--locale=C")
 	initdb.Dir = dir
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
@@ -186,22 +204,24 @@ func start() (*cluster, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	c.srv = exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-k", dir,
+	return c, nil
+}
+
+// launch starts the server on the cluster's data and socket folder.
+func (c *cluster) launch() error {
+	c.done = make(chan error, 1)
+	c.srv = exec.Command(filepath.Join(c.bin, "postgres"), "-D", filepath.Join(c.dir, "data"), "-k", c.dir,
 		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off", "-c", "max_connections=200")
-	c.srv.Dir = dir
+	c.srv.Dir = c.dir
 	c.srv.Stdout, c.srv.Stderr = c.log, c.log
-	c.srv.SysProcAttr = serverAttr(cred)
+	c.srv.SysProcAttr = serverAttr(c.cred)
 	if err := c.srv.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start postgres: %w", err)
+		return fmt.Errorf("start postgres: %w", err)
 	}
-	go func() { c.done <- c.srv.Wait() }()
-	if err := c.waitReady(); err != nil {
-		c.stop()
-		return nil, err
-	}
-	return c, nil
+	done := c.done
+	go func() { done <- c.srv.Wait() }()
+	return nil
 }
 
 func (c *cluster) waitReady() error {
@@ -229,11 +249,21 @@ func (c *cluster) waitReady() error {
 	}
 }
 
-// stop shuts the server down fast (SIGINT), waits for it and removes the
-// folder.
+// stop shuts the server down and removes the folder.
 func (c *cluster) stop() error {
+	err := c.halt()
+	if rmErr := os.RemoveAll(c.dir); rmErr != nil && err == nil {
+		err = rmErr
+	}
+	return err
+}
+
+// halt shuts the server down fast (SIGINT: clients are disconnected) and
+// waits for it; the data stays.
+func (c *cluster) halt() error {
 	if c.admin != nil {
 		c.admin.Close()
+		c.admin = nil
 	}
 	var err error
 	c.srv.Process.Signal(syscall.SIGINT)
@@ -244,10 +274,87 @@ func (c *cluster) stop() error {
 		<-c.done
 		err = fmt.Errorf("postgres did not stop within 30 s; killed")
 	}
-	if rmErr := os.RemoveAll(c.dir); rmErr != nil && err == nil {
-		err = rmErr
-	}
 	return err
+}
+
+// Cluster is a test's own PostgreSQL cluster (Private): a test may stop
+// and start it — a database outage — without touching the cluster the
+// other tests share.
+type Cluster struct {
+	t  testing.TB
+	c  *cluster
+	mu sync.Mutex
+	up bool
+}
+
+// Private starts a cluster of the test's own (initdb into a new folder,
+// its own socket there), stopped and removed when the test ends. It skips
+// or fails like URL without PostgreSQL.
+func Private(t testing.TB) *Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("postgres: -short is the unit loop, it starts no PostgreSQL")
+	}
+	c, err := start()
+	var missing *missingError
+	switch {
+	case errors.As(err, &missing) && os.Getenv(RequireEnv) != "1":
+		t.Skipf("SKIPPING: %v (scripts/test.sh installs it as root with apt; %s=1 turns this skip into a failure)", err, RequireEnv)
+	case err != nil:
+		t.Fatalf("pgtest: %v", err)
+	}
+	pc := &Cluster{t: t, c: c, up: true}
+	t.Cleanup(func() {
+		pc.mu.Lock()
+		defer pc.mu.Unlock()
+		if !pc.up {
+			os.RemoveAll(c.dir)
+			return
+		}
+		if err := c.stop(); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	return pc
+}
+
+// URL creates a fresh database in the cluster and returns its URL.
+func (pc *Cluster) URL() string {
+	pc.t.Helper()
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	name := fmt.Sprintf("t%d_%s", dbCount.Add(1), sanitize(pc.t.Name()))
+	if _, err := pc.c.admin.Exec("CREATE DATABASE " + name); err != nil {
+		pc.t.Fatalf("pgtest: create database %s: %v", name, err)
+	}
+	return pc.c.url(name)
+}
+
+// Stop shuts the server down (fast: its clients are cut off) and waits
+// until it is gone: the socket no longer answers.
+func (pc *Cluster) Stop() {
+	pc.t.Helper()
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if err := pc.c.halt(); err != nil {
+		pc.t.Fatalf("pgtest: stop: %v", err)
+	}
+	pc.up = false
+}
+
+// Start starts the stopped server again on the same data and socket, and
+// waits until it accepts connections.
+func (pc *Cluster) Start() {
+	pc.t.Helper()
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if err := pc.c.launch(); err != nil {
+		pc.t.Fatalf("pgtest: %v", err)
+	}
+	pc.up = true
+	if err := pc.c.waitReady(); err != nil {
+		pc.t.Fatalf("pgtest: %v", err)
+	}
 }
 
 // sanitize makes a test name usable in a database name.

@@ -42,3 +42,38 @@ func TestFreshDatabasePerCall(t *testing.T) {
 		t.Fatalf("listen_addresses = %q (%v), want '' (socket only)", listen, err)
 	}
 }
+
+// TestPrivateStopStart: a private cluster is down between Stop and Start
+// (a query fails), keeps its data across them, and is not the shared one
+// (the shared cluster answers all along: the control that the outage is
+// the private cluster's own).
+func TestPrivateStopStart(t *testing.T) {
+	t.Parallel()
+	pc := pgtest.Private(t)
+	u := pc.URL()
+	shared, err := sql.Open("pgx", pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	db, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE TABLE kept (x int); INSERT INTO kept VALUES (7)"); err != nil {
+		t.Fatal(err)
+	}
+	pc.Stop()
+	if err := db.Ping(); err == nil {
+		t.Fatal("the private cluster answers while stopped")
+	}
+	if err := shared.Ping(); err != nil {
+		t.Fatalf("control: the shared cluster went down with the private one: %v", err)
+	}
+	pc.Start()
+	var x int
+	if err := db.QueryRow("SELECT x FROM kept").Scan(&x); err != nil || x != 7 {
+		t.Fatalf("after Start: x = %d, %v", x, err)
+	}
+}
