@@ -155,7 +155,7 @@ func (w *flowWorker) end(ctx context.Context, job *river.Job[FlowArgs], tok toke
 		return w.stale(job, tok)
 	}
 	if rerr != nil && w.o.SpoolDir != "" {
-		p, err := spool(w.o.SpoolDir, spooled{JobID: job.ID, Attempt: job.Attempt, Worker: w.o.ID, Fence: tok, Outcome: out})
+		p, err := spool(w.o.SpoolDir, spooled{JobID: job.ID, Attempt: job.Attempt, Worker: w.o.ID, Fence: tok, Outcome: out, Complete: completes})
 		w.o.Logf("worker %s: job %d: recording its end: %v; spooled to %s (%v), replayed when a worker starts here", w.o.ID, job.ID, rerr, p, err)
 	} else if rerr != nil {
 		w.o.Logf("worker %s: job %d: recording its end: %v", w.o.ID, job.ID, rerr)

@@ -196,18 +196,26 @@ func TestWaitingNote(t *testing.T) {
 
 // TestSpoolReplay: an attempt's end spooled while the database was away is
 // written when a worker starts with the spool (its file removed, private
-// while it lasted); one whose token went stale since (taken over) is
-// dropped and the row keeps what it had — the control that replay is
-// fenced.
+// while it lasted), and one that ended with a verdict completes its job
+// with the output River would have recorded (not run again); one whose
+// token went stale since (taken over) is dropped and the row and the job
+// keep what they had — the control that replay is fenced; an end spooled
+// without a verdict leaves the job to River's retry — the control that
+// completion follows the verdict.
 func TestSpoolReplay(t *testing.T) {
 	f := open(t)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "spool")
-	cur, stale := add(t, f, "current"), add(t, f, "stale")
-	for _, id := range []int64{cur, stale} {
+	cur, stale, failed := add(t, f, "current"), add(t, f, "stale"), add(t, f, "failed")
+	for _, id := range []int64{cur, stale, failed} {
+		f.pool.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, id)
 		f.pool.Exec(ctx, `INSERT INTO flower_fences (job_id, epoch, worker, attempt) VALUES ($1, 1, 'w1', 1)`, id)
 		f.pool.Exec(ctx, `INSERT INTO flower_flow_attempts (job_id, attempt, worker, epoch) VALUES ($1, 1, 'w1', 1)`, id)
-		p, err := spool(dir, spooled{JobID: id, Attempt: 1, Worker: "w1", Fence: token{Epoch: 1, Worker: "w1"}, Outcome: Outcome{Verdict: "achieved", CostUSD: 0.5}})
+		out, complete := Outcome{Verdict: "achieved", CostUSD: 0.5}, true
+		if id == failed {
+			out, complete = Outcome{Error: "judge step failed"}, false
+		}
+		p, err := spool(dir, spooled{JobID: id, Attempt: 1, Worker: "w1", Fence: token{Epoch: 1, Worker: "w1"}, Outcome: out, Complete: complete})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,9 +228,15 @@ func TestSpoolReplay(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(left) != 0 {
 		t.Errorf("spool files left: %v", left)
 	}
-	for id, want := range map[int64]string{cur: "achieved", stale: ""} {
-		if j, _ := f.Get(ctx, id); len(j.Attempts) != 1 || j.Attempts[0].Verdict != want {
-			t.Errorf("job %d: %+v, want verdict %q", id, j.Attempts, want)
+	for id, want := range map[int64][2]string{cur: {"achieved", "completed"}, stale: {"", "running"}, failed: {"", "running"}} {
+		j, _ := f.Get(ctx, id)
+		if len(j.Attempts) != 1 || j.Attempts[0].Verdict != want[0] || j.State != want[1] {
+			t.Errorf("job %d: state %s, attempts %+v; want verdict %q, state %s", id, j.State, j.Attempts, want[0], want[1])
+		}
+		var meta string
+		f.pool.QueryRow(ctx, `SELECT coalesce(metadata->'output'->>'verdict', '') FROM river_job WHERE id = $1`, id).Scan(&meta)
+		if meta != want[0] {
+			t.Errorf("job %d: River's recorded verdict %q, want %q (queue ls and River's metadata agree)", id, meta, want[0])
 		}
 	}
 }

@@ -24,7 +24,17 @@ type spooled struct {
 	Worker  string  `json:"worker"`
 	Fence   token   `json:"fence"`
 	Outcome Outcome `json:"outcome"`
+	// Complete: the attempt ended with a verdict, so its replay completes
+	// the job too (in the same fenced transaction), as end would have.
+	Complete bool `json:"complete,omitempty"`
 }
+
+// completeSQL completes a job whose end was spooled with a verdict, with
+// the output River's completer would have recorded: the job is still this
+// attempt's (running, or rescued but not yet taken: the caller holds the
+// current token), so the flow is not run again.
+const completeSQL = `UPDATE river_job SET state = 'completed', finalized_at = now(),
+		metadata = jsonb_set(metadata, '{output}', $3::jsonb) WHERE id = $1 AND attempt = $2 AND state IN ('running', 'retryable')`
 
 const endSQL = `UPDATE flower_flow_attempts SET run = coalesce(nullif($4, ''), run), workspace = coalesce(nullif($5, ''), workspace),
 		verdict = $6, error = $7, cost_usd = $8, ended_at = now() WHERE job_id = $1 AND attempt = $2 AND worker = $3`
@@ -55,7 +65,14 @@ func replay(ctx context.Context, pool *pgxpool.Pool, dir string, logf func(strin
 		}
 		o := s.Outcome
 		err = fenced(ctx, pool, s.JobID, s.Fence, func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, endSQL, s.JobID, s.Attempt, s.Worker, o.Run, o.Workspace, o.Verdict, o.Error, o.CostUSD)
+			if _, err := tx.Exec(ctx, endSQL, s.JobID, s.Attempt, s.Worker, o.Run, o.Workspace, o.Verdict, o.Error, o.CostUSD); err != nil || !s.Complete {
+				return err
+			}
+			output, err := json.Marshal(recorded{Outcome: o, Fence: s.Fence})
+			if err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, completeSQL, s.JobID, s.Attempt, output)
 			return err
 		})
 		switch {
