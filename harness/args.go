@@ -100,7 +100,7 @@ func WhitelistGuard(hookPath string, allowed []string, role string) *HookMatcher
 }
 
 // LookOnlyGuard is WhitelistGuard for a read-only role: with glance its
-// Bash glances pass (hooks.WhitelistIn), with sandbox every Bash call of
+// Bash glances pass (hooks.whitelistIn), with sandbox every Bash call of
 // its main thread that runs is put into the read-only sandbox; the matcher
 // then covers Bash even when Bash is allowed.
 func LookOnlyGuard(hookPath string, allowed []string, role string, glance, sandbox bool) *HookMatcher {

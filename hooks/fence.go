@@ -41,7 +41,7 @@ type FenceConfig struct {
 // and spill/.
 func WorkbenchRecords(root string) []string {
 	return []string{filepath.Join(root, "notes", "交接-*.md"), filepath.Join(root, "notes", "archive"),
-		filepath.Join(root, IndexFile), SpillDir(root)}
+		filepath.Join(root, IndexFile), spillDir(root)}
 }
 
 // StarterRecords are the starter flow's own notes (flow's default brief,
@@ -102,7 +102,7 @@ func Fence(in Input, cfg FenceConfig) Decision {
 		}
 	}
 	if err != nil {
-		return Decision{Verdict: Deny, Reason: FenceUnclearReason(err), Detail: map[string]any{"error": err.Error()}}
+		return Decision{Verdict: Deny, Reason: fenceUnclearReason(err), Detail: map[string]any{"error": err.Error()}}
 	}
 	roots, prot := res.all(cfg.Roots), res.protected(cfg.Protected)
 	for _, t := range targets {
@@ -111,11 +111,11 @@ func Fence(in Input, cfg FenceConfig) Decision {
 		// protected file inside a root (the goal) is not.
 		root := deepestRoot(t, roots)
 		if entry, depth := protectedBy(t, prot); depth >= 0 && depth >= root {
-			return Decision{Verdict: Deny, Reason: FenceProtectedReason(p, roots),
+			return Decision{Verdict: Deny, Reason: fenceProtectedReason(p, roots),
 				Detail: map[string]any{"path": p, "resolved": t, "protected": entry}}
 		}
 		if root < 0 {
-			return Decision{Verdict: Deny, Reason: FenceOutsideReason(p, t, roots),
+			return Decision{Verdict: Deny, Reason: fenceOutsideReason(p, t, roots),
 				Detail: map[string]any{"path": p, "resolved": t, "outside": true}}
 		}
 	}
@@ -160,8 +160,8 @@ func expandHome(p string) (string, error) {
 	return p, nil
 }
 
-// FenceProtectedReason is the deny text for a write to flower's own state.
-func FenceProtectedReason(path string, roots []string) string {
+// fenceProtectedReason is the deny text for a write to flower's own state.
+func fenceProtectedReason(path string, roots []string) string {
 	return path + " is flower's own record (its run history, the brief, the goal, the Q&A log, the handoff notes " +
 		"and the workbench index are written by flower alone), so this write is denied. Leave it as it is: " +
 		"if the brief or the goal is wrong or stale, say so in your answer. Put your work in the workspace, " +
@@ -169,8 +169,8 @@ func FenceProtectedReason(path string, roots []string) string {
 		strings.Join(roots, ", ") + ")."
 }
 
-// FenceOutsideReason is the deny text for a write outside every root.
-func FenceOutsideReason(path, resolved string, roots []string) string {
+// fenceOutsideReason is the deny text for a write outside every root.
+func fenceOutsideReason(path, resolved string, roots []string) string {
 	where := path
 	if resolved != filepath.Clean(path) {
 		where += " (which resolves to " + resolved + ")"
@@ -180,8 +180,8 @@ func FenceOutsideReason(path, resolved string, roots []string) string {
 		"If the work really needs that folder, say so in your answer: the person can allow it with flower --allow-dir DIR."
 }
 
-// FenceUnclearReason is the deny text for a write whose target is unclear.
-func FenceUnclearReason(err error) string {
+// fenceUnclearReason is the deny text for a write whose target is unclear.
+func fenceUnclearReason(err error) string {
 	return "flower-hook fence could not tell where this write goes (" + err.Error() + "), so it is denied to stay safe. " +
 		"Name the file as a plain path inside the workspace."
 }

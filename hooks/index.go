@@ -13,8 +13,8 @@ import (
 	"github.com/flowerhq/flower/internal/textclip"
 )
 
-// IndexFolders are the workbench folders INDEX.md lists, with what each is for.
-var IndexFolders = []struct{ Name, Purpose string }{
+// indexFolders are the workbench folders INDEX.md lists, with what each is for.
+var indexFolders = []struct{ Name, Purpose string }{
 	{"scripts", "scripts worth running again; first line \"# desc: …\""},
 	{"artifacts", "long results; in the conversation only path and conclusion"},
 	{"notes", "key decisions, one file each"},
@@ -79,7 +79,7 @@ func RefreshIndex(root string, maxEntries int) error {
 	var b strings.Builder
 	b.WriteString("# Workbench index\n\n")
 	fmt.Fprintf(&b, "Workbench: %s\n", root)
-	for _, f := range IndexFolders {
+	for _, f := range indexFolders {
 		entries, err := listFolder(filepath.Join(root, f.Name))
 		if err != nil {
 			return fmt.Errorf("hooks: refresh index: %w", err)

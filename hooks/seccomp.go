@@ -26,13 +26,13 @@ var seccompArch = map[string][2]uint32{
 	"arm64": {0xc00000b7, 29},
 }
 
-// TIOCSTIFilter is the seccomp program the sandbox loads instead of a new
+// tiocstiFilter is the seccomp program the sandbox loads instead of a new
 // session: a new session keeps a command from pushing keystrokes into the
 // caller's terminal (TIOCSTI, TIOCLINUX), and so does refusing those two
 // ioctls — at no cost, where setsid costs a new session's kernel work on
 // every glance. Another arch, or x32 calls, get EPERM for everything.
 // ok is false for a GOARCH it does not know.
-func TIOCSTIFilter(goarch string) (prog []byte, ok bool) {
+func tiocstiFilter(goarch string) (prog []byte, ok bool) {
 	a, ok := seccompArch[goarch]
 	if !ok {
 		return nil, false

@@ -29,8 +29,8 @@ type SpillConfig struct {
 	MainOnly bool
 }
 
-// SpillDir returns the directory spill files of workbench root dir go to.
-func SpillDir(dir string) string { return filepath.Join(dir, "spill") }
+// spillDir returns the directory spill files of workbench root dir go to.
+func spillDir(dir string) string { return filepath.Join(dir, "spill") }
 
 // spillName matches a spill file name anywhere in a tool input.
 // (compiled on first use: most runs never need it).
@@ -53,7 +53,7 @@ func Spill(in Input, cfg SpillConfig) Decision {
 	if cfg.Tools != nil && !cfg.Tools.MatchString(in.ToolName) {
 		return Decision{Verdict: Pass}
 	}
-	dir, err := filepath.Abs(SpillDir(cfg.Dir))
+	dir, err := filepath.Abs(spillDir(cfg.Dir))
 	if err != nil {
 		return Decision{Verdict: Pass, Detail: map[string]any{"error": err.Error()}}
 	}
@@ -163,7 +163,7 @@ func (s *spiller) walk(obj map[string]any) {
 				s.err = err
 				return
 			}
-			obj[k] = SpillPointer(path, v)
+			obj[k] = spillPointer(path, v)
 			s.files = append(s.files, path)
 			s.fields = append(s.fields, k)
 			s.chars += utf8.RuneCountInString(v)
@@ -171,9 +171,9 @@ func (s *spiller) walk(obj map[string]any) {
 	}
 }
 
-// SpillPointer is what stays in context for a spilled text: one pointer
+// spillPointer is what stays in context for a spilled text: one pointer
 // line, then the first SpillPreviewChars characters.
-func SpillPointer(path, text string) string {
+func spillPointer(path, text string) string {
 	preview := textclip.Runes(text, SpillPreviewChars)
 	return fmt.Sprintf("[spilled: %d chars, full text in %s (Read it for more). First %d chars:]\n%s",
 		utf8.RuneCountInString(text), path, SpillPreviewChars, preview)

@@ -42,7 +42,7 @@ func TestMarshalOutputAndReportMatchEncodingJSON(t *testing.T) {
 		{Verdict: Pass},
 		{Verdict: Pass, Detail: map[string]any{"glance": true, "subagent": false, "role": "这个角色", "n": 3}},
 		{Verdict: Deny, Reason: DelegateReason("Bash")},
-		{Verdict: Deny, Reason: WhitelistReason(DefaultRole, "Write\n<&>")},
+		{Verdict: Deny, Reason: whitelistReason(DefaultRole, "Write\n<&>")},
 	} {
 		for _, event := range []string{"PreToolUse", "", "é\u2028"} {
 			want, _ := json.Marshal(d.Output(event))
@@ -51,7 +51,7 @@ func TestMarshalOutputAndReportMatchEncodingJSON(t *testing.T) {
 				t.Errorf("output %+v %q: got %s %v, want %s", d, event, got, ok, want)
 			}
 		}
-		r := NewReport("delegate", in, d)
+		r := newReport("delegate", in, d)
 		want, _ := json.Marshal(r)
 		if got, ok := marshalReport(r); !ok || string(got) != string(want) {
 			t.Errorf("report %+v: got %s %v, want %s", d, got, ok, want)
