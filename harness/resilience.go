@@ -45,14 +45,14 @@ type Resilience struct {
 // stream would otherwise wait out before the CLI's retry does the same.
 const DefaultIdleTimeout = 5 * time.Minute
 
-// DefaultResumePrompt continues a session after a failure.
-const DefaultResumePrompt = "The previous attempt was cut off by an infrastructure error (network or API). " +
+// defaultResumePrompt continues a session after a failure.
+const defaultResumePrompt = "The previous attempt was cut off by an infrastructure error (network or API). " +
 	"Nothing is wrong with your work. Continue the task exactly where you left off; do not repeat finished steps."
 
 // NewResilience returns the defaults: enabled, 5 attempts, 2s doubling up
 // to 60s, idle limit DefaultIdleTimeout.
 func NewResilience() Resilience {
-	return Resilience{Enabled: true, MaxAttempts: 5, BaseDelay: 2 * time.Second, MaxDelay: 60 * time.Second, ResumePrompt: DefaultResumePrompt,
+	return Resilience{Enabled: true, MaxAttempts: 5, BaseDelay: 2 * time.Second, MaxDelay: 60 * time.Second, ResumePrompt: defaultResumePrompt,
 		IdleTimeout: DefaultIdleTimeout}
 }
 
