@@ -51,7 +51,7 @@ func (w *flowWorker) Work(ctx context.Context, job *river.Job[FlowArgs]) error {
 	if !w.h.live() {
 		return river.JobSnooze(time.Second) // the lease is being renewed; try again
 	}
-	run := &FlowRun{JobID: job.ID, Attempt: job.Attempt, Worker: w.o.ID, Args: job.Args, Flow: FlowName(job.ID), fence: storeFence(job.ID, tok),
+	run := &FlowRun{JobID: job.ID, Attempt: job.Attempt, Worker: w.o.ID, Args: job.Args, Flow: flowName(job.ID), fence: storeFence(job.ID, tok),
 		outbox: storeOutbox(w.o, job.ID, tok)}
 	if err := w.record(db, job, tok, `INSERT INTO flower_flow_attempts (job_id, attempt, worker, epoch) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (job_id, attempt, worker) DO UPDATE SET run = '', workspace = '', verdict = '', error = '', cost_usd = 0,

@@ -15,7 +15,7 @@
 //     Cancel read and cancel jobs. A Fleet that only queues runs no worker.
 //  3. Work: Fleet.Work runs one worker until its context ends — a River
 //     client whose jobs are run by the caller's Runner, plus a lease: the
-//     worker's row in flower_workers, renewed every LeaseEvery(rescueAfter)
+//     worker's row in flower_workers, renewed every leaseEvery(rescueAfter)
 //     to expire rescueAfter from now on the database's clock. Every worker
 //     also takes over: a running flow job whose worker's lease has expired is
 //     made available again (or discarded when its attempts are spent), so
@@ -39,7 +39,7 @@
 // passes, the worker stops its flows, and the deadline file
 // (WorkOptions.DeadlineFile, child.DeadlineEnv) makes the flows'
 // supervisors kill their claude even if the worker is stopped; takeover
-// waits Margin past the expiry. A verdict completes the job
+// waits margin past the expiry. A verdict completes the job
 // (river.JobCompleteTx) in the same fenced transaction as the attempt's
 // end record.
 //
@@ -64,8 +64,8 @@
 // renew its lease for longer than rescueAfter (a database it cannot reach)
 // cancels its own flows before anyone else may take them.
 //
-// Documents (Restore before a flow, Save at every new session, turn and
+// Documents (Restore before a flow, save at every new session, turn and
 // step, Keep on a timer) keep a flow's brief, goal, Q&A log, handoffs and
-// lineage in the session store under the flow's name (FlowName), so a
+// lineage in the session store under the flow's name (flowName), so a
 // worker with a fresh checkout continues the flow where it stopped.
 package fleet

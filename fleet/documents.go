@@ -20,9 +20,9 @@ import (
 	"github.com/flowerhq/flower/sessionstore"
 )
 
-// LineageDoc is the name under which a flow's lineage (step → session ids,
+// lineageDoc is the name under which a flow's lineage (step → session ids,
 // oldest first) is kept among its documents.
-const LineageDoc = "lineage.json"
+const lineageDoc = "lineage.json"
 
 // maxDocBytes bounds one document; a larger file in notes/ stays local.
 const maxDocBytes = 4 << 20
@@ -42,7 +42,7 @@ type Documents struct {
 
 	mu   sync.Mutex
 	sent map[string][]byte // what the store holds, as last put or read
-	// frozen is the goal its goal step froze (Freeze), kept under goalDoc in
+	// frozen is the goal its goal step froze (freeze), kept under goalDoc in
 	// place of the goal file: a coder's Bash can rewrite the file, and a
 	// takeover must judge against what was frozen, not what is on disk.
 	frozen            []byte
@@ -78,10 +78,10 @@ func mustRel(base, target string) string {
 	return "notes"
 }
 
-// Freeze records the goal the goal step froze (its goal event's text): it
+// freeze records the goal the goal step froze (its goal event's text): it
 // is what the store keeps as the flow's goal from now on, whatever the goal
 // file on disk says.
-func (d *Documents) Freeze(text string) {
+func (d *Documents) freeze(text string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.frozen = []byte(text)
@@ -108,7 +108,7 @@ func (d *Documents) Restore(ctx context.Context) ([]string, error) {
 	var restored []string
 	for _, doc := range docs {
 		d.sent[doc.Name] = doc.Body
-		if doc.Name == LineageDoc {
+		if doc.Name == lineageDoc {
 			n, err := d.restoreLineage(doc.Body)
 			if err != nil {
 				return restored, err
@@ -157,7 +157,7 @@ func (d *Documents) restoreLineage(body []byte) (int, error) {
 }
 
 // Forget deletes the flow's stored documents (flower --new starts the flow
-// over) and returns how many there were; Save then starts from nothing.
+// over) and returns how many there were; save then starts from nothing.
 func (d *Documents) Forget(ctx context.Context) (int64, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -169,9 +169,9 @@ func (d *Documents) Forget(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// Save puts every document that changed since the last Save (or Restore)
+// save puts every document that changed since the last save (or Restore)
 // into the store, in one transaction.
-func (d *Documents) Save(ctx context.Context) error {
+func (d *Documents) save(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var changed []sessionstore.Document
@@ -221,7 +221,7 @@ func (d *Documents) collect() map[string][]byte {
 	}
 	if len(steps) > 0 {
 		if b, err := json.Marshal(steps); err == nil {
-			out[LineageDoc] = b
+			out[lineageDoc] = b
 		}
 	}
 	return out
@@ -229,18 +229,18 @@ func (d *Documents) collect() map[string][]byte {
 
 // Watch keeps the documents current while a flow runs: onEvent and
 // stepDone are the run's hooks — the goal its goal step froze is recorded
-// (Freeze), and a frozen goal, a new session, a tool call or a step's end is
+// (freeze), and a frozen goal, a new session, a tool call or a step's end is
 // saved at once — and a Keep every interval runs until stop, which saves
 // once more and waits. Errors go to logf.
 func (d *Documents) Watch(ctx context.Context, interval time.Duration, logf func(string, ...any)) (onEvent func(harness.Event), stepDone func(flow.Step, harness.StepResult), stop func()) {
 	save := func() {
-		if err := d.Save(context.WithoutCancel(ctx)); err != nil {
+		if err := d.save(context.WithoutCancel(ctx)); err != nil {
 			logf("documents of %s: %v", d.flow, err)
 		}
 	}
 	onEvent = func(ev harness.Event) {
 		if g, ok := ev.Goal(); ok && g.State == harness.GoalFrozen {
-			d.Freeze(g.Text)
+			d.freeze(g.Text)
 			save()
 		}
 		if ev.Kind == harness.EventInit || ev.Kind == harness.EventToolUse || ev.Kind == harness.EventStep {
@@ -264,12 +264,12 @@ func (d *Documents) Keep(ctx context.Context, interval time.Duration, logf func(
 	for {
 		select {
 		case <-ctx.Done():
-			if err := d.Save(context.WithoutCancel(ctx)); err != nil {
+			if err := d.save(context.WithoutCancel(ctx)); err != nil {
 				logf("documents of %s: %v", d.flow, err)
 			}
 			return
 		case <-t.C:
-			if err := d.Save(ctx); err != nil && ctx.Err() == nil {
+			if err := d.save(ctx); err != nil && ctx.Err() == nil {
 				logf("documents of %s: %v", d.flow, err)
 			}
 		}

@@ -11,9 +11,9 @@ import (
 	"github.com/flowerhq/flower/sessionstore"
 )
 
-// TestDocumentsKeepTheFrozenGoal: the store keeps the goal Freeze was
+// TestDocumentsKeepTheFrozenGoal: the store keeps the goal freeze was
 // given, never the goal file (an agent's Bash can rewrite it); the control,
-// no Freeze, keeps no goal at all although the file is there. StoredBrief
+// no freeze, keeps no goal at all although the file is there. StoredBrief
 // sees a complete brief only; Restore brings both into an empty workspace
 // (0600) and HasFrozenGoal says so.
 func TestDocumentsKeepTheFrozenGoal(t *testing.T) {
@@ -36,9 +36,9 @@ func TestDocumentsKeepTheFrozenGoal(t *testing.T) {
 	}{{"control", ""}, {"frozen", "## 目标\nREAL"}} {
 		d := docsIn(a, tc.name)
 		if tc.frozen != "" {
-			d.Freeze(tc.frozen)
+			d.freeze(tc.frozen)
 		}
-		if err := d.Save(ctx); err != nil {
+		if err := d.save(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if ok, err := d.StoredBrief(ctx); !ok || err != nil {

@@ -9,16 +9,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// LeaseEvery is how often a worker with rescue-after d renews its lease and
+// leaseEvery is how often a worker with rescue-after d renews its lease and
 // looks for flows to take over: a third of d (so two renewals may fail
 // before the lease expires), at most every 30 s.
-func LeaseEvery(d time.Duration) time.Duration { return min(d/3, 30*time.Second) }
+func leaseEvery(d time.Duration) time.Duration { return min(d/3, 30*time.Second) }
 
-// Margin is how long past a worker's lease expiry its flows are still
+// margin is how long past a worker's lease expiry its flows are still
 // not taken over: the time its supervisors have to kill the flows' claude
 // at the lease's local deadline (which is never later than the expiry on
 // the database's clock). A tenth of d, between 1 s and 30 s.
-func Margin(d time.Duration) time.Duration { return min(max(d/10, time.Second), 30*time.Second) }
+func margin(d time.Duration) time.Duration { return min(max(d/10, time.Second), 30*time.Second) }
 
 // lease is one worker's row in flower_workers.
 type lease struct {
@@ -33,7 +33,7 @@ func (l *lease) acquire(ctx context.Context, host string, pid int) error {
 	tag, err := l.pool.Exec(ctx, `INSERT INTO flower_workers (id, host, pid, expires_at, margin_ms) VALUES ($1, $2, $3, now() + $4::interval, $5)
 		ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, started_at = now(), renewed_at = now(),
 		expires_at = excluded.expires_at, margin_ms = excluded.margin_ms, stopped_at = NULL WHERE flower_workers.expires_at < now()`,
-		l.id, host, pid, interval(l.ttl), Margin(l.ttl).Milliseconds())
+		l.id, host, pid, interval(l.ttl), margin(l.ttl).Milliseconds())
 	if err != nil {
 		return fmt.Errorf("worker %s: lease: %w", l.id, err)
 	}

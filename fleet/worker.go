@@ -242,12 +242,12 @@ func (f *Fleet) stop(client *river.Client[pgx.Tx], fw *flowWorker, o WorkOptions
 const unreachableEvery = time.Minute
 
 // keepLease renews the lease and takes over dead workers' flows every
-// LeaseEvery(RescueAfter). A renewal that finds the lease expired stops
+// leaseEvery(RescueAfter). A renewal that finds the lease expired stops
 // this worker's flows (they may be someone else's now); one that fails
 // leaves the local deadline where it was (h stops the flows when it
 // passes) and is said once a minute.
 func (f *Fleet) keepLease(ctx context.Context, l *lease, o WorkOptions, h *holder) {
-	every := LeaseEvery(o.RescueAfter)
+	every := leaseEvery(o.RescueAfter)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var down, said, back time.Time
@@ -345,8 +345,8 @@ type flowWorker struct {
 // it); -1 is River's "none".
 func (w *flowWorker) Timeout(*river.Job[FlowArgs]) time.Duration { return -1 }
 
-// FlowName is the name a job's documents have in the session store.
-func FlowName(jobID int64) string { return fmt.Sprintf("job-%d", jobID) }
+// flowName is the name a job's documents have in the session store.
+func flowName(jobID int64) string { return fmt.Sprintf("job-%d", jobID) }
 
 func clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")

@@ -85,12 +85,12 @@ func (t *TerminalAnswers) Answer(ctx context.Context, q Question) (string, bool,
 	if err != nil || !ok {
 		return "", false, err
 	}
-	return PickOption(l, q.Options), true, nil
+	return pickOption(l, q.Options), true, nil
 }
 
-// PickOption maps an answer "2" to the second option's text; anything else
+// pickOption maps an answer "2" to the second option's text; anything else
 // is returned as typed.
-func PickOption(text string, options []string) string {
+func pickOption(text string, options []string) string {
 	t := strings.TrimSpace(text)
 	for i, o := range options {
 		if t == fmt.Sprint(i+1) {

@@ -72,8 +72,8 @@ func (b Brief) Missing() []string {
 // Complete reports whether all four sections have content.
 func (b Brief) Complete() bool { return len(b.Missing()) == 0 }
 
-// Equal compares the four sections; Path is ignored.
-func (b Brief) Equal(o Brief) bool {
+// equal compares the four sections; Path is ignored.
+func (b Brief) equal(o Brief) bool {
 	b.Path, o.Path = "", ""
 	return b == o
 }

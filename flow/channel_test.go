@@ -111,10 +111,10 @@ func TestHumanChannelAmendAndInbox(t *testing.T) {
 	}
 	h.Post("先做加法")
 	h.Post("再做减法")
-	if m, left := h.TakeInbox(); len(m) != 2 || left != 0 {
+	if m, left := h.takeInbox(); len(m) != 2 || left != 0 {
 		t.Errorf("inbox = %v (%d left)", m, left)
 	}
-	if m, _ := h.TakeInbox(); m != nil {
+	if m, _ := h.takeInbox(); m != nil {
 		t.Errorf("inbox taken twice: %v", m)
 	}
 }
@@ -180,7 +180,7 @@ func TestTell(t *testing.T) {
 	if !regexp.MustCompile(`## 留言 \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(执行\)\n\nTELL-MSG 也要支持乘法\n`).Match(b) {
 		t.Errorf("Q&A log:\n%s", b)
 	}
-	if got, _ := h.TakeInbox(); !slices.Equal(got, []string{"TELL-MSG 也要支持乘法"}) {
+	if got, _ := h.takeInbox(); !slices.Equal(got, []string{"TELL-MSG 也要支持乘法"}) {
 		t.Errorf("inbox = %q", got)
 	}
 	if !slices.Equal(waiting, []int{1, 0}) {
@@ -197,8 +197,8 @@ func TestTell(t *testing.T) {
 	}
 }
 
-// TestInboxPages: 150 told messages come over in pages (at most InboxPage
-// messages and InboxPageBytes each, one message at least) until none is
+// TestInboxPages: 150 told messages come over in pages (at most inboxPage
+// messages and inboxPageBytes each, one message at least) until none is
 // left; every message arrives once, in order, and Waiting counts down.
 func TestInboxPages(t *testing.T) {
 	h := &HumanChannel{}
@@ -206,19 +206,19 @@ func TestInboxPages(t *testing.T) {
 	for i := range 150 {
 		msg := fmt.Sprintf("message %03d", i)
 		if i == 7 {
-			msg += strings.Repeat("x", InboxPageBytes) // alone over the byte limit
+			msg += strings.Repeat("x", inboxPageBytes) // alone over the byte limit
 		}
 		want = append(want, msg)
 		h.Post(msg)
 	}
 	var got []string
 	for calls := 0; h.Waiting() > 0; calls++ {
-		page, left := h.TakeInbox()
+		page, left := h.takeInbox()
 		size := 0
 		for _, m := range page {
 			size += len(m)
 		}
-		if len(page) == 0 || len(page) > InboxPage || len(page) > 1 && size > InboxPageBytes || left != h.Waiting() {
+		if len(page) == 0 || len(page) > inboxPage || len(page) > 1 && size > inboxPageBytes || left != h.Waiting() {
 			t.Fatalf("call %d: %d messages, %d bytes, %d left (waiting %d)", calls, len(page), size, left, h.Waiting())
 		}
 		got = append(got, page...)
@@ -249,7 +249,7 @@ func TestHumanChannelRecords(t *testing.T) {
 	if strings.Contains(string(log), "已读") {
 		t.Fatalf("a read mark before any inbox call:\n%s", log)
 	}
-	if page, _ := h.TakeInbox(); len(page) != 1 {
+	if page, _ := h.takeInbox(); len(page) != 1 {
 		t.Fatalf("inbox = %v", page)
 	}
 	h.Ask(t.Context(), Question{Text: "选哪个?", Options: []string{"A", "B"}})

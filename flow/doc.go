@@ -120,7 +120,7 @@
 //     checklist}); claude adds a StructuredOutput tool and returns the value
 //     as StepResult.Structured. A round is achieved only when the verdict is
 //     achieved, checks has one passed entry per frozen checklist item in
-//     order, and failed is empty (VerdictFromTyped); an achieved that
+//     order, and failed is empty (verdictFromTyped); an achieved that
 //     contradicts itself is not_yet with the contradiction fed back; no
 //     typed value is no verdict (Judged). The judge's Markdown is kept as
 //     Verdict.Document and decides nothing; each round's decision is

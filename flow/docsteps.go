@@ -183,7 +183,7 @@ func GoalStep(ch Channel, o GoalStepOptions) Step {
 			if !r.OK { // a failed run is no reply: it never freezes a goal
 				return false, nil
 			}
-			g, err := DecodeGoal(r.Structured) // the typed goal; the Markdown is for people
+			g, err := decodeGoal(r.Structured) // the typed goal; the Markdown is for people
 			if err != nil {
 				return false, nil
 			}

@@ -40,7 +40,7 @@ func TestClarifyStep(t *testing.T) {
 		if err != nil || !b.Complete() || b.Goal != "做计算器" {
 			t.Fatalf("frozen brief = %+v, %v", b, err)
 		}
-		if got := c[BriefKey].(Brief); !got.Equal(b) {
+		if got := c[BriefKey].(Brief); !got.equal(b) {
 			t.Errorf("ctx brief = %+v", got)
 		}
 		if c.String(ClarifyStepName) != b.PromptBlock() || strings.Contains(c.String(ClarifyStepName), "好的") {

@@ -53,7 +53,7 @@ func TestParseBrief(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := ParseBrief(tt.in)
-			if !got.Equal(tt.want) {
+			if !got.equal(tt.want) {
 				t.Errorf("ParseBrief(%q) = %+v, want %+v", tt.in, got, tt.want)
 			}
 		})
@@ -100,7 +100,7 @@ func TestBriefMarkdownRoundTrip(t *testing.T) {
 			t.Errorf("ToMarkdown lacks %q:\n%s", s, md)
 		}
 	}
-	if back := ParseBrief(md); !back.Equal(half) || back.Complete() {
+	if back := ParseBrief(md); !back.equal(half) || back.Complete() {
 		t.Errorf("round trip of half brief = %+v", back)
 	}
 	full := Brief{Goal: "做 X\n第二行", Accept: "- 能跑\n- 有测试", Bounds: "不碰 Y", Unknowns: "假设用 Go"}
@@ -110,7 +110,7 @@ func TestBriefMarkdownRoundTrip(t *testing.T) {
 		t.Fatalf("Write = %+v, %v", w, err)
 	}
 	got, err := LoadBrief(path)
-	if err != nil || !got.Equal(full) || got.Path != path {
+	if err != nil || !got.equal(full) || got.Path != path {
 		t.Errorf("LoadBrief = %+v, %v; want %+v", got, err, full)
 	}
 	if _, err := LoadBrief(filepath.Join(t.TempDir(), "none.md")); !errors.Is(err, fs.ErrNotExist) {

@@ -93,7 +93,7 @@ func typedFor(spec harness.AgentSpec, prompt, text string) json.RawMessage {
 		if !g.Complete() {
 			return nil
 		}
-		v = TypedGoal{Goal: g.Statement, Checklist: g.Checks}
+		v = typedGoal{Goal: g.Statement, Checklist: g.Checks}
 	case VerdictSchema:
 		p := ParseVerdict(text)
 		t := TypedVerdict{Verdict: p.State, Failed: orNone(p.Failed), Reason: p.Reason, Checks: []VerdictCheck{}}

@@ -14,8 +14,8 @@ import (
 
 // Goal section names, byte-exact.
 const (
-	GoalStatement = "目标"
-	GoalChecks    = "检查清单"
+	goalStatement = "目标"
+	goalChecks    = "检查清单"
 )
 
 // UnverifiableMark opens a check the goal-setting judge could not verify in
@@ -23,8 +23,8 @@ const (
 const UnverifiableMark = "[此环境无法验证:"
 
 var goalSections = []mdsections.Section{
-	{Key: "statement", Name: GoalStatement, Aliases: []string{"目的", "Goal", "Statement"}},
-	{Key: "checks", Name: GoalChecks, Aliases: []string{"验收清单", "判定清单", "检查项", "验收标准", "Checks", "Checklist"}},
+	{Key: "statement", Name: goalStatement, Aliases: []string{"目的", "Goal", "Statement"}},
+	{Key: "checks", Name: goalChecks, Aliases: []string{"验收清单", "判定清单", "检查项", "验收标准", "Checks", "Checklist"}},
 }
 
 // unverifiableRe finds the mark anywhere in a check ("- 在 macOS 上运行
@@ -104,10 +104,10 @@ func sha256Hex(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// OnDisk compares the file at Goal.Path with the frozen text: the sha256 of
+// onDisk compares the file at Goal.Path with the frozen text: the sha256 of
 // what it holds now ("" when it cannot be read) and whether that is the
 // frozen text. A goal frozen without a file (Path "") is always the same.
-func (f FrozenGoal) OnDisk() (sha string, same bool) {
+func (f FrozenGoal) onDisk() (sha string, same bool) {
 	if f.Goal.Path == "" {
 		return f.SHA256, true
 	}
@@ -137,10 +137,10 @@ func (f FrozenGoal) event(step, state, disk string) harness.Event {
 func (g Goal) Missing() []string {
 	var out []string
 	if mdsections.CleanBody(g.Statement) == "" {
-		out = append(out, GoalStatement)
+		out = append(out, goalStatement)
 	}
 	if len(g.Checks) == 0 {
-		out = append(out, GoalChecks)
+		out = append(out, goalChecks)
 	}
 	return out
 }
@@ -180,7 +180,7 @@ func (g Goal) Amend(said string) Goal {
 // ToMarkdown renders the goal for people (and is what Write stores).
 func (g Goal) ToMarkdown() string {
 	var sb strings.Builder
-	sb.WriteString(goalTitle + "\n\n## " + GoalStatement + "\n\n" + mdsections.OrPlaceholder(g.Statement) + "\n\n## " + GoalChecks + "\n\n")
+	sb.WriteString(goalTitle + "\n\n## " + goalStatement + "\n\n" + mdsections.OrPlaceholder(g.Statement) + "\n\n## " + goalChecks + "\n\n")
 	if len(g.Checks) == 0 {
 		sb.WriteString(mdsections.Placeholder + "\n")
 	}

@@ -128,7 +128,7 @@ func (g *goalGuard) goal(c Ctx) Goal {
 			c.emit(f.event(g.label, harness.GoalFrozen, ""))
 		}
 	}
-	if disk, same := f.OnDisk(); !same && c.String(goalWarnedKey) != f.SHA256 {
+	if disk, same := f.onDisk(); !same && c.String(goalWarnedKey) != f.SHA256 {
 		c[goalWarnedKey] = f.SHA256
 		c.emit(f.event(g.label, harness.GoalChanged, disk))
 	}
@@ -195,7 +195,7 @@ func (g *goalGuard) gate(ctx context.Context, r harness.StepResult, c Ctx) (bool
 	if a.State != Answered {
 		return false, Abort("目标无法达成,且没有人回答: %s", v.Reason)
 	}
-	switch PickOption(a.Text, opts) {
+	switch pickOption(a.Text, opts) {
 	case OptionAccept:
 		return true, nil
 	case OptionChangeGoal:

@@ -112,14 +112,14 @@ func (h *HumanChannel) MCPServers() map[string]any {
 	}
 	return map[string]any{h.server(): map[string]any{
 		"type": "stdio", "command": cmd[0], "args": cmd[1:],
-		"env": map[string]string{ChannelSocketEnv: h.SocketPath()},
+		"env": map[string]string{ChannelSocketEnv: h.socketPath()},
 	}}
 }
 
-// SocketPath is where the relay listens while the channel is open. It is
+// socketPath is where the relay listens while the channel is open. It is
 // named on first use (a fresh private folder in the temp dir, not created
 // until Open) and never changes.
-func (h *HumanChannel) SocketPath() string {
+func (h *HumanChannel) socketPath() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.sockPath == "" {
@@ -148,7 +148,7 @@ func (h *HumanChannel) Open(runDir, run, workspace string) error {
 
 // listen starts the relay (idempotent).
 func (h *HumanChannel) listen() error {
-	path := h.SocketPath()
+	path := h.socketPath()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.sock != nil {
@@ -217,7 +217,7 @@ func (h *HumanChannel) handle(ctx context.Context, line []byte) []byte {
 			resp.Error = aerr.Error()
 		}
 	case req.Op == "inbox":
-		resp.Messages, resp.Left = h.TakeInbox()
+		resp.Messages, resp.Left = h.takeInbox()
 	case req.Op == "tell":
 		step, lerr := h.Tell(req.Text)
 		resp.Step, resp.State = step, Answered
@@ -390,21 +390,21 @@ func stepNote(step string) string {
 	return " (" + step + ")"
 }
 
-// Inbox pages: one inbox call hands over at most InboxPage messages and
-// InboxPageBytes of text (a tool result claude would otherwise cut); the
+// Inbox pages: one inbox call hands over at most inboxPage messages and
+// inboxPageBytes of text (a tool result claude would otherwise cut); the
 // rest wait for the next call, which the tool's text asks for.
 const (
-	InboxPage      = 20
-	InboxPageBytes = 16 << 10
+	inboxPage      = 20
+	inboxPageBytes = 16 << 10
 )
 
-// TakeInbox returns and clears the queued messages, one page of them (at
+// takeInbox returns and clears the queued messages, one page of them (at
 // least one message, however long), and how many still wait.
-func (h *HumanChannel) TakeInbox() (page []string, left int) {
+func (h *HumanChannel) takeInbox() (page []string, left int) {
 	h.mu.Lock()
 	size := 0
 	n := 0
-	for n < len(h.inbox) && n < InboxPage && (n == 0 || size+len(h.inbox[n]) <= InboxPageBytes) {
+	for n < len(h.inbox) && n < inboxPage && (n == 0 || size+len(h.inbox[n]) <= inboxPageBytes) {
 		size += len(h.inbox[n])
 		n++
 	}

@@ -40,7 +40,7 @@ func TestStarterChannelLifecycle(t *testing.T) {
 	if Channel(ch) != st.Workflow.Channel {
 		t.Fatal("Starter.Channel is not the workflow's channel")
 	}
-	sock := ch.SocketPath()
+	sock := ch.socketPath()
 	coord := st.Steps[2].Spec.MCPServers["flower"].(map[string]any)
 	if got := coord["env"].(map[string]string)[ChannelSocketEnv]; got != sock || sock == "" {
 		t.Fatalf("the coordinator's spec names socket %q, the channel %q", got, sock)
@@ -75,8 +75,8 @@ func TestStarterChannelLifecycle(t *testing.T) {
 			t.Errorf("round %d: a second Close: %v", round, err)
 		}
 	}
-	if ch.SocketPath() != sock {
-		t.Errorf("the socket moved: %s, was %s", ch.SocketPath(), sock)
+	if ch.socketPath() != sock {
+		t.Errorf("the socket moved: %s, was %s", ch.socketPath(), sock)
 	}
 }
 
@@ -92,8 +92,8 @@ func TestOpenFailsWhole(t *testing.T) {
 			os.WriteFile(runDir, nil, 0o600)
 		}
 		err := h.Open(runDir, "run-1", t.TempDir())
-		if broken != (err != nil) || broken == exists(h.SocketPath()) {
-			t.Errorf("broken %v: Open = %v, socket there %v", broken, err, exists(h.SocketPath()))
+		if broken != (err != nil) || broken == exists(h.socketPath()) {
+			t.Errorf("broken %v: Open = %v, socket there %v", broken, err, exists(h.socketPath()))
 		}
 		h.Close()
 	}
@@ -111,7 +111,7 @@ func TestStarterRunOpensWhatNobodyOpened(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		sock := st.Channel.SocketPath()
+		sock := st.Channel.socketPath()
 		reached := 0
 		f := starterFake(vAchieved)
 		f.fn = func(_ harness.AgentSpec, _ string, opts harness.RunOptions) (harness.StepResult, bool) {

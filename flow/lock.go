@@ -12,13 +12,13 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// LockFile is the name of a workspace's flow lock, in <workspace>/.flower.
-const LockFile = "flow.lock"
+// lockFile is the name of a workspace's flow lock, in <workspace>/.flower.
+const lockFile = "flow.lock"
 
-// LockPath is where the flow lock of workspace lives: its own .flower
+// lockPath is where the flow lock of workspace lives: its own .flower
 // folder, whatever the run dir or the workbench (isolate) is, so that two
 // flows in one workspace meet there.
-func LockPath(workspace string) string { return filepath.Join(workspace, ".flower", LockFile) }
+func lockPath(workspace string) string { return filepath.Join(workspace, ".flower", lockFile) }
 
 // BusyError says that another flow holds the workspace's lock.
 type BusyError struct {
@@ -48,7 +48,7 @@ func (e *BusyError) Error() string {
 		"`flower tell -C %s \"…\"`, or wait until it ends and run flower again", e.Workspace, e.Who(), e.Workspace)
 }
 
-// WorkspaceLock is a held flow lock: an advisory flock(2) on LockPath,
+// WorkspaceLock is a held flow lock: an advisory flock(2) on lockPath,
 // which the kernel drops when the process ends however it ends, so a killed
 // flow cannot leave it stuck. The file's text ("<pid> <run>") only names
 // the holder for the message of the flow that is turned away.
@@ -60,7 +60,7 @@ type WorkspaceLock struct {
 // *BusyError) without creating anything: a workspace without a lock file
 // is free. It is the early, side-effect-free probe; LockWorkspace takes it.
 func CheckWorkspace(workspace string) error {
-	p := LockPath(workspace)
+	p := lockPath(workspace)
 	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -82,7 +82,7 @@ func LockWorkspace(workspace, run string) (*WorkspaceLock, error) {
 // queued flow: "queued job 3 on worker m1"), for the message of the flow
 // turned away.
 func LockWorkspaceFor(workspace, run, holder string) (*WorkspaceLock, error) {
-	p := LockPath(workspace)
+	p := lockPath(workspace)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return nil, fmt.Errorf("flow: lock: %w", err)
 	}

@@ -26,7 +26,7 @@ func TestLockWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := os.Stat(LockPath(ws)); err != nil || st.Mode().Perm() != 0o600 {
+	if st, err := os.Stat(lockPath(ws)); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("lock file: %v %v", st, err)
 	}
 	for name, err := range map[string]error{"probe": CheckWorkspace(ws), "lock": func() error { _, err := LockWorkspace(ws, "run-2"); return err }()} {
@@ -48,7 +48,7 @@ func TestLockWorkspace(t *testing.T) {
 		t.Fatalf("after Unlock: %v", err)
 	}
 	defer l2.Unlock()
-	if b, _ := os.ReadFile(LockPath(ws)); string(b) != strconv.Itoa(os.Getpid())+" run-3\n" {
+	if b, _ := os.ReadFile(lockPath(ws)); string(b) != strconv.Itoa(os.Getpid())+" run-3\n" {
 		t.Errorf("lock text %q", b)
 	}
 	if got := (&BusyError{Workspace: ws}).Error(); !strings.Contains(got, "another flow") {
@@ -77,13 +77,13 @@ func TestLockWorkspaceForNamesTheWorker(t *testing.T) {
 
 // The plugin's fence protects the starter's notes by name (hooks cannot
 // import flow): its list is the starter's defaults, and its lock is
-// LockPath.
+// lockPath.
 func TestPluginFenceKnowsTheStarterNames(t *testing.T) {
 	if got, want := hooks.StarterRecords, []string{DefaultBriefName, DefaultGoalName, DefaultLogName}; !slices.Equal(got, want) {
 		t.Errorf("hooks.StarterRecords = %q, want %q", got, want)
 	}
 	ws := t.TempDir()
-	if !slices.Contains(hooks.ProjectFence(ws, nil).Protected, LockPath(ws)) {
-		t.Errorf("the plugin's fence does not protect %s", LockPath(ws))
+	if !slices.Contains(hooks.ProjectFence(ws, nil).Protected, lockPath(ws)) {
+		t.Errorf("the plugin's fence does not protect %s", lockPath(ws))
 	}
 }

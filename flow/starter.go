@@ -168,7 +168,7 @@ func StarterFlow(ask string, o StarterOptions) (*Starter, error) {
 	briefPath := filepath.Join(notes, o.BriefName)
 	goalPath := filepath.Join(notes, o.GoalName)
 	// flower's records: the agents' write tools are fenced off them.
-	wb.Protected = []string{briefPath, goalPath, filepath.Join(notes, o.LogName), LockPath(ws)}
+	wb.Protected = []string{briefPath, goalPath, filepath.Join(notes, o.LogName), lockPath(ws)}
 	ask = strings.TrimSpace(ask)
 	wake := false
 	if !o.New {

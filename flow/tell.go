@@ -37,7 +37,7 @@ func (h *HumanChannel) publish(runDir, run, workspace string) error {
 	if err != nil {
 		return fmt.Errorf("flow: publish: %w", err)
 	}
-	b, _ := json.Marshal(runPointer{Run: run, Workspace: ws, Socket: h.SocketPath(), PID: os.Getpid()})
+	b, _ := json.Marshal(runPointer{Run: run, Workspace: ws, Socket: h.socketPath(), PID: os.Getpid()})
 	path := filepath.Join(runDir, run, PointerFile)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("flow: publish: %w", err)

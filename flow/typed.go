@@ -45,8 +45,8 @@ type TypedVerdict struct {
 	Reason  string         `json:"reason"`
 }
 
-// TypedGoal is the goal step's typed goal (GoalSchema).
-type TypedGoal struct {
+// typedGoal is the goal step's typed goal (GoalSchema).
+type typedGoal struct {
 	Goal      string   `json:"goal"`
 	Checklist []string `json:"checklist"`
 }
@@ -83,8 +83,8 @@ func decodeStrict(raw json.RawMessage, v any, required ...string) error {
 	return nil
 }
 
-// DecodeVerdict reads a typed verdict; an error means no verdict.
-func DecodeVerdict(raw json.RawMessage) (TypedVerdict, error) {
+// decodeVerdict reads a typed verdict; an error means no verdict.
+func decodeVerdict(raw json.RawMessage) (TypedVerdict, error) {
 	var t TypedVerdict
 	if err := decodeStrict(raw, &t, "verdict", "checks", "failed", "reason"); err != nil {
 		return TypedVerdict{}, err
@@ -102,10 +102,10 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// DecodeGoal reads a typed goal; an error or an empty goal or checklist
+// decodeGoal reads a typed goal; an error or an empty goal or checklist
 // means no goal.
-func DecodeGoal(raw json.RawMessage) (Goal, error) {
-	var t TypedGoal
+func decodeGoal(raw json.RawMessage) (Goal, error) {
+	var t typedGoal
 	if err := decodeStrict(raw, &t, "goal", "checklist"); err != nil {
 		return Goal{}, err
 	}
@@ -149,24 +149,24 @@ func (t TypedVerdict) contradictions(checklist []string) []string {
 }
 
 // Judged is the round's verdict from a judge run: its typed value decides
-// (VerdictFromTyped), its words (the Markdown) are kept as the Document. A
+// (verdictFromTyped), its words (the Markdown) are kept as the Document. A
 // run without a typed value gave no verdict: not_yet, said so.
 func Judged(r harness.StepResult, checklist []string) Verdict {
-	t, err := DecodeVerdict(r.Structured)
+	t, err := decodeVerdict(r.Structured)
 	if err != nil {
 		return Verdict{State: NotYet, Reason: noVerdictReason + " (" + err.Error() + ")", Document: r.Text}
 	}
-	v := VerdictFromTyped(t, checklist)
+	v := verdictFromTyped(t, checklist)
 	v.Document = r.Text
 	return v
 }
 
-// VerdictFromTyped decides a round from a typed verdict against the frozen
+// verdictFromTyped decides a round from a typed verdict against the frozen
 // checklist: achieved only when the verdict is achieved, every item has its
 // check, in order, passed, and nothing failed; an achieved that contradicts
 // itself is not_yet with the contradictions as the reason; unreachable and
 // not_yet are what they say.
-func VerdictFromTyped(t TypedVerdict, checklist []string) Verdict {
+func verdictFromTyped(t TypedVerdict, checklist []string) Verdict {
 	v := Verdict{State: t.Verdict, Reason: strings.TrimSpace(t.Reason), Failed: append([]string(nil), t.Failed...),
 		Checks: append([]VerdictCheck(nil), t.Checks...), Typed: &t}
 	if t.Verdict != Achieved {
@@ -219,7 +219,7 @@ func VerdictOf(e harness.Event) (TypedVerdict, bool) {
 // nothing failed; a round without a valid typed value gave no verdict
 // (not_yet), whatever its Markdown says.
 func RoundState(r harness.StepResult) string {
-	t, err := DecodeVerdict(r.Structured)
+	t, err := decodeVerdict(r.Structured)
 	if err != nil {
 		return NotYet
 	}

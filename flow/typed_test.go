@@ -37,7 +37,7 @@ func TestVerdictFromTyped(t *testing.T) {
 		{"unreachable stays", TypedVerdict{Verdict: Unreachable, Reason: "要 macOS"}, Unreachable, "要 macOS"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			v := VerdictFromTyped(tt.t, typedChecklist)
+			v := verdictFromTyped(tt.t, typedChecklist)
 			if v.State != tt.state || !strings.Contains(v.Reason, tt.says) {
 				t.Errorf("state %q reason %q; want %q with %q", v.State, v.Reason, tt.state, tt.says)
 			}
@@ -98,7 +98,7 @@ func TestDecodeGoal(t *testing.T) {
 		{`{"goal":"做 X","checklist":["a"],"extra":1}`, false},
 		{``, false},
 	} {
-		g, err := DecodeGoal(json.RawMessage(tt.raw))
+		g, err := decodeGoal(json.RawMessage(tt.raw))
 		if (err == nil) != tt.ok || tt.ok && (g.Statement != "做 X" || len(g.Checks) != 2) {
 			t.Errorf("DecodeGoal(%s) = %+v, %v", tt.raw, g, err)
 		}
@@ -174,7 +174,7 @@ func TestVerdictEventRecordsTheDecision(t *testing.T) {
 		{TypedVerdict{Verdict: Achieved, Checks: []VerdictCheck{passed(typedChecklist[0]), passed(typedChecklist[1])}}, "verdict j#1: achieved (2 of 2 checks passed, 0 failed)"},
 		{TypedVerdict{Verdict: Achieved, Checks: []VerdictCheck{passed(typedChecklist[0]), {Check: typedChecklist[1]}}}, "verdict j#1: not_yet (1 of 2 checks passed, 0 failed)"},
 	} {
-		ev := VerdictFromTyped(tt.t, typedChecklist).event("j#1")
+		ev := verdictFromTyped(tt.t, typedChecklist).event("j#1")
 		back, ok := VerdictOf(ev)
 		if !ok || FlowEventLine(ev) != tt.want || back.Checks == nil || back.Failed == nil {
 			t.Errorf("event %+v → %+v, %q; want %q", ev.Data, back, FlowEventLine(ev), tt.want)

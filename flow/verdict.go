@@ -8,9 +8,9 @@ import (
 
 // Verdict section names, byte-exact.
 const (
-	VerdictConclusion = "结论"
-	VerdictReason     = "理由"
-	VerdictFailed     = "未通过"
+	verdictConclusion = "结论"
+	verdictReason     = "理由"
+	verdictFailed     = "未通过"
 )
 
 // Verdict states.
@@ -21,9 +21,9 @@ const (
 )
 
 var verdictSections = []mdsections.Section{
-	{Key: "state", Name: VerdictConclusion, Aliases: []string{"判定", "判断", "Verdict", "Conclusion"}},
-	{Key: "reason", Name: VerdictReason, Aliases: []string{"原因", "Reason"}},
-	{Key: "failed", Name: VerdictFailed, Aliases: []string{"未通过项", "未通过的检查", "不通过", "失败", "失败项", "失败的检查",
+	{Key: "state", Name: verdictConclusion, Aliases: []string{"判定", "判断", "Verdict", "Conclusion"}},
+	{Key: "reason", Name: verdictReason, Aliases: []string{"原因", "Reason"}},
+	{Key: "failed", Name: verdictFailed, Aliases: []string{"未通过项", "未通过的检查", "不通过", "失败", "失败项", "失败的检查",
 		"Failed", "Failed checks", "Failing", "Failing checks", "Failures"}},
 }
 
@@ -135,10 +135,10 @@ func (v Verdict) Achieved() bool { return v.State == Achieved }
 func (v Verdict) Missing() []string {
 	var out []string
 	if !v.OK() {
-		out = append(out, VerdictConclusion)
+		out = append(out, verdictConclusion)
 	}
 	if !v.Achieved() && mdsections.CleanBody(v.Reason) == "" {
-		out = append(out, VerdictReason)
+		out = append(out, verdictReason)
 	}
 	return out
 }
@@ -162,7 +162,7 @@ func stateWord(s string) string {
 // ToMarkdown renders the verdict; parsing it back gives the same verdict.
 func (v Verdict) ToMarkdown() string {
 	var sb strings.Builder
-	sb.WriteString("## " + VerdictConclusion + "\n\n" + stateWord(v.State) + "\n\n## " + VerdictReason + "\n\n" + mdsections.OrPlaceholder(v.Reason) + "\n\n## " + VerdictFailed + "\n\n")
+	sb.WriteString("## " + verdictConclusion + "\n\n" + stateWord(v.State) + "\n\n## " + verdictReason + "\n\n" + mdsections.OrPlaceholder(v.Reason) + "\n\n## " + verdictFailed + "\n\n")
 	if len(v.Failed) == 0 {
 		sb.WriteString("无\n")
 	}

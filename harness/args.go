@@ -96,14 +96,14 @@ func denyHookCmd(hookPath string, args ...string) HookCommand {
 // WhitelistGuard returns the PreToolUse matcher that makes allowed_tools
 // exclusive for the four hands-on tools, or nil when nothing is banned.
 func WhitelistGuard(hookPath string, allowed []string, role string) *HookMatcher {
-	return LookOnlyGuard(hookPath, allowed, role, false, false)
+	return lookOnlyGuard(hookPath, allowed, role, false, false)
 }
 
-// LookOnlyGuard is WhitelistGuard for a read-only role: with glance its
-// Bash glances pass (hooks.WhitelistIn), with sandbox every Bash call of
+// lookOnlyGuard is WhitelistGuard for a read-only role: with glance its
+// Bash glances pass (hooks.whitelistIn), with sandbox every Bash call of
 // its main thread that runs is put into the read-only sandbox; the matcher
 // then covers Bash even when Bash is allowed.
-func LookOnlyGuard(hookPath string, allowed []string, role string, glance, sandbox bool) *HookMatcher {
+func lookOnlyGuard(hookPath string, allowed []string, role string, glance, sandbox bool) *HookMatcher {
 	var banned []string
 	for _, t := range strings.Split(HandsOn, "|") {
 		if !slices.Contains(allowed, t) || t == "Bash" && sandbox {
@@ -208,16 +208,16 @@ func FenceGuard(hookPath, workspace, runDir string, wb *Workbench, allowDirs []s
 		args = append(args, "--protect", runDir)
 	}
 	if wb != nil {
-		for _, p := range wb.ProtectedPaths() {
+		for _, p := range wb.protectedPaths() {
 			args = append(args, "--protect", p)
 		}
 	}
 	return HookMatcher{Matcher: hooks.FenceTools, Hooks: []HookCommand{denyHookCmd(hookPath, args...)}}
 }
 
-// LiveGuard is the SessionStart hook that reports the guards live over
+// liveGuard is the SessionStart hook that reports the guards live over
 // the socket before the step's prompt is sent (hooks.GuardLive).
-func LiveGuard(hookPath string) HookMatcher {
+func liveGuard(hookPath string) HookMatcher {
 	return HookMatcher{Hooks: []HookCommand{hookCmd(hookPath, hooks.GuardLive)}}
 }
 
@@ -232,7 +232,7 @@ func StepHooks(spec AgentSpec, o BuildOptions) map[string][]HookMatcher {
 	}
 	if !spec.DelegateOnly {
 		look := spec.LookOnly && spec.Glance
-		if m := LookOnlyGuard(o.HookPath, spec.AllowedTools, spec.Name, look, spec.LookOnly && o.Sandbox); m != nil {
+		if m := lookOnlyGuard(o.HookPath, spec.AllowedTools, spec.Name, look, spec.LookOnly && o.Sandbox); m != nil {
 			groups = append(groups, map[string][]HookMatcher{"PreToolUse": {*m}})
 		}
 	}
@@ -240,14 +240,14 @@ func StepHooks(spec AgentSpec, o BuildOptions) map[string][]HookMatcher {
 		groups = append(groups, map[string][]HookMatcher{"PreToolUse": {FenceGuard(o.HookPath, o.Cwd, o.RunDir, o.Workbench, o.AllowDirs)}})
 	}
 	if o.Authority && o.HookPath != "" {
-		groups = append(groups, map[string][]HookMatcher{"SessionStart": {LiveGuard(o.HookPath)}})
+		groups = append(groups, map[string][]HookMatcher{"SessionStart": {liveGuard(o.HookPath)}})
 	}
 	return MergeHooks(groups...)
 }
 
-// SystemAppend is the text given to --append-system-prompt: prelude,
+// systemAppend is the text given to --append-system-prompt: prelude,
 // instructions, then the workbench block.
-func SystemAppend(spec AgentSpec, o BuildOptions) string {
+func systemAppend(spec AgentSpec, o BuildOptions) string {
 	var parts []string
 	start := ""
 	if spec.InstructionsAtStart {
@@ -313,7 +313,7 @@ func limitArgs(spec AgentSpec) []string {
 func BuildArgs(spec AgentSpec, o BuildOptions) (Built, error) {
 	b := Built{Env: map[string]string{}}
 	a := []string{"-p", "--output-format=stream-json", "--verbose", "--input-format=stream-json"}
-	if s := SystemAppend(spec, o); s != "" {
+	if s := systemAppend(spec, o); s != "" {
 		a = append(a, "--append-system-prompt="+s)
 	}
 	if len(spec.AllowedTools) > 0 {

@@ -261,12 +261,12 @@ func TestBuildArgs_AgentSkills(t *testing.T) {
 // The fence's handoff pattern is the handoff notes' own name.
 func TestFenceProtectsTheHandoffNotes(t *testing.T) {
 	wb := NewWorkbench("/ws")
-	pat := filepath.Join(wb.Notes(), HandoffFileName("*"))
-	if !slices.Contains(wb.ProtectedPaths(), pat) {
-		t.Errorf("ProtectedPaths %q lack %s", wb.ProtectedPaths(), pat)
+	pat := filepath.Join(wb.Notes(), handoffFileName("*"))
+	if !slices.Contains(wb.protectedPaths(), pat) {
+		t.Errorf("ProtectedPaths %q lack %s", wb.protectedPaths(), pat)
 	}
-	if ok, _ := filepath.Match(filepath.Base(pat), HandoffFileName("执行")); !ok {
-		t.Errorf("%s does not match %s", pat, HandoffFileName("执行"))
+	if ok, _ := filepath.Match(filepath.Base(pat), handoffFileName("执行")); !ok {
+		t.Errorf("%s does not match %s", pat, handoffFileName("执行"))
 	}
 }
 

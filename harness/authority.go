@@ -41,10 +41,10 @@ func (e *AuthorityError) ExitCode() int { return 2 }
 // workspace's settings choose the API server, key, model or proxy.
 const TrustWorkspaceEnv = "FLOWER_TRUST_WORKSPACE_API"
 
-// ManagedSettingsDir is where claude reads managed settings on this
+// managedSettingsDir is where claude reads managed settings on this
 // platform (managed-settings.json and managed-settings.d/*.json); a
 // variable so tests of the pure checks can point it elsewhere.
-var ManagedSettingsDir = managedDir()
+var managedSettingsDir = managedDir()
 
 func managedDir() string {
 	switch runtime.GOOS {
@@ -79,9 +79,9 @@ var secretEnvKeys = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHR
 // apiTopKeys are top-level settings keys with the same reach as apiEnvKeys.
 var apiTopKeys = []string{"apiKeyHelper", "model"}
 
-// WorkspaceSettingsFiles are the workspace's settings files claude reads
+// workspaceSettingsFiles are the workspace's settings files claude reads
 // (project and local), in the order CheckAuthority reports them.
-func WorkspaceSettingsFiles(workspace string) []string {
+func workspaceSettingsFiles(workspace string) []string {
 	return []string{
 		filepath.Join(workspace, ".claude", "settings.json"),
 		filepath.Join(workspace, ".claude", "settings.local.json"),
@@ -110,9 +110,9 @@ func managedFiles(dir string) []string {
 	return append(files, drop...)
 }
 
-// CheckManaged refuses managed settings that switch flower's hooks off
+// checkManaged refuses managed settings that switch flower's hooks off
 // (the flag layer cannot outrank them).
-func CheckManaged(dir string) error {
+func checkManaged(dir string) error {
 	for _, f := range managedFiles(dir) {
 		m := readSettings(f)
 		for _, k := range hookKillers {
@@ -125,16 +125,16 @@ func CheckManaged(dir string) error {
 	return nil
 }
 
-// APIPins are the env values the flag layer pins because a workspace
+// apiPins are the env values the flag layer pins because a workspace
 // settings file sets them: each a key flower's own environment (getenv)
 // has a value for. A key the workspace sets that flower cannot pin (a
 // secret, or no value of its own) is an AuthorityError unless trusted.
-func APIPins(workspace string, getenv func(string) string, trusted bool) (map[string]string, error) {
+func apiPins(workspace string, getenv func(string) string, trusted bool) (map[string]string, error) {
 	pins := map[string]string{}
 	if trusted {
 		return pins, nil
 	}
-	for _, f := range WorkspaceSettingsFiles(workspace) {
+	for _, f := range workspaceSettingsFiles(workspace) {
 		m := readSettings(f)
 		for _, k := range apiTopKeys {
 			if _, ok := m[k]; ok {
@@ -169,10 +169,10 @@ func refuseAPI(file, key string) error {
 // CheckAuthority is everything flower checks before a step: managed
 // settings, then the workspace's API settings. It returns the env pins.
 func CheckAuthority(workspace string, getenv func(string) string, trusted bool) (map[string]string, error) {
-	if err := CheckManaged(ManagedSettingsDir); err != nil {
+	if err := checkManaged(managedSettingsDir); err != nil {
 		return nil, err
 	}
-	return APIPins(workspace, getenv, trusted)
+	return apiPins(workspace, getenv, trusted)
 }
 
 // PinnedSettings are the keys each step's --settings layer pins: hooks on,
@@ -192,8 +192,8 @@ func PinnedSettings(pins map[string]string) map[string]any {
 	return s
 }
 
-// IsAuthorityError reports whether err is (or wraps) an AuthorityError.
-func IsAuthorityError(err error) bool {
+// isAuthorityError reports whether err is (or wraps) an AuthorityError.
+func isAuthorityError(err error) bool {
 	var ae *AuthorityError
 	return errors.As(err, &ae)
 }

@@ -39,14 +39,14 @@ func TestCheckManaged(t *testing.T) {
 			if tc.file != "" {
 				writeJSONFile(t, filepath.Join(dir, tc.file), tc.settings)
 			}
-			err := CheckManaged(dir)
+			err := checkManaged(dir)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !IsAuthorityError(err) {
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !isAuthorityError(err) {
 				t.Fatalf("err %v, want an AuthorityError with %q", err, tc.want)
 			}
 		})
@@ -79,7 +79,7 @@ func TestAPIPins(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := t.TempDir()
 			writeJSONFile(t, filepath.Join(ws, ".claude", tc.file), tc.settings)
-			pins, err := APIPins(ws, getenv, tc.trusted)
+			pins, err := apiPins(ws, getenv, tc.trusted)
 			if tc.refuse != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.refuse) || strings.Contains(err.Error(), "sk-ws") {
 					t.Fatalf("err %v, want a refusal with %q and no value", err, tc.refuse)

@@ -124,8 +124,8 @@ func (h Handoff) Missing() []string {
 // Complete reports whether 在做什么 and 下一步 have content.
 func (h Handoff) Complete() bool { return len(h.Missing()) == 0 }
 
-// Sections lists the names of the filled sections.
-func (h Handoff) Sections() []string {
+// sections lists the names of the filled sections.
+func (h Handoff) sections() []string {
 	var s []string
 	for i, v := range h.values() {
 		if mdsections.CleanBody(v) != "" {
@@ -188,9 +188,9 @@ func DegradedHandoff(step, prompt, why string) Handoff {
 	}
 }
 
-// HandoffFileName is 交接-<step>.md, with path separators in the step name
+// handoffFileName is 交接-<step>.md, with path separators in the step name
 // replaced.
-func HandoffFileName(step string) string {
+func handoffFileName(step string) string {
 	return "交接-" + strings.NewReplacer("/", "_", "\\", "_", string(os.PathSeparator), "_").Replace(step) + ".md"
 }
 
@@ -206,7 +206,7 @@ func (h *Handoff) write(notesDir string, red *redact.Redactor) error {
 	if err := atomicfile.NotALink(notesDir); err != nil {
 		return fmt.Errorf("harness: handoff: %w", err)
 	}
-	name := HandoffFileName(h.Step)
+	name := handoffFileName(h.Step)
 	path := filepath.Join(notesDir, name)
 	if _, err := os.Stat(path); err == nil {
 		arch := filepath.Join(notesDir, "archive", "交接")

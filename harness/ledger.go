@@ -22,7 +22,7 @@ import (
 // entry. The chain's head (how many lines, the hash of the last) and the
 // seal of each manifest row (the SHA-256 of the row as written) are kept
 // outside the workspace and the run dir, in flower's private state folder
-// (LedgerDir): a worker's Bash that rewrites the record in the workspace
+// (ledgerDir): a worker's Bash that rewrites the record in the workspace
 // does not move them, so an appended or truncated tail, or a row written
 // by anything but flower, no longer matches. VerifyEvents and
 // VerifyManifest say where the record stops being flower's.
@@ -30,9 +30,9 @@ import (
 // ErrAltered is wrapped by the errors of VerifyEvents and VerifyManifest.
 var ErrAltered = errors.New("altered")
 
-// LedgerDir is flower's private folder of chain heads and row seals:
+// ledgerDir is flower's private folder of chain heads and row seals:
 // $XDG_STATE_HOME/flower/ledger, else ~/.local/state/flower/ledger.
-func LedgerDir() string {
+func ledgerDir() string {
 	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
 		return filepath.Join(d, "flower", "ledger")
 	}
@@ -53,7 +53,7 @@ func ledgerPath(path, kind string) string {
 	if r, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
 		abs = filepath.Join(r, filepath.Base(abs))
 	}
-	return filepath.Join(LedgerDir(), hashHex([]byte(abs))[:32]+"."+kind)
+	return filepath.Join(ledgerDir(), hashHex([]byte(abs))[:32]+"."+kind)
 }
 
 func hashHex(b []byte) string {
@@ -128,7 +128,7 @@ func chained(line []byte, prev string) []byte {
 // ErrAltered) says "altered after entry N" when the file stops being
 // flower's record there. A file written before the chain existed (no
 // "prev" anywhere and no head) is not verified: (its line count, nil); one
-// whose head is not in this machine's LedgerDir (copied from another
+// whose head is not in this machine's ledgerDir (copied from another
 // machine, another HOME) is checked by its chain alone.
 func VerifyEvents(path string) (okUpTo int, err error) {
 	lines, err := eventLines(path)

@@ -65,7 +65,7 @@ func ReadManifest(path string) ([]ManifestRow, error) {
 
 // ReadManifestAround is ReadManifest for readers that must not stop at
 // damage (`flower runs`): a manifest that does not parse gives the rows that
-// still do (SalvageRows) and, as err, the damage (wrapping
+// still do (salvageRows) and, as err, the damage (wrapping
 // ErrManifestDamaged, with how many rows were lost). Nothing is moved.
 func ReadManifestAround(path string) ([]ManifestRow, error) {
 	rows, err := ReadManifest(path)
@@ -73,7 +73,7 @@ func ReadManifestAround(path string) ([]ManifestRow, error) {
 		return rows, err
 	}
 	data, _ := os.ReadFile(path)
-	raw, lost := SalvageRows(data)
+	raw, lost := salvageRows(data)
 	rows = nil
 	for _, r := range raw {
 		var row ManifestRow
@@ -86,10 +86,10 @@ func ReadManifestAround(path string) ([]ManifestRow, error) {
 	return rows, fmt.Errorf("%w (%d rows read around the damage, %d lost)", err, len(rows), lost)
 }
 
-// SalvageRows cuts a damaged manifest into the rows that still parse as
+// salvageRows cuts a damaged manifest into the rows that still parse as
 // JSON objects, by the layout updateManifest writes (each row from a line
 // "  {" to a line "  }" or "  },"), and counts the pieces that do not.
-func SalvageRows(data []byte) (rows []json.RawMessage, lost int) {
+func salvageRows(data []byte) (rows []json.RawMessage, lost int) {
 	var cur []byte
 	in := false
 	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
@@ -125,7 +125,7 @@ func SalvageRows(data []byte) (rows []json.RawMessage, lost int) {
 //
 // A manifest that does not parse never stops a step: it is moved aside to
 // manifest.json.corrupt-<time>, one warning goes to stderr, and a fresh
-// manifest starts with the rows that still parse (SalvageRows) and row.
+// manifest starts with the rows that still parse (salvageRows) and row.
 func WriteManifestRow(path string, row ManifestRow) error {
 	return writeRow(path, row, nil)
 }
@@ -174,7 +174,7 @@ func updateManifest(path string, red *redact.Redactor, change func([]json.RawMes
 		}
 		data, _ := os.ReadFile(aside)
 		var lost int
-		rows, lost = SalvageRows(data)
+		rows, lost = salvageRows(data)
 		fmt.Fprintf(os.Stderr, "flower: warning: %s did not parse (%v); moved it to %s and started a fresh one with the %d rows that still parse (%d lost)\n",
 			path, errors.Unwrap(err), filepath.Base(aside), len(rows), lost)
 		err = nil

@@ -183,7 +183,7 @@ func TestHandoff_ParseWriteArchive(t *testing.T) {
 func TestWorkbench(t *testing.T) {
 	ws := t.TempDir()
 	wb := NewWorkbench(ws)
-	if err := wb.Ensure(); err != nil {
+	if err := wb.ensure(); err != nil {
 		t.Fatal(err)
 	}
 	files := map[string]string{
@@ -199,7 +199,7 @@ func TestWorkbench(t *testing.T) {
 	if err := wb.Refresh(); err != nil {
 		t.Fatal(err)
 	}
-	idx, _ := os.ReadFile(wb.IndexPath())
+	idx, _ := os.ReadFile(wb.indexPath())
 	for _, want := range []string{"scripts/a.sh — counts widgets", "scripts/b.py — Summarise the log.", "scripts/c.sql — monthly totals", "scripts/d.go — plain comment first", "- artifacts/r.txt (7 B)"} {
 		if !strings.Contains(string(idx), want) {
 			t.Errorf("INDEX.md lacks %q:\n%s", want, idx)

@@ -189,7 +189,7 @@ func (r *Runtime) prepareDirs(getenv func(string) string) error {
 			return fmt.Errorf("harness: workbench: %w", err)
 		}
 	}
-	return wb.Ensure()
+	return wb.ensure()
 }
 
 // open prepares the session store slot (when one is wired in) and opens

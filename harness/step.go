@@ -262,7 +262,7 @@ func (r *Runtime) handOff(ctx context.Context, spec AgentSpec, step, prompt, ses
 			emit(Event{Kind: EventError, Data: EventData(ErrorEvent{Error: err.Error()})})
 		}
 	}
-	emit(Event{Kind: EventHandoff, Data: EventData(handoffDone{Phase: HandoffDone, Degraded: h.Degraded, Path: h.Path, Sections: h.Sections(),
+	emit(Event{Kind: EventHandoff, Data: EventData(handoffDone{Phase: HandoffDone, Degraded: h.Degraded, Path: h.Path, Sections: h.sections(),
 		Retired: sessionID, CostUSD: cost})})
 	return h, late
 }

@@ -26,10 +26,10 @@ type Workbench struct {
 	Protected []string
 }
 
-// ProtectedPaths are the workbench paths only flower writes: the handoff
+// protectedPaths are the workbench paths only flower writes: the handoff
 // notes (notes/交接-*.md and notes/archive/), INDEX.md, spill/, and
 // Protected.
-func (w *Workbench) ProtectedPaths() []string {
+func (w *Workbench) protectedPaths() []string {
 	return append(hooks.WorkbenchRecords(w.Root()), w.Protected...)
 }
 
@@ -69,11 +69,11 @@ func (w *Workbench) Notes() string { return filepath.Join(w.Root(), "notes") }
 // Spill is <root>/spill, where the spill guard writes long tool output.
 func (w *Workbench) Spill() string { return filepath.Join(w.Root(), "spill") }
 
-// IndexPath is <root>/INDEX.md.
-func (w *Workbench) IndexPath() string { return filepath.Join(w.Root(), "INDEX.md") }
+// indexPath is <root>/INDEX.md.
+func (w *Workbench) indexPath() string { return filepath.Join(w.Root(), "INDEX.md") }
 
-// Ensure creates the directories and the index.
-func (w *Workbench) Ensure() error {
+// ensure creates the directories and the index.
+func (w *Workbench) ensure() error {
 	for _, d := range []string{w.Scripts(), w.Artifacts(), w.Notes()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("harness: workbench: %w", err)
@@ -89,7 +89,7 @@ func (w *Workbench) Index() string {
 	if err := w.Refresh(); err != nil {
 		return indexUnavailable(err)
 	}
-	data, err := os.ReadFile(w.IndexPath())
+	data, err := os.ReadFile(w.indexPath())
 	if err != nil {
 		return indexUnavailable(err)
 	}

@@ -12,7 +12,7 @@ import (
 // symlink file: the original output stands and the decision says why. The
 // control (a real spill folder) spills, so the test can fail.
 func TestSpillStaysInItsFolder(t *testing.T) {
-	re, _ := ToolMatcher(BulkyTools)
+	re, _ := toolMatcher(BulkyTools)
 	big := strings.Repeat("q", 5000)
 	in := Input{ToolName: "Bash", ToolInput: bashInput("ls"), ToolResponse: json.RawMessage(`{"stdout":"` + big + `"}`)}
 	cases := []struct {

@@ -11,7 +11,7 @@
 // Run parses the flags, reads and decodes the input, asks the guard's pure
 // rule (Delegate, Whitelist, Fence, Spill, Index, Isolate) for a Decision, writes
 // the hook output JSON to stdout, sends one Report line to $FLOWER_SOCKET
-// (if set; bounded by ReportTimeout, errors ignored) and exits. Nothing is
+// (if set; bounded by reportTimeout, errors ignored) and exits. Nothing is
 // kept between calls; the only state is on disk (spill files, INDEX.md).
 // The guard never waits on the flower Runtime: it decides locally.
 //
@@ -51,7 +51,7 @@
 // delegate --glance --sandbox and whitelist --glance --sandbox answer a
 // read-only main thread's Bash call that may run with allow and an
 // updatedInput whose command runs the original in bubblewrap (Linux:
-// Sandboxing.Line, BwrapArgs, the environment of SandboxEnv) or through
+// Sandboxing.Line, bwrapArgs, the environment of sandboxEnv) or through
 // `flower-hook sandbox` (sandbox-exec on macOS). The original command
 // travels hex-escaped or base64-encoded, never quoted into shell text. An
 // allowed Bash (a judge that may run commands) gets a private scratch.

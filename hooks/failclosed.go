@@ -26,25 +26,25 @@ const pluginLocate = `h="${CLAUDE_PLUGIN_ROOT}/` + PluginHookBin + `"; ` +
 	`[ -x "$h" ] || h="$(dirname -- "$(command -v flower || echo /nonexistent/flower)")/flower-hook"; ` +
 	`[ -x "$h" ] || h="$(command -v flower-hook)" || h=; `
 
-// PluginDenyCommand is the plugin's hook command for a deny guard: the
+// pluginDenyCommand is the plugin's hook command for a deny guard: the
 // located flower-hook run through DenyCommand, and, when none was found,
 // exit 2 with one line saying how to install it.
-func PluginDenyCommand(args ...string) string {
+func pluginDenyCommand(args ...string) string {
 	return pluginLocate + `if [ -z "$h" ]; then echo "flower-hook was not found (not in the plugin's bin/, beside flower, nor on PATH), ` +
 		`so this call is denied to stay safe: install it with ` + InstallHint + `" >&2; exit 2; fi; ` + DenyCommand(`"$h"`, args...)
 }
 
-// PluginCommand is the plugin's hook command for a transforming guard: the
+// pluginCommand is the plugin's hook command for a transforming guard: the
 // located flower-hook with tail (shell words, expanded by the shell); with
 // none found it does nothing (the original output stands, as when a
 // transforming guard fails).
-func PluginCommand(tail string) string {
+func pluginCommand(tail string) string {
 	return pluginLocate + `[ -n "$h" ] || exit 0; exec "$h" ` + tail
 }
 
 // DenyCommand is the hook command line for a deny guard (delegate,
 // whitelist): bin, a shell expression naming flower-hook (a quoted path, or
-// PluginCommand), run with args, wrapped so that the guard fails closed
+// pluginCommand), run with args, wrapped so that the guard fails closed
 // even when flower-hook cannot run. Claude Code runs the tool when a hook
 // exits with anything but 2, so a missing or non-executable binary (126,
 // 127), a crash, a kill or any other exit would let the call through. The

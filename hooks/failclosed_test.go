@@ -10,8 +10,8 @@ import (
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
-// The plugin's hook commands are exactly PluginDenyCommand (delegate, and
-// the fence on FenceTools) and PluginCommand: the committed hooks.json
+// The plugin's hook commands are exactly pluginDenyCommand (delegate, and
+// the fence on FenceTools) and pluginCommand: the committed hooks.json
 // cannot drift from the commands the tests prove.
 func TestPluginHooksJSONFailsClosed(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "plugin", "hooks", "hooks.json"))
@@ -28,10 +28,10 @@ func TestPluginHooksJSONFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		"PreToolUse": {PluginDenyCommand(GuardDelegate, "--glance"), PluginDenyCommand(GuardFence, "--project")},
+		"PreToolUse": {pluginDenyCommand(GuardDelegate, "--glance"), pluginDenyCommand(GuardFence, "--project")},
 		"PostToolUse": {
-			PluginCommand(`spill --dir "${CLAUDE_PROJECT_DIR:-.}/.flower"`),
-			PluginCommand(`index --dir "${CLAUDE_PROJECT_DIR:-.}/.flower"`),
+			pluginCommand(`spill --dir "${CLAUDE_PROJECT_DIR:-.}/.flower"`),
+			pluginCommand(`index --dir "${CLAUDE_PROJECT_DIR:-.}/.flower"`),
 		},
 	}
 	for event, cmds := range want {
@@ -169,11 +169,11 @@ func TestPluginCommandLocatesFlowerHook(t *testing.T) {
 				cmd.Stdin = strings.NewReader(`{"tool_name":"Bash"}`)
 				return testbed.Exec(t, cmd)
 			}
-			out, errs, code := run(PluginDenyCommand(GuardDelegate, "--glance"))
+			out, errs, code := run(pluginDenyCommand(GuardDelegate, "--glance"))
 			if code != tt.code || out != tt.stdout || !strings.HasSuffix(errs, tt.errs) || strings.Count(errs, "\n") > 1 {
 				t.Errorf("deny: exit %d stdout %q stderr %q, want exit %d stdout %q stderr one line ending %q", code, out, errs, tt.code, tt.stdout, tt.errs)
 			}
-			out, errs, code = run(PluginCommand("spill --dir x"))
+			out, errs, code = run(pluginCommand("spill --dir x"))
 			if want := tt.stdout; code != 0 || out != want || errs != "" {
 				t.Errorf("spill: exit %d stdout %q stderr %q, want exit 0 stdout %q", code, out, errs, want)
 			}

@@ -41,7 +41,7 @@ type FenceConfig struct {
 // and spill/.
 func WorkbenchRecords(root string) []string {
 	return []string{filepath.Join(root, "notes", "交接-*.md"), filepath.Join(root, "notes", "archive"),
-		filepath.Join(root, IndexFile), SpillDir(root)}
+		filepath.Join(root, IndexFile), spillDir(root)}
 }
 
 // StarterRecords are the starter flow's own notes (flow's default brief,
@@ -102,7 +102,7 @@ func Fence(in Input, cfg FenceConfig) Decision {
 		}
 	}
 	if err != nil {
-		return Decision{Verdict: Deny, Reason: FenceUnclearReason(err), Detail: map[string]any{"error": err.Error()}}
+		return Decision{Verdict: Deny, Reason: fenceUnclearReason(err), Detail: map[string]any{"error": err.Error()}}
 	}
 	roots, prot := res.all(cfg.Roots), res.protected(cfg.Protected)
 	for _, t := range targets {
@@ -196,8 +196,8 @@ func writableNote(roots []string) string {
 	return "可以写的目录: " + strings.Join(roots, ", ") + "。"
 }
 
-// FenceUnclearReason is the deny text for a write whose target is unclear.
-func FenceUnclearReason(err error) string {
+// fenceUnclearReason is the deny text for a write whose target is unclear.
+func fenceUnclearReason(err error) string {
 	return fenceUnclearText + err.Error()
 }
 

@@ -180,7 +180,7 @@ func TestRepoPrograms(t *testing.T) {
 // a glance that does not run git still passes there, so does g""it
 // nowhere. Control: the same git glance in a clean repository passes.
 func TestGlanceInRepoWithPrograms(t *testing.T) {
-	all, _ := ToolMatcher(DefaultDelegateTools)
+	all, _ := toolMatcher(DefaultDelegateTools)
 	root := t.TempDir()
 	for name, cfg := range map[string]string{"bad": "[diff \"x\"]\n\ttextconv = ./conv\n", "good": "[core]\n\tbare = false\n"} {
 		for _, p := range []string{"HEAD", "objects/.keep", "refs/.keep", "config"} {
@@ -194,16 +194,16 @@ func TestGlanceInRepoWithPrograms(t *testing.T) {
 	}
 	for _, cmd := range []string{"git diff", "git log -p -3", `g""it show HEAD`, "ls && /usr/bin/git status"} {
 		for _, sb := range []Sandboxing{{}, {On: true, HookBin: "/bin/flower-hook"}} {
-			d := DelegateIn(call("bad", cmd), all, true, sb)
+			d := delegateIn(call("bad", cmd), all, true, sb)
 			if d.Verdict != Deny || !strings.Contains(d.Reason, "diff.x.textconv") {
 				t.Errorf("%q (sandbox %v) in a repository with a textconv: %+v", cmd, sb.On, d)
 			}
-			if d := DelegateIn(call("good", cmd), all, true, sb); d.Verdict == Deny {
+			if d := delegateIn(call("good", cmd), all, true, sb); d.Verdict == Deny {
 				t.Errorf("control: %q (sandbox %v) in a clean repository was denied: %+v", cmd, sb.On, d)
 			}
 		}
 	}
-	if d := DelegateIn(call("bad", "ls -la"), all, true, Sandboxing{}); d.Verdict != Pass {
+	if d := delegateIn(call("bad", "ls -la"), all, true, Sandboxing{}); d.Verdict != Pass {
 		t.Errorf("a glance without git was refused in that repository: %+v", d)
 	}
 }

@@ -15,10 +15,10 @@ type Matcher struct {
 	re    *regexp.Regexp
 }
 
-// ToolMatcher compiles a matcher expression ("Bash|Write", "mcp__.*").
+// toolMatcher compiles a matcher expression ("Bash|Write", "mcp__.*").
 // A plain list of names is matched without the regexp engine: compiling a
 // regexp costs flower-hook start-up time on every tool call.
-func ToolMatcher(expr string) (*Matcher, error) {
+func toolMatcher(expr string) (*Matcher, error) {
 	if expr == "" || expr == "*" {
 		return &Matcher{all: true}, nil
 	}
@@ -77,12 +77,12 @@ func DelegateReason(tool string) string {
 // whose command IsEphemeral passes. Subagents always pass. A Bash input
 // without a readable command is not a glance.
 func Delegate(in Input, tools *Matcher, glance bool) Decision {
-	return DelegateIn(in, tools, glance, Sandboxing{})
+	return delegateIn(in, tools, glance, Sandboxing{})
 }
 
-// DelegateIn is Delegate with sb: with sb.On a glance runs in the
-// read-only sandbox (its input rewritten, see SandboxInput).
-func DelegateIn(in Input, tools *Matcher, glance bool, sb Sandboxing) Decision {
+// delegateIn is Delegate with sb: with sb.On a glance runs in the
+// read-only sandbox (its input rewritten, see sandboxInput).
+func delegateIn(in Input, tools *Matcher, glance bool, sb Sandboxing) Decision {
 	if !in.IsMainThread() {
 		return Decision{Verdict: Pass, Detail: map[string]any{"subagent": true}}
 	}
@@ -161,10 +161,10 @@ func WhitelistReason(role, tool string) string {
 		"不要尝试用别的工具或别的写法绕过。"
 }
 
-// Banned returns the hands-on tools (Bash, Write, Edit, NotebookEdit) that
+// banned returns the hands-on tools (Bash, Write, Edit, NotebookEdit) that
 // are not in allowed, in that order: what the whitelist guard blocks. An
 // empty result means there is nothing to block.
-func Banned(allowed []string) []string {
+func banned(allowed []string) []string {
 	var out []string
 	for _, t := range strings.Split(HandsOnTools, "|") {
 		if !contains(allowed, t) {
@@ -174,9 +174,9 @@ func Banned(allowed []string) []string {
 	return out
 }
 
-// ParseToolList splits a tool list given as "Read,Glob", "Read Glob" or
+// parseToolList splits a tool list given as "Read,Glob", "Read Glob" or
 // "Read|Glob". A rule like "Bash(git log:*)" counts as its tool name.
-func ParseToolList(s string) []string {
+func parseToolList(s string) []string {
 	var out []string
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '|' || r == ' ' }) {
 		if i := strings.IndexByte(f, '('); i > 0 {
@@ -191,21 +191,21 @@ func ParseToolList(s string) []string {
 // hands-on tool that is not in allowed is denied. Subagents pass: their
 // tools are set by their agent definition.
 func Whitelist(in Input, allowed []string, role string) Decision {
-	return WhitelistIn(in, allowed, role, false, Sandboxing{})
+	return whitelistIn(in, allowed, role, false, Sandboxing{})
 }
 
-// WhitelistIn is Whitelist for a read-only role: with glance a Bash glance
+// whitelistIn is Whitelist for a read-only role: with glance a Bash glance
 // passes even when Bash is not allowed, and with sb.On every main-thread
 // Bash call that runs does so in the read-only sandbox; an allowed Bash
 // (a judge that may run the project's tests) gets the private scratch.
-func WhitelistIn(in Input, allowed []string, role string, glance bool, sb Sandboxing) Decision {
+func whitelistIn(in Input, allowed []string, role string, glance bool, sb Sandboxing) Decision {
 	if !in.IsMainThread() {
 		return Decision{Verdict: Pass, Detail: map[string]any{"subagent": true}}
 	}
 	if role == "" {
 		role = DefaultRole
 	}
-	banned := contains(Banned(allowed), in.ToolName)
+	banned := contains(banned(allowed), in.ToolName)
 	if in.ToolName == "Bash" && !banned && sb.On {
 		return sandboxed(in, sb, true, map[string]any{"allowed": true})
 	}

@@ -9,7 +9,7 @@ import (
 
 func mustMatcher(t *testing.T, expr string) interface{ MatchString(string) bool } {
 	t.Helper()
-	re, err := ToolMatcher(expr)
+	re, err := toolMatcher(expr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestToolMatcherIsAnchored(t *testing.T) {
 			t.Errorf("match %q = %v, want %v", name, got, want)
 		}
 	}
-	if _, err := ToolMatcher("(("); err == nil {
+	if _, err := toolMatcher("(("); err == nil {
 		t.Error("bad regexp accepted")
 	}
 	for _, tt := range []struct {
@@ -46,7 +46,7 @@ func TestToolMatcherIsAnchored(t *testing.T) {
 }
 
 func TestDelegate(t *testing.T) {
-	re, _ := ToolMatcher(DefaultDelegateTools)
+	re, _ := toolMatcher(DefaultDelegateTools)
 	tests := []struct {
 		name   string
 		in     Input
@@ -109,7 +109,7 @@ func TestWhitelist(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := Whitelist(tt.in, ParseToolList(tt.allowed), "judge")
+			d := Whitelist(tt.in, parseToolList(tt.allowed), "judge")
 			if d.Verdict != tt.want {
 				t.Fatalf("verdict %s, want %s", d.Verdict, tt.want)
 			}
@@ -129,8 +129,8 @@ func TestBanned(t *testing.T) {
 		"Read,Bash":                    {"Write", "Edit", "NotebookEdit"},
 		"Bash,Write,Edit,NotebookEdit": nil,
 	} {
-		if got := Banned(ParseToolList(allowed)); !reflect.DeepEqual(got, want) {
-			t.Errorf("Banned(%q) = %v, want %v", allowed, got, want)
+		if got := banned(parseToolList(allowed)); !reflect.DeepEqual(got, want) {
+			t.Errorf("banned(%q) = %v, want %v", allowed, got, want)
 		}
 	}
 }

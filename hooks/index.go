@@ -13,8 +13,8 @@ import (
 	"github.com/flowerhq/flower/internal/textclip"
 )
 
-// IndexFolders are the workbench folders INDEX.md lists, with what each is for.
-var IndexFolders = []struct{ Name, Purpose string }{
+// indexFolders are the workbench folders INDEX.md lists, with what each is for.
+var indexFolders = []struct{ Name, Purpose string }{
 	{"scripts", "值得再跑的脚本;第一行写 \"# desc: …\""},
 	{"artifacts", "长产出;对话里只给路径和结论"},
 	{"notes", "关键决定,一个决定一个文件"},
@@ -86,7 +86,7 @@ func RefreshIndex(root string, maxEntries int) error {
 	var b strings.Builder
 	b.WriteString(indexTitle + "\n\n")
 	fmt.Fprintf(&b, "工作台: %s\n", root)
-	for _, f := range IndexFolders {
+	for _, f := range indexFolders {
 		entries, err := listFolder(filepath.Join(root, f.Name))
 		if err != nil {
 			return fmt.Errorf("hooks: refresh index: %w", err)

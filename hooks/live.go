@@ -24,8 +24,8 @@ const EventGuardsLive = "guards_live"
 // loaded machine may take a while to accept.
 const liveTimeout = 10 * time.Second
 
-// LiveReport is the line GuardLive sends.
-type LiveReport struct {
+// liveReport is the line GuardLive sends.
+type liveReport struct {
 	V         int    `json:"v"`
 	Kind      string `json:"kind"`
 	Token     string `json:"token"`
@@ -48,7 +48,7 @@ func runLive(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) stri
 	if path == "" {
 		return ExitOK
 	}
-	line, _ := json.Marshal(LiveReport{V: ReportVersion, Kind: EventGuardsLive, Token: getenv(LiveTokenEnv), SessionID: in.SessionID, Source: in.Source})
+	line, _ := json.Marshal(liveReport{V: reportVersion, Kind: EventGuardsLive, Token: getenv(LiveTokenEnv), SessionID: in.SessionID, Source: in.Source})
 	if err := sendAcked(path, line); err != nil {
 		fmt.Fprintf(stderr, "flower-hook live: %v\n", err)
 	}

@@ -20,7 +20,7 @@ func TestLiveReportsItsToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	got := make(chan LiveReport, 1)
+	got := make(chan liveReport, 1)
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
@@ -28,7 +28,7 @@ func TestLiveReportsItsToken(t *testing.T) {
 		}
 		defer c.Close()
 		line, _ := bufio.NewReader(c).ReadBytes('\n')
-		var r LiveReport
+		var r liveReport
 		json.Unmarshal(line, &r)
 		c.Write([]byte("{\"ok\":true}\n"))
 		got <- r

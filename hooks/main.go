@@ -20,8 +20,8 @@ import (
 // already truncated by the CLI; more than this is garbage.
 const maxInput = 64 << 20
 
-// Usage is flower-hook's help text.
-const Usage = `usage: flower-hook GUARD [flags] < hook-input.json
+// usage is flower-hook's help text.
+const usage = `usage: flower-hook GUARD [flags] < hook-input.json
 
 guards (each one is a hook command for settings.json or the plugin):
   delegate     PreToolUse   --tools REGEX (Bash|Write|Edit|NotebookEdit) --glance --sandbox
@@ -53,19 +53,19 @@ type guard struct {
 // exit 2 and the reason on stderr. Transforming guards (spill, index,
 // isolate) fail open: they answer {} and the original stands. The decision
 // is then reported to $FLOWER_SOCKET (best-effort, bounded by
-// ReportTimeout).
+// reportTimeout).
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) (code int) {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, Usage)
+		fmt.Fprint(stderr, usage)
 		return ExitDeny
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
-		fmt.Fprint(stdout, Usage)
+		fmt.Fprint(stdout, usage)
 		return ExitOK
 	case GuardIsEphemeral:
 		return runIsEphemeral(args[1:], stdin, stdout, stderr)
-	case GuardSandbox:
+	case guardSandbox:
 		return runSandbox(args[1:], stderr, getenv)
 	case GuardLive:
 		return runLive(stdin, stdout, stderr, getenv)
@@ -89,7 +89,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		err = fmt.Errorf("hook input larger than %d bytes", maxInput)
 	}
 	if err == nil {
-		in, err = ParseInput(data)
+		in, err = parseInput(data)
 	}
 	if err == nil && g.failClosed && in.ToolName == "" {
 		err = errors.New("hook input names no tool")
@@ -109,7 +109,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		}
 	}
 	_, _ = stdout.Write(append(out, '\n'))
-	_ = SendReport(getenv(SocketEnv), NewReport(g.name, in, d), ReportTimeout)
+	_ = sendReport(getenv(SocketEnv), newReport(g.name, in, d), reportTimeout)
 	return ExitOK
 }
 
@@ -151,7 +151,7 @@ func (g guard) fail(err error, in Input, stdout, stderr io.Writer, getenv func(s
 	} else {
 		fmt.Fprintln(stdout, "{}")
 	}
-	_ = SendReport(getenv(SocketEnv), NewReport(g.name, in, d), ReportTimeout)
+	_ = sendReport(getenv(SocketEnv), newReport(g.name, in, d), reportTimeout)
 	return code
 }
 
@@ -170,12 +170,12 @@ func newGuard(name string, args []string, stderr io.Writer, getenv func(string) 
 		glance := fs.Bool("glance", false, "let ephemeral (read-only) Bash commands through")
 		sb := sandboxFlags(fs)
 		parse = func() error {
-			re, err := ToolMatcher(*tools)
+			re, err := toolMatcher(*tools)
 			if err != nil {
 				return err
 			}
 			s, err := sb()
-			g.decide = func(in Input) Decision { return DelegateIn(in, re, *glance, s) }
+			g.decide = func(in Input) Decision { return delegateIn(in, re, *glance, s) }
 			return err
 		}
 	case GuardWhitelist:
@@ -185,9 +185,9 @@ func newGuard(name string, args []string, stderr io.Writer, getenv func(string) 
 		glance := fs.Bool("glance", false, "let ephemeral (read-only) Bash commands through even when Bash is not allowed")
 		sb := sandboxFlags(fs)
 		parse = func() error {
-			allowed := ParseToolList(*allow)
+			allowed := parseToolList(*allow)
 			s, err := sb()
-			g.decide = func(in Input) Decision { return WhitelistIn(in, allowed, *role, *glance, s) }
+			g.decide = func(in Input) Decision { return whitelistIn(in, allowed, *role, *glance, s) }
 			return err
 		}
 	case GuardFence:
@@ -213,7 +213,7 @@ func newGuard(name string, args []string, stderr io.Writer, getenv func(string) 
 			if *dir == "" {
 				return errors.New("spill needs --dir")
 			}
-			re, err := ToolMatcher(*tools)
+			re, err := toolMatcher(*tools)
 			if err != nil {
 				return err
 			}
@@ -235,12 +235,12 @@ func newGuard(name string, args []string, stderr io.Writer, getenv func(string) 
 	case GuardIsolate:
 		roles := fs.String("roles", "", "roles whose subagents run in a git worktree (comma separated)")
 		parse = func() error {
-			list := ParseToolList(*roles)
+			list := parseToolList(*roles)
 			g.decide = func(in Input) Decision { return Isolate(in, list) }
 			return nil
 		}
 	default:
-		return guard{}, fmt.Errorf("unknown guard %q\n%s", name, Usage)
+		return guard{}, fmt.Errorf("unknown guard %q\n%s", name, usage)
 	}
 	if err := fs.Parse(args); err != nil {
 		return g, fmt.Errorf("%s: %w", name, err)
@@ -285,7 +285,7 @@ func locateSandbox(sb *Sandboxing) error {
 		return nil
 	}
 	if sb.Bwrap, err = exec.LookPath("bwrap"); err != nil {
-		return errors.New("--sandbox: bubblewrap (bwrap) was not found: install it: " + BwrapInstallHint)
+		return errors.New("--sandbox: bubblewrap (bwrap) was not found: install it: " + bwrapInstallHint)
 	}
 	if sb.Bash, err = exec.LookPath("bash"); err != nil {
 		return errors.New("--sandbox: no bash on PATH")

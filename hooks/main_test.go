@@ -164,15 +164,15 @@ func TestDeadSocketNeitherSlowsNorChanges(t *testing.T) {
 	for _, sockPath := range []string{"", filepath.Join(dir, "missing.sock"), stale, dir} {
 		start := time.Now()
 		code, out, _ := runGuard(t, []string{"delegate"}, []byte(mainBash), env(map[string]string{SocketEnv: sockPath}))
-		if el := time.Since(start); el > ReportTimeout+50*time.Millisecond {
+		if el := time.Since(start); el > reportTimeout+50*time.Millisecond {
 			t.Errorf("socket %q: took %v", sockPath, el)
 		}
 		if code != ExitOK || !strings.Contains(out, `"deny"`) {
 			t.Errorf("socket %q: exit %d out %q", sockPath, code, out)
 		}
 	}
-	if err := SendReport(filepath.Join(dir, "missing.sock"), Report{}, ReportTimeout); err == nil {
-		t.Error("SendReport to a missing socket returned nil")
+	if err := sendReport(filepath.Join(dir, "missing.sock"), Report{}, reportTimeout); err == nil {
+		t.Error("sendReport to a missing socket returned nil")
 	}
 }
 

@@ -6,16 +6,16 @@ import (
 	"time"
 )
 
-// ReportTimeout bounds the whole report (connect and write) where the
+// reportTimeout bounds the whole report (connect and write) where the
 // platform needs a timeout. The socket is local; when the listener is
 // gone, stuck or its backlog full, the decision must not wait.
-const ReportTimeout = 100 * time.Millisecond
+const reportTimeout = 100 * time.Millisecond
 
-// SendReport writes r as one JSON line to the Unix socket at path and
+// sendReport writes r as one JSON line to the Unix socket at path and
 // closes the connection without waiting for an answer. An empty path means
 // reporting is off (nil). Errors are returned for tests and diagnostics;
 // Run ignores them: reporting is best-effort and never changes a decision.
-func SendReport(path string, r Report, timeout time.Duration) error {
+func sendReport(path string, r Report, timeout time.Duration) error {
 	if path == "" {
 		return nil
 	}

@@ -14,24 +14,24 @@ import (
 	"strings"
 )
 
-// GuardSandbox is flower-hook's sandbox subcommand: `flower-hook sandbox
+// guardSandbox is flower-hook's sandbox subcommand: `flower-hook sandbox
 // [--scratch] --cmd64 B64` runs the base64-encoded Bash command in a
 // read-only sandbox (bubblewrap on Linux, sandbox-exec on macOS). It is what
-// a read-only role's accepted Bash call is rewritten to (SandboxInput).
-const GuardSandbox = "sandbox"
+// a read-only role's accepted Bash call is rewritten to (sandboxInput).
+const guardSandbox = "sandbox"
 
-// BwrapInstallHint says how to install bubblewrap, for one-line refusals and
+// bwrapInstallHint says how to install bubblewrap, for one-line refusals and
 // warnings.
-const BwrapInstallHint = "apt-get install -y bubblewrap (Debian/Ubuntu; dnf install bubblewrap on Fedora)"
+const bwrapInstallHint = "apt-get install -y bubblewrap (Debian/Ubuntu; dnf install bubblewrap on Fedora)"
 
 // maxCmd64 bounds the encoded command in the rewritten argv: Linux caps one
 // argument at 128 KiB (MAX_ARG_STRLEN).
 const maxCmd64 = 120 << 10
 
-// SandboxInput is the rewritten Bash input of a sandboxed call: every field
+// sandboxInput is the rewritten Bash input of a sandboxed call: every field
 // of the original input is kept (timeout, description, run_in_background),
 // and command becomes line(the original command): Sandboxing.Line.
-func SandboxInput(input json.RawMessage, line func(cmd string) (string, error)) (json.RawMessage, error) {
+func sandboxInput(input json.RawMessage, line func(cmd string) (string, error)) (json.RawMessage, error) {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(input, &fields) != nil || fields == nil {
 		return nil, errors.New("tool_input is not an object")
@@ -59,7 +59,7 @@ func SandboxInput(input json.RawMessage, line func(cmd string) (string, error)) 
 // that variable's value, one argv word, never re-parsed; no process but
 // bwrap and bash is added: claude's shell execs bwrap (so its own
 // "pwd -P" after the command does not run: a cd inside a glance never moved
-// the session anyway) (BwrapArgs, the environment of SandboxEnv as
+// the session anyway) (bwrapArgs, the environment of sandboxEnv as
 // --setenv, the folder under /tmp that holds $PWD bound back read-only).
 // Elsewhere it is HookBin's sandbox subcommand with the command
 // base64-encoded in one argv word (base64's alphabet needs no quoting).
@@ -69,7 +69,7 @@ func (sb Sandboxing) Line(cmd string, scratch bool) (string, error) {
 		if len(enc) > maxCmd64 {
 			return "", fmt.Errorf("the command is longer than the sandbox takes (%d bytes encoded, at most %d)", len(enc), maxCmd64)
 		}
-		words := []string{ShellQuote(sb.HookBin), GuardSandbox}
+		words := []string{ShellQuote(sb.HookBin), guardSandbox}
 		if scratch {
 			words = append(words, "--scratch")
 		}
@@ -83,12 +83,12 @@ func (sb Sandboxing) Line(cmd string, scratch bool) (string, error) {
 	b.WriteString("' && __flower_top= && case $PWD in /tmp/?*) __flower_top=${PWD#/tmp/}; __flower_top=/tmp/${__flower_top%%/*};; esac && exec ")
 	b.WriteString(ShellQuote(sb.Bwrap))
 	set, unset := sandboxSet(sb.Env, scratch, sb.Rust)
-	o := SandboxOptions{Bash: sb.Bash}
+	o := sandboxOptions{Bash: sb.Bash}
 	filter, ok := TIOCSTIFilter(runtime.GOARCH)
 	if ok {
 		o.SeccompFD = 9
 	}
-	args := BwrapArgs("", o)
+	args := bwrapArgs("", o)
 	for _, a := range args[:len(args)-1] {
 		b.WriteString(" " + ShellQuote(a))
 		if a == "/tmp" && strings.HasSuffix(b.String(), "--tmpfs /tmp") {
@@ -124,7 +124,7 @@ func sandboxed(in Input, sb Sandboxing, scratch bool, detail map[string]any) Dec
 	}
 	var updated json.RawMessage
 	if err == nil {
-		updated, err = SandboxInput(in.ToolInput, func(cmd string) (string, error) { return sb.Line(cmd, scratch) })
+		updated, err = sandboxInput(in.ToolInput, func(cmd string) (string, error) { return sb.Line(cmd, scratch) })
 	}
 	if err != nil {
 		return Decision{Verdict: Deny, Reason: unsandboxedReason(err),
@@ -140,8 +140,8 @@ func sandboxed(in Input, sb Sandboxing, scratch bool, detail map[string]any) Dec
 	return Decision{Verdict: Allow, UpdatedInput: updated, Detail: detail}
 }
 
-// SandboxOptions say how one sandboxed command runs.
-type SandboxOptions struct {
+// sandboxOptions say how one sandboxed command runs.
+type sandboxOptions struct {
 	// Scratch points build and tool caches into the private /tmp (a judge
 	// that may run the project's tests).
 	Scratch bool
@@ -162,7 +162,7 @@ type SandboxOptions struct {
 // caller's terminal stays out of reach by path).
 var devNodes = []string{"null", "zero", "urandom"}
 
-// BwrapArgs is the argv (after bwrap itself) that runs cmd in the read-only
+// bwrapArgs is the argv (after bwrap itself) that runs cmd in the read-only
 // sandbox: the whole filesystem read-only (submounts too), a private tmpfs
 // at /tmp (with the folder holding Dir bound back read-only when Dir lies
 // in /tmp, tmpTop), a minimal /dev: the host's, read-only and nodev (bwrap
@@ -180,7 +180,7 @@ var devNodes = []string{"null", "zero", "urandom"}
 // what may be fetched is the classifier's decision; the sandbox's promise
 // is that nothing is written. cmd is one argv element of bash -c: never
 // quoted, never re-parsed.
-func BwrapArgs(cmd string, o SandboxOptions) []string {
+func bwrapArgs(cmd string, o sandboxOptions) []string {
 	a := []string{"--ro-bind", "/", "/"}
 	for _, n := range devNodes {
 		a = append(a, "--dev-bind-try", "/dev/"+n, "/dev/"+n)
@@ -225,9 +225,9 @@ var gitNeutral = [][2]string{
 	{"gpg.ssh.program", "ssh-keygen"}, {"protocol.ext.allow", "never"}, {"uploadpack.packObjectsHook", ""},
 }
 
-// SandboxEnv returns env with what a sandboxed command gets on top
+// sandboxEnv returns env with what a sandboxed command gets on top
 // (sandboxSet).
-func SandboxEnv(env []string, scratch bool, rustDefault string) []string {
+func sandboxEnv(env []string, scratch bool, rustDefault string) []string {
 	set, unset := sandboxSet(env, scratch, rustDefault)
 	out := make([]string, 0, len(env)+len(set))
 	for _, kv := range env {
@@ -320,9 +320,9 @@ func rustupDefault(getenv func(string) string) string {
 
 // runSandbox implements `flower-hook sandbox [--scratch] --cmd64 B64`: it
 // decodes the command and replaces itself with the sandbox running it
-// (execSandbox, per platform). Usage errors exit 2 with one line.
+// (execSandbox, per platform). usage errors exit 2 with one line.
 func runSandbox(args []string, stderr io.Writer, getenv func(string) string) int {
-	var o SandboxOptions
+	var o sandboxOptions
 	var enc string
 	for i := 0; i < len(args); i++ {
 		switch {

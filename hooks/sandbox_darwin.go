@@ -18,7 +18,7 @@ const SeatbeltProfile = `(version 1)
 // execSandbox runs cmd under sandbox-exec with SeatbeltProfile and a
 // private temp folder it removes afterwards, and exits with the command's
 // code.
-func execSandbox(cmd string, o SandboxOptions, getenv func(string) string) error {
+func execSandbox(cmd string, o sandboxOptions, getenv func(string) string) error {
 	se, err := exec.LookPath("sandbox-exec")
 	if err != nil {
 		return errors.New("sandbox-exec was not found, so the read-only sandbox cannot run")
@@ -29,7 +29,7 @@ func execSandbox(cmd string, o SandboxOptions, getenv func(string) string) error
 	}
 	defer os.RemoveAll(tmp)
 	c := exec.Command(se, "-p", SeatbeltProfile, "-D", "TMP="+tmp, "/bin/bash", "-c", cmd)
-	env := SandboxEnv(os.Environ(), o.Scratch, rustupDefault(getenv))
+	env := sandboxEnv(os.Environ(), o.Scratch, rustupDefault(getenv))
 	c.Env = append(env, "TMPDIR="+tmp)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
 	err = c.Run()

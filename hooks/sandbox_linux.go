@@ -12,14 +12,14 @@ import (
 	"time"
 )
 
-// execSandbox replaces flower-hook with bwrap running cmd (BwrapArgs): the
+// execSandbox replaces flower-hook with bwrap running cmd (bwrapArgs): the
 // exit code, output and signals are then bwrap's, which are the command's.
 // Descriptors above 2 are closed on exec, so the sandbox inherits no
 // writable file but its output.
-func execSandbox(cmd string, o SandboxOptions, getenv func(string) string) error {
+func execSandbox(cmd string, o sandboxOptions, getenv func(string) string) error {
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
-		return errors.New("bubblewrap (bwrap) is not installed, so the read-only sandbox cannot run: " + BwrapInstallHint)
+		return errors.New("bubblewrap (bwrap) is not installed, so the read-only sandbox cannot run: " + bwrapInstallHint)
 	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -30,8 +30,8 @@ func execSandbox(cmd string, o SandboxOptions, getenv func(string) string) error
 		return err
 	}
 	closeOnExec()
-	argv := append([]string{"bwrap"}, BwrapArgs(cmd, o)...)
-	return syscall.Exec(bwrap, argv, SandboxEnv(os.Environ(), o.Scratch, rustupDefault(getenv)))
+	argv := append([]string{"bwrap"}, bwrapArgs(cmd, o)...)
+	return syscall.Exec(bwrap, argv, sandboxEnv(os.Environ(), o.Scratch, rustupDefault(getenv)))
 }
 
 // closeOnExec marks every descriptor above stderr close-on-exec.
@@ -53,7 +53,7 @@ func closeOnExec() {
 func SandboxCheck() error {
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
-		return errors.New("bubblewrap (bwrap) was not found: install it: " + BwrapInstallHint)
+		return errors.New("bubblewrap (bwrap) was not found: install it: " + bwrapInstallHint)
 	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -61,7 +61,7 @@ func SandboxCheck() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bwrap, BwrapArgs("true", SandboxOptions{Bash: bash})...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, bwrap, bwrapArgs("true", sandboxOptions{Bash: bash})...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("bubblewrap (%s) cannot make the read-only sandbox here (%v: %s); it needs user namespaces or a setuid bwrap",
 			bwrap, err, strings.TrimSpace(string(out)))

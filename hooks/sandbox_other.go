@@ -5,7 +5,7 @@ package hooks
 import "errors"
 
 // execSandbox has no sandbox to run on this platform.
-func execSandbox(string, SandboxOptions, func(string) string) error {
+func execSandbox(string, sandboxOptions, func(string) string) error {
 	return errors.New("no read-only sandbox on this platform")
 }
 

@@ -38,7 +38,7 @@ func TestSandboxInputCarriesTheCommandAsOneWord(t *testing.T) {
 	for _, cmd := range []string{"ls", `echo 'a'"b"$'\x2d' | cat`, "cat <<'EOF'\n$(x) `y`\nEOF", "echo ünï 🌼", "a\n\tb; c &"} {
 		in := json.RawMessage(`{"command":` + jsonText(cmd) + `,"timeout":5000,"description":"d","run_in_background":false}`)
 		for _, sb := range []Sandboxing{direct, viaHook} {
-			out, err := SandboxInput(in, func(c string) (string, error) { return sb.Line(c, false) })
+			out, err := sandboxInput(in, func(c string) (string, error) { return sb.Line(c, false) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,10 +71,10 @@ func TestSandboxInputCarriesTheCommandAsOneWord(t *testing.T) {
 		}
 	}
 	line := func(c string) (string, error) { return direct.Line(c, false) }
-	if _, err := SandboxInput(json.RawMessage(`"ls"`), line); err == nil {
+	if _, err := sandboxInput(json.RawMessage(`"ls"`), line); err == nil {
 		t.Error("control: a string input was rewritten")
 	}
-	if _, err := SandboxInput(json.RawMessage(`{"command":"`+strings.Repeat("x", maxCmd64)+`"}`), line); err == nil {
+	if _, err := sandboxInput(json.RawMessage(`{"command":"`+strings.Repeat("x", maxCmd64)+`"}`), line); err == nil {
 		t.Error("a command over the argv limit was rewritten")
 	}
 }
@@ -93,41 +93,41 @@ func jsonText(v any) string {
 // (unless the test-only unclassified mode), subagents pass untouched.
 // Control: without --sandbox a glance passes as before, unrewritten.
 func TestSandboxedGuards(t *testing.T) {
-	all, _ := ToolMatcher(DefaultDelegateTools)
+	all, _ := toolMatcher(DefaultDelegateTools)
 	sb := Sandboxing{On: true, HookBin: "/bin/flower-hook"} // the subcommand form: its words are easy to read
 	bash := func(cmd string) Input { return Input{ToolName: "Bash", ToolInput: bashInput(cmd)} }
-	words, _ := rewritten(t, DelegateIn(bash("git status"), all, true, sb))
+	words, _ := rewritten(t, delegateIn(bash("git status"), all, true, sb))
 	if !slices.Equal(words[:3], []string{"/bin/flower-hook", "sandbox", "--cmd64"}) {
 		t.Errorf("glance rewritten to %q", words)
 	}
-	if d := DelegateIn(bash("touch x"), all, true, sb); d.Verdict != Deny {
+	if d := delegateIn(bash("touch x"), all, true, sb); d.Verdict != Deny {
 		t.Errorf("a write passed: %+v", d)
 	}
 	un := sb
 	un.Unclassified = true
-	rewritten(t, DelegateIn(bash("touch x"), all, true, un))
+	rewritten(t, delegateIn(bash("touch x"), all, true, un))
 	sub := bash("touch x")
 	sub.AgentID = "a1"
-	if d := DelegateIn(sub, all, true, sb); d.Verdict != Pass || d.UpdatedInput != nil {
+	if d := delegateIn(sub, all, true, sb); d.Verdict != Pass || d.UpdatedInput != nil {
 		t.Errorf("a subagent's Bash was touched: %+v", d)
 	}
-	if d := DelegateIn(bash("git status"), all, true, Sandboxing{}); d.Verdict != Pass || d.UpdatedInput != nil {
+	if d := delegateIn(bash("git status"), all, true, Sandboxing{}); d.Verdict != Pass || d.UpdatedInput != nil {
 		t.Errorf("control: without the sandbox a glance should pass unrewritten: %+v", d)
 	}
 
 	judge := []string{"Read", "Glob", "Grep"}
-	rewritten(t, WhitelistIn(bash("ls"), judge, "judge", true, sb))
-	if d := WhitelistIn(bash("ls"), judge, "judge", false, sb); d.Verdict != Deny {
+	rewritten(t, whitelistIn(bash("ls"), judge, "judge", true, sb))
+	if d := whitelistIn(bash("ls"), judge, "judge", false, sb); d.Verdict != Deny {
 		t.Errorf("a role without glance ran Bash: %+v", d)
 	}
-	if d := WhitelistIn(bash("rm -rf ."), judge, "judge", true, sb); d.Verdict != Deny {
+	if d := whitelistIn(bash("rm -rf ."), judge, "judge", true, sb); d.Verdict != Deny {
 		t.Errorf("a judge's write passed: %+v", d)
 	}
-	words, _ = rewritten(t, WhitelistIn(bash("go test ./..."), append(judge, "Bash"), "judge", true, sb))
+	words, _ = rewritten(t, whitelistIn(bash("go test ./..."), append(judge, "Bash"), "judge", true, sb))
 	if !slices.Contains(words, "--scratch") {
 		t.Errorf("a can-run judge's Bash has no scratch: %q", words)
 	}
-	if d := WhitelistIn(Input{ToolName: "Write"}, judge, "judge", true, sb); d.Verdict != Deny {
+	if d := whitelistIn(Input{ToolName: "Write"}, judge, "judge", true, sb); d.Verdict != Deny {
 		t.Errorf("Write passed: %+v", d)
 	}
 }
@@ -137,7 +137,7 @@ func TestSandboxedGuards(t *testing.T) {
 // /tmp, read-only. Control: one outside /tmp binds nothing back.
 func TestBwrapArgs(t *testing.T) {
 	cmd := "echo 'x' \"$y\"\n"
-	a := BwrapArgs(cmd, SandboxOptions{Bash: "/bin/bash", Dir: "/tmp/TestX/001/ws/sub"})
+	a := bwrapArgs(cmd, sandboxOptions{Bash: "/bin/bash", Dir: "/tmp/TestX/001/ws/sub"})
 	joined := strings.Join(a, " ")
 	for _, want := range []string{"--ro-bind / / --dev-bind-try /dev/null /dev/null", "--dev-bind-try /dev/urandom /dev/urandom --proc /proc", "--tmpfs /tmp --ro-bind /tmp/TestX /tmp/TestX",
 		"--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop ALL", "--chdir /tmp/TestX/001/ws/sub"} {
@@ -151,7 +151,7 @@ func TestBwrapArgs(t *testing.T) {
 	if !slices.Equal(a[len(a)-4:], []string{"--", "/bin/bash", "-c", cmd}) {
 		t.Errorf("the command is not bash -c's own word: %q", a[len(a)-4:])
 	}
-	if strings.Contains(strings.Join(BwrapArgs("ls", SandboxOptions{Bash: "/bin/bash", Dir: "/work/ws"}), " "), "--ro-bind /work") {
+	if strings.Contains(strings.Join(bwrapArgs("ls", sandboxOptions{Bash: "/bin/bash", Dir: "/work/ws"}), " "), "--ro-bind /work") {
 		t.Error("control: a workspace outside /tmp was bound")
 	}
 	for dir, want := range map[string]string{"/tmp": "", "/tmp/": "", "/tmpx/a": "", "/tmp/a": "/tmp/a", "/tmp/a/b/../c": "/tmp/a", "/work": ""} {
@@ -165,7 +165,7 @@ func TestBwrapArgs(t *testing.T) {
 // caller's own GIT_CONFIG entries, GOTOOLCHAIN is local, rustup is pinned,
 // GIT_EXTERNAL_DIFF is gone; the scratch moves caches into /tmp.
 func TestSandboxEnv(t *testing.T) {
-	env := SandboxEnv([]string{"PATH=/bin", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_VALUE_0=me",
+	env := sandboxEnv([]string{"PATH=/bin", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_VALUE_0=me",
 		"GIT_EXTERNAL_DIFF=touch x", "GOTOOLCHAIN=auto", "TMPDIR=/tmp/TestX/tmp"}, false, "stable-x86_64-unknown-linux-gnu")
 	get := func(k string) (string, bool) {
 		for _, kv := range env {
@@ -197,7 +197,7 @@ func TestSandboxEnv(t *testing.T) {
 	if _, ok := get("GOCACHE"); ok {
 		t.Error("control: a glance got the scratch caches")
 	}
-	env = SandboxEnv(nil, true, "")
+	env = sandboxEnv(nil, true, "")
 	if v, _ := get("GOCACHE"); !strings.HasPrefix(v, "/tmp/") {
 		t.Errorf("scratch GOCACHE = %q", v)
 	}
@@ -231,7 +231,7 @@ func TestTIOCSTIFilter(t *testing.T) {
 	if _, ok := TIOCSTIFilter("mips"); ok {
 		t.Error("control: an unknown arch got a filter")
 	}
-	if a := strings.Join(BwrapArgs("ls", SandboxOptions{Bash: "/bin/bash", SeccompFD: 9}), " "); !strings.Contains(a, "--seccomp 9") || strings.Contains(a, "--new-session") {
+	if a := strings.Join(bwrapArgs("ls", sandboxOptions{Bash: "/bin/bash", SeccompFD: 9}), " "); !strings.Contains(a, "--seccomp 9") || strings.Contains(a, "--new-session") {
 		t.Errorf("with a filter: %s", a)
 	}
 }

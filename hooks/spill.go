@@ -29,8 +29,8 @@ type SpillConfig struct {
 	MainOnly bool
 }
 
-// SpillDir returns the directory spill files of workbench root dir go to.
-func SpillDir(dir string) string { return filepath.Join(dir, "spill") }
+// spillDir returns the directory spill files of workbench root dir go to.
+func spillDir(dir string) string { return filepath.Join(dir, "spill") }
 
 // spillName matches a spill file name anywhere in a tool input.
 // (compiled on first use: most runs never need it).
@@ -53,7 +53,7 @@ func Spill(in Input, cfg SpillConfig) Decision {
 	if cfg.Tools != nil && !cfg.Tools.MatchString(in.ToolName) {
 		return Decision{Verdict: Pass}
 	}
-	dir, err := filepath.Abs(SpillDir(cfg.Dir))
+	dir, err := filepath.Abs(spillDir(cfg.Dir))
 	if err != nil {
 		return Decision{Verdict: Pass, Detail: map[string]any{"error": err.Error()}}
 	}

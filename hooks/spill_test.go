@@ -17,7 +17,7 @@ func loadShape(t *testing.T, name string) Input {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := ParseInput(data)
+	in, err := parseInput(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func decode(t *testing.T, raw []byte) map[string]any {
 
 func TestSpillEveryBulkyToolInItsOwnShape(t *testing.T) {
 	big := strings.Repeat("0123456789", 1000) // 10,000 chars
-	re, _ := ToolMatcher(BulkyTools)
+	re, _ := toolMatcher(BulkyTools)
 	tests := []struct {
 		shape string
 		want  Verdict
@@ -130,7 +130,7 @@ func TestSpillEveryBulkyToolInItsOwnShape(t *testing.T) {
 }
 
 func TestSpillLeavesAlone(t *testing.T) {
-	re, _ := ToolMatcher(BulkyTools)
+	re, _ := toolMatcher(BulkyTools)
 	big := strings.Repeat("z", 5000)
 	bash := func(resp string) Input {
 		return Input{ToolName: "Bash", ToolInput: bashInput("cat x"), ToolResponse: json.RawMessage(resp)}
@@ -174,7 +174,7 @@ func TestSpillLeavesAlone(t *testing.T) {
 }
 
 func TestSpillSubagentByDefaultAndUnicode(t *testing.T) {
-	re, _ := ToolMatcher(BulkyTools)
+	re, _ := toolMatcher(BulkyTools)
 	text := strings.Repeat("花", 4001) // 4001 characters, 12003 bytes
 	in := Input{ToolName: "Bash", AgentID: "a", ToolResponse: json.RawMessage(`{"stdout":"` + text + `","stderr":"<&>"}`)}
 	d := Spill(in, SpillConfig{Dir: t.TempDir(), Tools: re})
@@ -198,7 +198,7 @@ func TestSpillSubagentByDefaultAndUnicode(t *testing.T) {
 // A spill file keeps no credential from the environment (and is 0600); the
 // control: without the variable set, the same text is stored verbatim.
 func TestSpillRedactsCredentials(t *testing.T) {
-	re, _ := ToolMatcher(BulkyTools)
+	re, _ := toolMatcher(BulkyTools)
 	const key = "plain-spill-SECRET-0123456789"             // no token shape: only the variable makes it a secret
 	text := "note " + key + " " + strings.Repeat("x", 4100) // (after "key=" it would be one: gitleaks' generic-api-key)
 	in := Input{ToolName: "Bash", AgentID: "a", ToolResponse: json.RawMessage(`{"stdout":"` + text + `"}`)}
@@ -228,7 +228,7 @@ func TestSpillRedactsCredentials(t *testing.T) {
 // or a planted file) is never taken for it: the original output stands.
 // The control: the same file holding the same text is reused.
 func TestSpillRefusesAnotherTextUnderItsName(t *testing.T) {
-	re, _ := ToolMatcher(BulkyTools)
+	re, _ := toolMatcher(BulkyTools)
 	big := strings.Repeat("q", 5000)
 	in := Input{ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"x"}`),
 		ToolResponse: json.RawMessage(`{"stdout":"` + big + `","stderr":""}`)}

@@ -78,9 +78,9 @@ func (in Input) IsMainThread() bool { return in.AgentID == "" }
 // ErrBadInput is returned (wrapped) for hook input that is not a JSON object.
 var ErrBadInput = errors.New("hook input is not a JSON object")
 
-// ParseInput decodes hook input. Anything but a JSON object (empty,
+// parseInput decodes hook input. Anything but a JSON object (empty,
 // truncated, an array, garbage) is an error wrapping ErrBadInput.
-func ParseInput(data []byte) (Input, error) {
+func parseInput(data []byte) (Input, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		return Input{}, fmt.Errorf("hooks: parse input: %w", ErrBadInput)
@@ -146,8 +146,8 @@ func (d Decision) Output(event string) Output {
 	return Output{}
 }
 
-// ReportVersion is the "v" of the socket line.
-const ReportVersion = 1
+// reportVersion is the "v" of the socket line.
+const reportVersion = 1
 
 // Report is the line flower-hook sends to FLOWER_SOCKET for every decision
 // (one JSON object per line, v 1); the harness's socket server decodes it.
@@ -163,8 +163,8 @@ type Report struct {
 	Detail    map[string]any `json:"detail"`
 }
 
-// NewReport builds the report of decision d made by guard about in.
-func NewReport(guard string, in Input, d Decision) Report {
+// newReport builds the report of decision d made by guard about in.
+func newReport(guard string, in Input, d Decision) Report {
 	detail := d.Detail
 	if detail == nil {
 		detail = map[string]any{}
@@ -174,6 +174,6 @@ func NewReport(guard string, in Input, d Decision) Report {
 			detail["reason"] = d.Reason // what the model was told, for `flower claude` off a terminal
 		}
 	}
-	return Report{V: ReportVersion, Kind: "guard", Guard: guard, Decision: d.Verdict, Tool: in.ToolName,
+	return Report{V: reportVersion, Kind: "guard", Guard: guard, Decision: d.Verdict, Tool: in.ToolName,
 		ToolUseID: in.ToolUseID, SessionID: in.SessionID, AgentID: in.AgentID, Detail: detail}
 }

@@ -51,7 +51,7 @@ func TestMarshalOutputAndReportMatchEncodingJSON(t *testing.T) {
 				t.Errorf("output %+v %q: got %s %v, want %s", d, event, got, ok, want)
 			}
 		}
-		r := NewReport("delegate", in, d)
+		r := newReport("delegate", in, d)
 		want, _ := json.Marshal(r)
 		if got, ok := marshalReport(r); !ok || string(got) != string(want) {
 			t.Errorf("report %+v: got %s %v, want %s", d, got, ok, want)

@@ -13,26 +13,26 @@ import (
 	"github.com/flowerhq/flower/internal/textclip"
 )
 
-// Exchange is one line of a cassette: a Messages request, its normalized
+// exchange is one line of a cassette: a Messages request, its normalized
 // key, and the response the upstream gave.
-type Exchange struct {
+type exchange struct {
 	Key      string           `json:"key"` // RequestKey of Request.Body
-	Request  ExchangeRequest  `json:"request"`
-	Response ExchangeResponse `json:"response"`
+	Request  exchangeRequest  `json:"request"`
+	Response exchangeResponse `json:"response"`
 }
 
-// ExchangeRequest is the recorded request: headers that matter only (never
+// exchangeRequest is the recorded request: headers that matter only (never
 // a credential).
-type ExchangeRequest struct {
+type exchangeRequest struct {
 	Method string            `json:"method"`
 	Path   string            `json:"path"`
 	Header map[string]string `json:"header,omitempty"`
 	Body   json.RawMessage   `json:"body"`
 }
 
-// ExchangeResponse is the recorded response: status, the headers that
+// exchangeResponse is the recorded response: status, the headers that
 // matter, and either the body or, for a stream, its events in order.
-type ExchangeResponse struct {
+type exchangeResponse struct {
 	Status int               `json:"status"`
 	Header map[string]string `json:"header,omitempty"`
 	Body   json.RawMessage   `json:"body,omitempty"`
@@ -56,21 +56,21 @@ var requestHeaders = []string{"Content-Type", "Anthropic-Version", "Anthropic-Be
 // cassette is a loaded cassette being replayed.
 type cassette struct {
 	path      string
-	exchanges []Exchange
+	exchanges []exchange
 	keys      []string // recomputed with this version's normalization
 	leaves    [][]leaf
 	mu        sync.Mutex
 	used      []bool
 }
 
-// LoadCassette reads a cassette file: one Exchange per line.
-func LoadCassette(path string) ([]Exchange, error) {
+// loadCassette reads a cassette file: one exchange per line.
+func loadCassette(path string) ([]exchange, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("scripted: cassette: %w", err)
 	}
 	defer f.Close()
-	var out []Exchange
+	var out []exchange
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), 512<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -78,7 +78,7 @@ func LoadCassette(path string) ([]Exchange, error) {
 		if len(line) == 0 {
 			continue
 		}
-		var e Exchange
+		var e exchange
 		if err := json.Unmarshal(line, &e); err != nil {
 			return nil, fmt.Errorf("scripted: cassette %s line %d: %v", path, n, err)
 		}
@@ -104,7 +104,7 @@ func LoadCassette(path string) ([]Exchange, error) {
 // Server.Requests() lists every request, Conversation "cassette" and Reply
 // the exchange's line index.
 func ServeCassette(path, addr string, opts ...Option) (*Server, error) {
-	exchanges, err := LoadCassette(path)
+	exchanges, err := loadCassette(path)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (c *cassette) closest(body []byte) string {
 func (s *Server) replay(w http.ResponseWriter, hr *http.Request, body []byte, req *Request) {
 	i, miss := s.cassette.take(body)
 	if i < 0 {
-		if req.Auxiliary() {
+		if req.auxiliary() {
 			req.Conversation, req.Status = auxiliaryName, http.StatusOK
 			s.log(*req)
 			s.answer(w, hr, *req, auxiliaryReply(*req))
@@ -193,7 +193,7 @@ func (s *Server) replay(w http.ResponseWriter, hr *http.Request, body []byte, re
 
 // writeRecorded writes a recorded response: headers, status, then the body
 // or each event, flushed as it goes.
-func writeRecorded(w http.ResponseWriter, resp ExchangeResponse) {
+func writeRecorded(w http.ResponseWriter, resp exchangeResponse) {
 	for k, v := range resp.Header {
 		w.Header().Set(k, v)
 	}
@@ -233,7 +233,7 @@ func dataText(d json.RawMessage) string {
 // a response, so tool calls land in the replaying run's workspace. A path
 // may be split across stream deltas, so each block's consecutive text and
 // JSON deltas are joined into one first.
-func relocate(resp ExchangeResponse, from, to string) ExchangeResponse {
+func relocate(resp exchangeResponse, from, to string) exchangeResponse {
 	fromJS, _ := json.Marshal(from)
 	toJS, _ := json.Marshal(to)
 	rewrite := func(b []byte) json.RawMessage {

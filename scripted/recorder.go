@@ -18,7 +18,7 @@ import (
 // Recorder is a recording proxy for the Messages API: claude's
 // ANTHROPIC_BASE_URL points at it, it forwards every request to the
 // upstream (a stream passes through as it arrives), and appends one
-// Exchange line per Messages call to the cassette. Credentials never reach
+// exchange line per Messages call to the cassette. Credentials never reach
 // the file: Authorization, X-Api-Key and cookie headers are not kept, and
 // every credential value it knows — those headers' values and the
 // ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN and CLAUDE_CODE_OAUTH_TOKEN of its
@@ -174,11 +174,11 @@ func passThrough(w http.ResponseWriter, body io.Reader) []byte {
 }
 
 // exchangeOf builds the cassette line of one request and its response.
-func exchangeOf(hr *http.Request, body []byte, resp *http.Response, got []byte) Exchange {
-	e := Exchange{Key: RequestKey(body), Request: ExchangeRequest{
+func exchangeOf(hr *http.Request, body []byte, resp *http.Response, got []byte) exchange {
+	e := exchange{Key: RequestKey(body), Request: exchangeRequest{
 		Method: hr.Method, Path: hr.URL.Path, Header: pick(hr.Header, requestHeaders), Body: asJSON(body),
 	}}
-	e.Response = ExchangeResponse{Status: resp.StatusCode, Header: pick(resp.Header, responseHeaders)}
+	e.Response = exchangeResponse{Status: resp.StatusCode, Header: pick(resp.Header, responseHeaders)}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		e.Response.Events = parseEvents(got)
 	} else {
@@ -188,7 +188,7 @@ func exchangeOf(hr *http.Request, body []byte, resp *http.Response, got []byte) 
 }
 
 // write appends e to the cassette with every known credential redacted.
-func (r *Recorder) write(e Exchange) {
+func (r *Recorder) write(e exchange) {
 	line, err := json.Marshal(e)
 	if err != nil {
 		return

@@ -35,20 +35,20 @@ func (r Request) get(path string) gjson.Result { return gjson.GetBytes(r.Body, p
 // Model is the requested model name.
 func (r Request) Model() string { return r.get("model").String() }
 
-// FromClaude reports whether the request came from Claude Code: its system
+// fromClaude reports whether the request came from Claude Code: its system
 // prompt opens with the x-anthropic-billing-header block claude puts first.
-func (r Request) FromClaude() bool {
+func (r Request) fromClaude() bool {
 	for _, b := range r.get("system").Array() {
 		return strings.HasPrefix(b.Get("text").String(), "x-anthropic-billing-header:")
 	}
 	return strings.HasPrefix(r.get("system").String(), "x-anthropic-billing-header:")
 }
 
-// Auxiliary reports whether the request is one of claude's helper calls
+// auxiliary reports whether the request is one of claude's helper calls
 // (session title, summaries, suggestions): it comes from claude but offers
 // the model no tools, which no main-thread or subagent turn does.
-func (r Request) Auxiliary() bool {
-	return r.FromClaude() && len(r.get("tools").Array()) == 0
+func (r Request) auxiliary() bool {
+	return r.fromClaude() && len(r.get("tools").Array()) == 0
 }
 
 // Stream reports whether a streamed answer was asked for.

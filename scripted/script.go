@@ -16,7 +16,7 @@
 // a shell with `flower model serve --script FILE --addr 127.0.0.1:0`.
 //
 // Cassettes record and replay real conversations instead: Record starts a
-// recording proxy to a real Messages API that appends one Exchange per call
+// recording proxy to a real Messages API that appends one exchange per call
 // to a file (credentials never written); ServeCassette replays such a file,
 // matching each request by RequestKey (the normalized model, system, tools
 // and messages; see normalize.go), and is Closed like any Server.
@@ -167,7 +167,7 @@ func Parse(data []byte) (*Script, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("scripted: bad script: %w", err)
 	}
-	if err := s.Validate(); err != nil {
+	if err := s.validate(); err != nil {
 		return nil, err
 	}
 	return &s, nil
@@ -180,9 +180,9 @@ var faultStatuses = map[int]string{
 	500: "api_error", 502: "api_error", 503: "api_error", 504: "timeout_error", 529: "overloaded_error",
 }
 
-// Validate checks a script and names the first problem by its position.
+// validate checks a script and names the first problem by its position.
 // It also fills defaults: conversation names and block types.
-func (s *Script) Validate() error {
+func (s *Script) validate() error {
 	if len(s.Conversations) == 0 {
 		return errors.New("scripted: script has no conversations")
 	}

@@ -61,7 +61,7 @@ func Start(s *Script, addr string, opts ...Option) (*Server, error) {
 	if s == nil {
 		return nil, errors.New("scripted: nil script")
 	}
-	if err := s.Validate(); err != nil {
+	if err := s.validate(); err != nil {
 		return nil, err
 	}
 	srv := &Server{script: s, next: map[string][]int{}}
@@ -179,7 +179,7 @@ const auxiliaryName = "(auxiliary)"
 // A request no conversation answers gets why: the conversations that
 // matched but had nothing for it.
 func (s *Server) route(req *Request) (reply Reply, ok bool, why []string) {
-	if req.Auxiliary() {
+	if req.auxiliary() {
 		req.Conversation = auxiliaryName
 		return auxiliaryReply(*req), true, nil
 	}

@@ -33,7 +33,7 @@ import (
 // files are replaced. The report (also LastReport) covers every transcript
 // written. A key that is not stored fails with ErrNotFound.
 func (s *Store) MaterializeKey(ctx context.Context, key Key, configDir string) (TrimReport, error) {
-	return s.MaterializeAs(ctx, key, key.ProjectKey, configDir)
+	return s.materializeAs(ctx, key, key.ProjectKey, configDir)
 }
 
 // Materialize is MaterializeKey in the shape a harness.Runtime calls it
@@ -56,7 +56,7 @@ func (s *Store) Materialize(ctx context.Context, projectKey, sessionID, configDi
 		for _, h := range holders[1:] {
 			others = append(others, h.ProjectKey)
 		}
-		s.Warnf("session %s is stored under %d workspaces; resuming the newest, %s (also in %s)",
+		s.warnf("session %s is stored under %d workspaces; resuming the newest, %s (also in %s)",
 			sessionID, len(holders), found.ProjectKey, strings.Join(others, ", "))
 	}
 	if _, err := s.Adopt(ctx, found, projectKey); err != nil {
@@ -66,11 +66,11 @@ func (s *Store) Materialize(ctx context.Context, projectKey, sessionID, configDi
 	return err
 }
 
-// MaterializeAs is MaterializeKey writing the session under another project
+// materializeAs is MaterializeKey writing the session under another project
 // key: <configDir>/projects/<projectKey>/…, for a resume in a workspace other
 // than the one that recorded it (another checkout path, another machine, or
 // claude's own project dir of a run that was not portable).
-func (s *Store) MaterializeAs(ctx context.Context, key Key, projectKey, configDir string) (TrimReport, error) {
+func (s *Store) materializeAs(ctx context.Context, key Key, projectKey, configDir string) (TrimReport, error) {
 	key = key.Main()
 	rep, err := s.materialize(ctx, key, projectKey, configDir)
 	if err != nil {

@@ -572,8 +572,8 @@ func (s *Store) Holders(ctx context.Context, id string) ([]Key, error) {
 	return found, nil
 }
 
-// Warnf writes a warning where the store's warnings go (WithLogf).
-func (s *Store) Warnf(format string, args ...any) { s.logf(format, args...) }
+// warnf writes a warning where the store's warnings go (WithLogf).
+func (s *Store) warnf(format string, args ...any) { s.logf(format, args...) }
 
 // redactEntries is entries with the credentials of this process's
 // environment and every secret shape replaced in their decoded strings
