@@ -68,6 +68,22 @@ func Command(t testing.TB, bin string, args ...string) *exec.Cmd {
 	return command(t, Context(t), bin, args...)
 }
 
+// CommandWithin is Command with d in place of Cap: for a benchmark whose
+// children (a fleet's workers) run longer than Cap on a loaded machine.
+// The test binary's own deadline still bounds it.
+func CommandWithin(t testing.TB, d time.Duration, bin string, args ...string) *exec.Cmd {
+	t.Helper()
+	end := time.Now().Add(d)
+	if dt, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if bd, ok := dt.Deadline(); ok && bd.Add(-margin).Before(end) {
+			end = bd.Add(-margin)
+		}
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), end)
+	t.Cleanup(cancel)
+	return command(t, ctx, bin, args...)
+}
+
 // command is Command under ctx.
 func command(t testing.TB, ctx context.Context, bin string, args ...string) *exec.Cmd {
 	cmd := child.Command(ctx, bin, args...)
