@@ -730,7 +730,7 @@ func (fb *fleetBed) readyWorkers(ms []*fleetMachine, concurrency int) []*exec.Cm
 // the last end (the database's clock); processor time of every process
 // involved, of the workers' trees and of PostgreSQL's; the whole machine's
 // busy time; a flow's mean run on a worker and a worker's mean idle gap
-// between two flows.
+// between two flows (negative when a worker runs several at once).
 type fleetSpan struct {
 	wall, cpu, workers, postgres, busy, flow, gap time.Duration
 }
