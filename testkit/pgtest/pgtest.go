@@ -103,6 +103,15 @@ func SocketDir() string {
 	return shared.dir
 }
 
+// ServerPID is the cluster's postmaster (0 before a URL call started it):
+// its process tree is the database's share of what a test costs.
+func ServerPID() int {
+	if shared == nil || shared.srv.Process == nil {
+		return 0
+	}
+	return shared.srv.Process.Pid
+}
+
 type missingError struct{ what string }
 
 func (e *missingError) Error() string { return "PostgreSQL is not installed: " + e.what }

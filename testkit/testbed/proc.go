@@ -69,6 +69,22 @@ func Command(t testing.TB, bin string, args ...string) *exec.Cmd {
 	return command(t, Context(t), bin, args...)
 }
 
+// CommandWithin is Command with d in place of Cap: for a benchmark whose
+// children (a fleet's workers) run longer than Cap on a loaded machine.
+// The test binary's own deadline still bounds it.
+func CommandWithin(t testing.TB, d time.Duration, bin string, args ...string) *exec.Cmd {
+	t.Helper()
+	end := time.Now().Add(d)
+	if dt, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if bd, ok := dt.Deadline(); ok && bd.Add(-margin).Before(end) {
+			end = bd.Add(-margin)
+		}
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), end)
+	t.Cleanup(cancel)
+	return command(t, ctx, bin, args...)
+}
+
 // command is Command under ctx.
 func command(t testing.TB, ctx context.Context, bin string, args ...string) *exec.Cmd {
 	cmd := child.Command(ctx, bin, args...)
@@ -224,4 +240,92 @@ func GarblePages(t testing.TB, path, marker string) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// clockTick is the unit of the times in /proc/<pid>/stat (USER_HZ, 100 on
+// every Linux a test runs on).
+const clockTick = 10 * time.Millisecond
+
+// TreeCPU is the processor time (user + system) pid and its live
+// descendants have used, with their waited-for children's (cutime,
+// cstime): what the tree has cost so far, from one scan of /proc. The
+// difference of two calls is what it cost in between (a process that
+// exited and was reaped inside the tree stays counted in its parent's
+// cutime). 0 without /proc.
+func TreeCPU(pid int) time.Duration {
+	cpu := TreeCPUs(pid)
+	var sum time.Duration
+	for _, d := range cpu {
+		sum += d
+	}
+	return sum
+}
+
+// TreeCPUs is TreeCPU per process: pid and each live descendant with its
+// own time and its waited-for children's.
+func TreeCPUs(pid int) map[int]time.Duration {
+	out := map[int]time.Duration{}
+	if d, ok := cpuOf(pid); ok {
+		out[pid] = d
+	}
+	for _, n := range child.Descendants(pid) {
+		if d, ok := cpuOf(n); ok {
+			out[n] = d
+		}
+	}
+	return out
+}
+
+// cpuOf reads utime+stime+cutime+cstime of /proc/<pid>/stat.
+func cpuOf(pid int) (time.Duration, bool) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, false
+	}
+	return parseStatCPU(string(data))
+}
+
+// parseStatCPU sums fields 14–17 (utime, stime, cutime, cstime) of a
+// /proc/<pid>/stat line; the command name, in parentheses, may hold spaces
+// and parentheses itself.
+func parseStatCPU(s string) (time.Duration, bool) {
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 15 {
+		return 0, false
+	}
+	var ticks int64
+	for _, v := range f[11:15] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * clockTick, true
+}
+
+// MachineBusy is the processor time the whole machine has spent busy
+// (user, nice, system, irq, softirq, steal of /proc/stat's cpu line) since
+// boot, all cores summed: with TreeCPU over the same span it tells how much
+// of the machine a measurement shared with others. 0 without /proc.
+func MachineBusy() time.Duration {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		n, _ := strconv.ParseInt(f[i], 10, 64)
+		ticks += n
+	}
+	return time.Duration(ticks) * clockTick
 }

@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -85,5 +86,36 @@ func TestCommandDeadlineAfterItEnded(t *testing.T) {
 	cmd.Wait()
 	if errs := rec.cleanup(); len(errs) != 1 || !strings.Contains(errs[0], "ran into the test's deadline") {
 		t.Errorf("control: a child killed at its deadline was reported as %v", errs)
+	}
+}
+
+func TestParseStatCPU(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want time.Duration
+		ok   bool
+	}{
+		{"42 (flower) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 20 10 20 0 8 0 100 1000 200", 400 * time.Millisecond, true},
+		{"42 (a) b (c)) R 1 42 42 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 1 1 1", 20 * time.Millisecond, true},
+		{"42 (short) S 1 2 3", 0, false},
+		{"no parenthesis", 0, false},
+		{"42 (x) S 1 42 42 0 -1 0 0 0 0 0 x 1 0 0 20", 0, false},
+	} {
+		got, ok := parseStatCPU(c.line)
+		if got != c.want || ok != c.ok {
+			t.Errorf("parseStatCPU(%q) = %s, %v; want %s, %v", c.line, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestTreeCPUCountsSelf(t *testing.T) {
+	end := time.Now().Add(30 * time.Millisecond)
+	for time.Now().Before(end) { // spend some CPU
+	}
+	if d := TreeCPU(os.Getpid()); d <= 0 {
+		t.Fatalf("TreeCPU(self) = %s after a busy loop", d)
+	}
+	if d := TreeCPU(-1); d != 0 {
+		t.Fatalf("control: TreeCPU(-1) = %s, want 0", d)
 	}
 }
