@@ -95,10 +95,12 @@ type stepKind struct {
 }
 
 // compareSteps times bare and step, interleaved, at least minPairs of
-// each, every output checked; it prints both medians, their ratio (target
-// ≤ 1.05) and the phases of the flower step (stepPhases).
+// each, every output checked; it prints both medians of wall and of CPU
+// time, their ratios (target ≤ 1.05), the ratio over each half of the
+// pairs (its stability) and the phases of the flower step (stepPhases);
+// every 10 pairs it prints the figures so far.
 func compareSteps(b *testing.B, name, runDir string, bare, step stepKind) {
-	run := func(k stepKind) time.Duration {
+	run := func(k stepKind) sample {
 		cmd := k.cmd()
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
@@ -106,12 +108,12 @@ func compareSteps(b *testing.B, name, runDir string, bare, step stepKind) {
 		if err != nil || !strings.Contains(string(out), k.want) {
 			b.Fatalf("%s: %v, output lacks %q:\n%s", k.label, err, k.want, out)
 		}
-		return d
+		return sample{d, cpuOf(cmd)}
 	}
 	// Warm the page cache and the run dir (the first step makes the store).
 	run(bare)
 	run(step)
-	var bt, st []time.Duration
+	var bt, st []sample
 	var phases []map[string]time.Duration
 	n := pairs(b)
 	b.ResetTimer()
@@ -120,7 +122,10 @@ func compareSteps(b *testing.B, name, runDir string, bare, step stepKind) {
 		func() {
 			began := time.Now()
 			st = append(st, run(step))
-			phases = append(phases, stepPhases(b, runDir, began, began.Add(st[len(st)-1])))
+			phases = append(phases, stepPhases(b, runDir, began, began.Add(st[len(st)-1].wall)))
+			if len(st)%10 == 0 && len(st) < n {
+				printPair(name+" so far", "", len(st), bare.label, step.label, bt, st)
+			}
 		})
 	b.StopTimer()
 	perPair(b, n)
@@ -128,15 +133,55 @@ func compareSteps(b *testing.B, name, runDir string, bare, step stepKind) {
 	reportPhases(b, phases)
 }
 
-// reportPair reports and prints the medians of a (the bare baseline) and
-// c and the ratio c/a; prefix names c's metrics.
-func reportPair(b *testing.B, name, prefix string, n int, la, lc string, a, c []time.Duration) {
-	ma, mc := median(a), median(c)
-	b.ReportMetric(ma.Seconds(), "bare-s")
-	b.ReportMetric(mc.Seconds(), prefix+"step-s")
-	b.ReportMetric(mc.Seconds()/ma.Seconds(), prefix+"ratio")
-	fmt.Fprintf(os.Stderr, "%s: %d pairs, %s %.0f ms, %s %.0f ms (p50), ratio %.3f (target <= 1.05)\n",
-		name, n, la, ma.Seconds()*1000, lc, mc.Seconds()*1000, mc.Seconds()/ma.Seconds())
+// sample is one timed process: its wall time and the CPU time of its
+// whole tree.
+type sample struct{ wall, cpu time.Duration }
+
+// cpuOf is the CPU time (user and system) cmd's process used, with every
+// descendant reaped below it (wait4's rusage): the figure a loaded machine
+// inflates least.
+func cpuOf(cmd *exec.Cmd) time.Duration {
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+func walls(s []sample) []time.Duration {
+	return sampled(s, func(x sample) time.Duration { return x.wall })
+}
+func cpus(s []sample) []time.Duration {
+	return sampled(s, func(x sample) time.Duration { return x.cpu })
+}
+
+func sampled(s []sample, f func(sample) time.Duration) []time.Duration {
+	out := make([]time.Duration, len(s))
+	for i, x := range s {
+		out[i] = f(x)
+	}
+	return out
+}
+
+// ratioOf is median(c)/median(a).
+func ratioOf(a, c []time.Duration) float64 { return median(c).Seconds() / median(a).Seconds() }
+
+// reportPair reports and prints the figures of a (the bare baseline) and
+// c; prefix names c's metrics.
+func reportPair(b *testing.B, name, prefix string, n int, la, lc string, a, c []sample) {
+	b.ReportMetric(median(walls(a)).Seconds(), "bare-s")
+	b.ReportMetric(median(walls(c)).Seconds(), prefix+"step-s")
+	b.ReportMetric(ratioOf(walls(a), walls(c)), prefix+"ratio")
+	b.ReportMetric(ratioOf(cpus(a), cpus(c)), prefix+"cpu-ratio")
+	printPair(name, prefix, n, la, lc, a, c)
+}
+
+// printPair prints the medians of wall and CPU time of a and c, their
+// ratios, and the wall ratio over each half of the pairs.
+func printPair(name, prefix string, n int, la, lc string, a, c []sample) {
+	m := min(len(a), len(c)) // so far, one kind may be a run ahead
+	wa, wc, ca, cc := walls(a[:m]), walls(c[:m]), cpus(a[:m]), cpus(c[:m])
+	h := m / 2
+	fmt.Fprintf(os.Stderr, "%s: %d pairs, %s %.0f ms, %s %.0f ms (wall p50), ratio %.3f (target <= 1.05); halves %.3f, %.3f; "+
+		"CPU p50 %.0f ms vs %.0f ms, ratio %.3f\n",
+		name, n, la, median(wa).Seconds()*1000, lc, median(wc).Seconds()*1000, ratioOf(wa, wc),
+		ratioOf(wa[:h], wc[:h]), ratioOf(wa[h:], wc[h:]), median(ca).Seconds()*1000, median(cc).Seconds()*1000, ratioOf(ca, cc))
 }
 
 // reportPhases prints the median of each phase of the flower steps.
@@ -170,36 +215,51 @@ func stepBenchWith(b *testing.B, s *scripted.Script) (bed *testbed.Bed, flower, 
 // followed/alone.
 func BenchmarkStepFollowed(b *testing.B) {
 	bed, flower, hook, runDir := stepBench(b)
-	run := timedRun(b)
+	run := func(cmd *exec.Cmd) sample {
+		d := timedRun(b)(cmd)
+		return sample{d, cpuOf(cmd)}
+	}
 	run(bareClaude(b, bed))
 	run(flowerStep(b, bed, flower, hook, runDir, "hi"))
-	var bare, alone, followed []time.Duration
+	var bare, alone, followed []sample
+	var watchCPU, uiCPU []time.Duration
 	n := pairs(b)
 	b.ResetTimer()
 	interleave(n,
 		func() { bare = append(bare, run(bareClaude(b, bed))) },
 		func() { alone = append(alone, run(flowerStep(b, bed, flower, hook, runDir, "hi"))) },
-		func() { followed = append(followed, followedStep(b, bed, flower, hook, runDir)) })
+		func() {
+			s, w, u := followedStep(b, bed, flower, hook, runDir)
+			followed, watchCPU, uiCPU = append(followed, s), append(watchCPU, w), append(uiCPU, u)
+			if len(followed)%10 == 0 && len(followed) < n {
+				printFollowed(len(followed), bare, alone, followed, watchCPU, uiCPU)
+			}
+		})
 	b.StopTimer()
 	perPair(b, n)
 	reportPair(b, "StepFollowed", "followed-", n, "bare claude -p", "flower step followed", bare, followed)
 	reportPair(b, "StepAlone", "alone-", n, "bare claude -p", "flower step alone", bare, alone)
-	ma, mf := median(alone), median(followed)
-	b.ReportMetric(mf.Seconds()/ma.Seconds(), "followed/alone")
-	fmt.Fprintf(os.Stderr, "followed / alone: %.3f\n", mf.Seconds()/ma.Seconds())
+	b.ReportMetric(ratioOf(walls(alone), walls(followed)), "followed/alone")
+	printFollowed(n, bare, alone, followed, watchCPU, uiCPU)
+}
+
+// printFollowed prints the followed step against the step alone, and the
+// followers' own CPU time.
+func printFollowed(n int, bare, alone, followed []sample, watchCPU, uiCPU []time.Duration) {
+	printPair("StepFollowed", "", n, "bare claude -p", "flower step followed", bare, followed)
+	printPair("StepAlone", "", n, "bare claude -p", "flower step alone", bare, alone)
+	printPair("followed vs alone", "", n, "alone", "followed", alone, followed)
+	fmt.Fprintf(os.Stderr, "  followers' CPU p50: runs show --watch %.0f ms, flower ui (start, the stream, the body fetches, exit) %.0f ms\n",
+		median(watchCPU).Seconds()*1000, median(uiCPU).Seconds()*1000)
 }
 
 // followedStep runs one `flower step hi` while a watch and a ui page
-// follow it, and returns the step's wall time; it waits for both
-// followers to end (untimed) before it returns. The ui serves already
-// when the step starts (each step gets one of its own: a child of a
-// benchmark lives at most testbed.Cap).
-func followedStep(b *testing.B, bed *testbed.Bed, flower, hook, runDir string) time.Duration {
+// follow it, and returns the step's sample and the CPU time of the watch
+// and of the ui server; it waits for both followers to end (untimed)
+// before it returns. The ui serves already when the step starts (each step
+// gets one of its own: a child of a benchmark lives at most testbed.Cap).
+func followedStep(b *testing.B, bed *testbed.Bed, flower, hook, runDir string) (step sample, watchCPU, uiCPU time.Duration) {
 	ui, server := startUI(b, flower, bed, runDir)
-	defer func() {
-		server.Process.Signal(os.Interrupt)
-		server.Wait()
-	}()
 	before := runsIn(runDir)
 	cmd := flowerStep(b, bed, flower, hook, runDir, "hi")
 	var out strings.Builder
@@ -231,16 +291,18 @@ func followedStep(b *testing.B, bed *testbed.Bed, flower, hook, runDir string) t
 	if err := cmd.Wait(); err != nil {
 		b.Fatalf("flower step: %v\n%s", err, out.String())
 	}
-	took := time.Since(start)
+	step = sample{time.Since(start), cpuOf(cmd)}
 	werr := watch.Wait()
 	wg.Wait()
+	server.Process.Signal(os.Interrupt)
+	server.Wait()
 	if werr != nil || !strings.Contains(watched.String(), "ended") {
 		b.Fatalf("runs show --watch: %v\n%s", werr, watched.String())
 	}
 	if !strings.Contains(streamed, "event: end") {
 		b.Fatalf("the ui's stream of %s did not end:\n%s", run, streamed)
 	}
-	return took
+	return step, cpuOf(watch), cpuOf(server)
 }
 
 // runsIn is the set of runs in runDir's manifest that have an events log
