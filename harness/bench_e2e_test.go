@@ -174,7 +174,7 @@ func BenchmarkStepParts(b *testing.B) {
 	bed, flower, hook, runDir := stepBench(b)
 	args, env := flowerClaudeCall(b, bed, flower, hook, runDir)
 	prompt := `{"type":"user","message":{"role":"user","content":"hi"},"parent_tool_use_id":null,"session_id":""}` + "\n"
-	replay := func(keepOpen bool) time.Duration {
+	replay := func(keepOpen bool) sample {
 		cmd := exec.Command(bed.Claude, args...)
 		cmd.Env, cmd.Dir = env, bed.Workspace
 		in, err := cmd.StdinPipe()
@@ -203,10 +203,11 @@ func BenchmarkStepParts(b *testing.B) {
 		if err := cmd.Wait(); err != nil {
 			b.Fatalf("claude with flower's arguments: %v", err)
 		}
-		return time.Since(start)
+		return sample{time.Since(start), cpuOf(cmd)}
 	}
-	run := timedRun(b)
-	var bare, withArgs, keptOpen, step []time.Duration
+	timed := timedRun(b)
+	run := func(cmd *exec.Cmd) sample { return sample{timed(cmd), cpuOf(cmd)} }
+	var bare, withArgs, keptOpen, step []sample
 	n := pairs(b)
 	b.ResetTimer()
 	interleave(n,
@@ -218,10 +219,16 @@ func BenchmarkStepParts(b *testing.B) {
 		func() { step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi"))) })
 	b.StopTimer()
 	perPair(b, n)
-	b.ReportMetric(median(bare).Seconds(), "bare-s")
-	b.ReportMetric(median(withArgs).Seconds(), "flower-args-s")
-	b.ReportMetric(median(keptOpen).Seconds(), "stdin-open-s")
-	b.ReportMetric(median(step).Seconds(), "step-s")
+	for _, k := range []struct {
+		name, label string
+		s           []sample
+	}{{"bare", "bare claude -p", bare}, {"flower-args", "claude with flower's argv and environment", withArgs},
+		{"stdin-open", "the same, stdin open until the result", keptOpen}, {"step", "flower step", step}} {
+		b.ReportMetric(median(walls(k.s)).Seconds(), k.name+"-s")
+		b.ReportMetric(median(cpus(k.s)).Seconds(), k.name+"-cpu-s")
+		fmt.Fprintf(os.Stderr, "StepParts: %-44s wall p50 %6.0f ms (%.3f of bare), CPU p50 %5.0f ms (%.3f of bare)\n", k.label,
+			median(walls(k.s)).Seconds()*1000, ratioOf(walls(bare), walls(k.s)), median(cpus(k.s)).Seconds()*1000, ratioOf(cpus(bare), cpus(k.s)))
+	}
 }
 
 // flowerClaudeCall runs one flower step through a wrapper that records the
