@@ -197,17 +197,7 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 	if o.JSON {
 		enc.Encode(stepResultOut(res))
 	} else {
-		// Written from the string itself: fmt would copy a text that may
-		// be many megabytes into its buffer first.
-		if res.Text != "" {
-			io.WriteString(e.Stdout, res.Text)
-			io.WriteString(e.Stdout, "\n")
-		}
-		var typed bytes.Buffer // a typed answer (the judge's verdict): its value, one line, as claude -p --json-schema prints it
-		if json.Compact(&typed, res.Structured) == nil && typed.Len() > 0 {
-			typed.WriteString("\n")
-			typed.WriteTo(e.Stdout)
-		}
+		printStepText(e.Stdout, res)
 	}
 	mu.Unlock()
 	switch {
@@ -217,6 +207,22 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 		return &resumeHint{err: context.Canceled, cmd: stepResumeCmd(pl, res)}
 	default:
 		return &stepFailed{res}
+	}
+}
+
+// printStepText prints a step's text and, for a typed answer (the judge's
+// verdict), its value on one line, as claude -p --json-schema prints it.
+// The text is written from the string itself: fmt would copy a text that
+// may be many megabytes into its buffer first.
+func printStepText(w io.Writer, res harness.StepResult) {
+	if res.Text != "" {
+		io.WriteString(w, res.Text)
+		io.WriteString(w, "\n")
+	}
+	var typed bytes.Buffer
+	if json.Compact(&typed, res.Structured) == nil && typed.Len() > 0 {
+		typed.WriteString("\n")
+		typed.WriteTo(w)
 	}
 }
 
