@@ -24,43 +24,13 @@ import (
 // first (interleave). It times at least minPairs pairs whatever b.N is, so
 // that a plain `go test -bench StepVsBare` (b.N = 1) gives a median and
 // not one sample. From each step's events it also reports where flower's
-// process spends its time (stepPhases).
+// process spends its time (stepPhases), and the CPU time of both process
+// trees (compareSteps).
 func BenchmarkStepVsBare(b *testing.B) {
 	bed, flower, hook, runDir := stepBench(b)
-	run := timedRun(b)
-	// Warm the page cache, the go build outputs and the run dir (the first
-	// step creates the session store) once.
-	run(bareClaude(b, bed))
-	run(flowerStep(b, bed, flower, hook, runDir, "hi"))
-	var bare, step []time.Duration
-	var phases []map[string]time.Duration
-	n := pairs(b)
-	b.ResetTimer()
-	interleave(n,
-		func() {
-			bare = append(bare, run(bareClaude(b, bed)))
-		},
-		func() {
-			began := time.Now()
-			step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi")))
-			phases = append(phases, stepPhases(b, runDir, began, began.Add(step[len(step)-1])))
-		})
-	b.StopTimer()
-	perPair(b, n)
-	mb, ms := median(bare), median(step)
-	b.ReportMetric(mb.Seconds(), "bare-s")
-	b.ReportMetric(ms.Seconds(), "step-s")
-	b.ReportMetric(ms.Seconds()/mb.Seconds(), "ratio")
-	fmt.Fprintf(os.Stderr, "StepVsBare: %d pairs, bare claude -p %.0f ms, flower step %.0f ms (p50), ratio %.3f (target <= 1.05)\n",
-		n, mb.Seconds()*1000, ms.Seconds()*1000, ms.Seconds()/mb.Seconds())
-	for _, ph := range phaseNames {
-		var d []time.Duration
-		for _, p := range phases {
-			d = append(d, p[ph[0]])
-		}
-		b.ReportMetric(median(d).Seconds()*1000, ph[0]+"-ms")
-		fmt.Fprintf(os.Stderr, "  %-7s %6.1f ms  %s\n", ph[0], median(d).Seconds()*1000, ph[1])
-	}
+	compareSteps(b, "StepVsBare", runDir,
+		stepKind{"bare claude -p", "ok", func() *exec.Cmd { return bareClaude(b, bed) }},
+		stepKind{"flower step", "ok", func() *exec.Cmd { return flowerStep(b, bed, flower, hook, runDir, "hi") }})
 }
 
 // phaseNames are the parts of a flower step process stepPhases measures.
