@@ -138,3 +138,26 @@ func TestE2E_SandboxRequireRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestE2E_StepSandboxedGlance: `flower step --role clarify
+// --sandbox=require` runs the read-only role's Bash glance in the
+// sandbox: the model sees `test -w .` answer RO. Control: the same step
+// with --sandbox=off sees RW, so the workspace is writable and the answer
+// can differ.
+func TestE2E_StepSandboxedGlance(t *testing.T) {
+	t.Parallel()
+	testbed.RequireTool(t, "bwrap", "the read-only sandbox")
+	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "clarify",
+		Func: glanceFirst(func(r scripted.Request) scripted.Reply {
+			return scripted.Reply{Text: "GLANCED " + strings.TrimSpace(r.AllToolResults()[0].Content)}
+		})}}})
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	for mode, want := range map[string]string{"require": "GLANCED RO", "off": "GLANCED RW"} {
+		cmd := testbed.Command(t, flower, "step", "--role", "clarify", "--sandbox="+mode, "look first")
+		cmd.Env, cmd.Dir = flowerEnv(t, bed.Env(), bed.Claude), bed.Workspace
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("--sandbox=%s: %v, want %q in:\n%s", mode, err, want, out)
+		}
+	}
+}

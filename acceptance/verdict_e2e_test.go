@@ -458,3 +458,44 @@ func TestE2E_TypedChecklistReachesTheJudge(t *testing.T) {
 		t.Fatal("control: the goal step's Markdown must carry its own item")
 	}
 }
+
+// TestE2E_StepJudgeIsTyped: `flower step --role judge` gives the model
+// the StructuredOutput tool (--json-schema with flow.VerdictSchema) and
+// prints the typed verdict on its own line after the judge's words; --json
+// carries it as structured_output. Control: a plain step offers no
+// StructuredOutput tool.
+func TestE2E_StepJudgeIsTyped(t *testing.T) {
+	t.Parallel()
+	verdict := scripted.VerdictReply("## 结论\n达成", "achieved", []scripted.Check{{Check: "it works", Passed: true, Evidence: "ran it"}}, nil, "every check passed")
+	bed := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{
+		{Name: "judge", Match: scripted.Match{FirstUser: "judge it"}, Func: func(scripted.Request) scripted.Reply { return verdict }},
+		{Name: "plain", Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "plain words"} }},
+	}})
+	flower := testbed.BuildBinary(t, "./cmd/flower")
+	step := func(args ...string) string {
+		cmd := testbed.Command(t, flower, append([]string{"step"}, args...)...)
+		cmd.Env, cmd.Dir = flowerEnv(t, bed.Env(), bed.Claude), bed.Workspace
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("flower step %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	const typed = `{"verdict":"achieved","checks":[{"check":"it works","passed":true,"evidence":"ran it"}],"failed":[],"reason":"every check passed"}`
+	if out := step("--role", "judge", "judge it"); out != "## 结论\n达成\n"+typed+"\n" {
+		t.Errorf("judge step printed %q", out)
+	}
+	lines := strings.Split(strings.TrimSpace(step("--role", "judge", "--json", "judge it")), "\n")
+	if got := gjson.Get(lines[len(lines)-1], "structured_output.verdict").String(); got != "achieved" {
+		t.Errorf("step_result: %s", lines[len(lines)-1])
+	}
+	if out := step("plain it"); out != "plain words\n" {
+		t.Errorf("plain step printed %q", out)
+	}
+	for name, want := range map[string]bool{"judge": true, "plain": false} {
+		reqs := bed.Model.RequestsFor(name)
+		if len(reqs) == 0 || slices.Contains(reqs[0].Tools(), scripted.StructuredTool) != want {
+			t.Errorf("%s: %d requests, StructuredOutput offered: want %v", name, len(reqs), want)
+		}
+	}
+}

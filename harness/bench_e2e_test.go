@@ -24,43 +24,13 @@ import (
 // first (interleave). It times at least minPairs pairs whatever b.N is, so
 // that a plain `go test -bench StepVsBare` (b.N = 1) gives a median and
 // not one sample. From each step's events it also reports where flower's
-// process spends its time (stepPhases).
+// process spends its time (stepPhases), and the CPU time of both process
+// trees (compareSteps).
 func BenchmarkStepVsBare(b *testing.B) {
 	bed, flower, hook, runDir := stepBench(b)
-	run := timedRun(b)
-	// Warm the page cache, the go build outputs and the run dir (the first
-	// step creates the session store) once.
-	run(bareClaude(b, bed))
-	run(flowerStep(b, bed, flower, hook, runDir, "hi"))
-	var bare, step []time.Duration
-	var phases []map[string]time.Duration
-	n := pairs(b)
-	b.ResetTimer()
-	interleave(n,
-		func() {
-			bare = append(bare, run(bareClaude(b, bed)))
-		},
-		func() {
-			began := time.Now()
-			step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi")))
-			phases = append(phases, stepPhases(b, runDir, began, began.Add(step[len(step)-1])))
-		})
-	b.StopTimer()
-	perPair(b, n)
-	mb, ms := median(bare), median(step)
-	b.ReportMetric(mb.Seconds(), "bare-s")
-	b.ReportMetric(ms.Seconds(), "step-s")
-	b.ReportMetric(ms.Seconds()/mb.Seconds(), "ratio")
-	fmt.Fprintf(os.Stderr, "StepVsBare: %d pairs, bare claude -p %.0f ms, flower step %.0f ms (p50), ratio %.3f (target <= 1.05)\n",
-		n, mb.Seconds()*1000, ms.Seconds()*1000, ms.Seconds()/mb.Seconds())
-	for _, ph := range phaseNames {
-		var d []time.Duration
-		for _, p := range phases {
-			d = append(d, p[ph[0]])
-		}
-		b.ReportMetric(median(d).Seconds()*1000, ph[0]+"-ms")
-		fmt.Fprintf(os.Stderr, "  %-7s %6.1f ms  %s\n", ph[0], median(d).Seconds()*1000, ph[1])
-	}
+	compareSteps(b, "StepVsBare", runDir,
+		stepKind{"bare claude -p", "ok", func() *exec.Cmd { return bareClaude(b, bed) }},
+		stepKind{"flower step", "ok", func() *exec.Cmd { return flowerStep(b, bed, flower, hook, runDir, "hi") }})
 }
 
 // phaseNames are the parts of a flower step process stepPhases measures.
@@ -174,7 +144,7 @@ func BenchmarkStepParts(b *testing.B) {
 	bed, flower, hook, runDir := stepBench(b)
 	args, env := flowerClaudeCall(b, bed, flower, hook, runDir)
 	prompt := `{"type":"user","message":{"role":"user","content":"hi"},"parent_tool_use_id":null,"session_id":""}` + "\n"
-	replay := func(keepOpen bool) time.Duration {
+	replay := func(keepOpen bool) sample {
 		cmd := exec.Command(bed.Claude, args...)
 		cmd.Env, cmd.Dir = env, bed.Workspace
 		in, err := cmd.StdinPipe()
@@ -203,10 +173,11 @@ func BenchmarkStepParts(b *testing.B) {
 		if err := cmd.Wait(); err != nil {
 			b.Fatalf("claude with flower's arguments: %v", err)
 		}
-		return time.Since(start)
+		return sample{time.Since(start), cpuOf(cmd)}
 	}
-	run := timedRun(b)
-	var bare, withArgs, keptOpen, step []time.Duration
+	timed := timedRun(b)
+	run := func(cmd *exec.Cmd) sample { return sample{timed(cmd), cpuOf(cmd)} }
+	var bare, withArgs, keptOpen, step []sample
 	n := pairs(b)
 	b.ResetTimer()
 	interleave(n,
@@ -218,10 +189,16 @@ func BenchmarkStepParts(b *testing.B) {
 		func() { step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi"))) })
 	b.StopTimer()
 	perPair(b, n)
-	b.ReportMetric(median(bare).Seconds(), "bare-s")
-	b.ReportMetric(median(withArgs).Seconds(), "flower-args-s")
-	b.ReportMetric(median(keptOpen).Seconds(), "stdin-open-s")
-	b.ReportMetric(median(step).Seconds(), "step-s")
+	for _, k := range []struct {
+		name, label string
+		s           []sample
+	}{{"bare", "bare claude -p", bare}, {"flower-args", "claude with flower's argv and environment", withArgs},
+		{"stdin-open", "the same, stdin open until the result", keptOpen}, {"step", "flower step", step}} {
+		b.ReportMetric(median(walls(k.s)).Seconds(), k.name+"-s")
+		b.ReportMetric(median(cpus(k.s)).Seconds(), k.name+"-cpu-s")
+		fmt.Fprintf(os.Stderr, "StepParts: %-44s wall p50 %6.0f ms (%.3f of bare), CPU p50 %5.0f ms (%.3f of bare)\n", k.label,
+			median(walls(k.s)).Seconds()*1000, ratioOf(walls(bare), walls(k.s)), median(cpus(k.s)).Seconds()*1000, ratioOf(cpus(bare), cpus(k.s)))
+	}
 }
 
 // flowerClaudeCall runs one flower step through a wrapper that records the

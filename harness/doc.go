@@ -124,5 +124,8 @@
 // (internal/lazyre), and the stream machine reads lines in place (gjson over
 // the line, no copy of a big text). BenchmarkStepVsBare times a trivial step
 // under `flower step` against a bare `claude -p` on the same scripted model
-// (target ≤ 1.05×); BenchmarkStepParts splits the gap.
+// (target ≤ 1.05×); BenchmarkStepParts splits the gap. BenchmarkStepGlance,
+// BenchmarkStepVerdict and BenchmarkStepFollowed do the same for a sandboxed
+// glance, a typed judge and a step followed live, each against its own bare
+// baseline (docs/performance.md).
 package harness

@@ -350,5 +350,6 @@ func unitFactory(stderr io.Writer) factory {
 	f.SelfTest = func(context.Context, string, string) error {
 		return errors.New("test: SelfTest is not faked (a unit test starts no claude)")
 	}
+	f.SandboxCheck = func() error { return nil } // no bwrap probe in the unit loop
 	return f
 }

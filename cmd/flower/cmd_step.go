@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,7 +19,7 @@ import (
 // stepOptions are the options of `flower step`.
 type stepOptions struct {
 	Workspace, RunDir, Claude, Hook, Model, Instructions string
-	Role, Name, Resume, ResumeAt, Store                  string
+	Role, Name, Resume, ResumeAt, Store, Sandbox         string
 	Fork, Trim, NoEphemeral, Workbench, NoHandoff, JSON  bool
 	MaxTurns, MaxAttempts, KeepDenials, Spill            int
 	MaxBudget                                            float64
@@ -50,7 +51,7 @@ func newStepCmd(e *cmdEnv) *cli.Command {
 		&cli.IntFlag{Name: "spill-threshold", Value: 4000, Usage: "spill tool output over `N` chars to the workbench (0: off)", EnvVars: []string{"FLOWER_SPILL_THRESHOLD"}, Destination: &o.Spill},
 		&cli.BoolFlag{Name: "no-handoff", Usage: "do not hand off to a fresh session when the context is full", EnvVars: []string{"FLOWER_NO_HANDOFF"}, Destination: &o.NoHandoff},
 		jsonFlag(&o.JSON, "print events as JSON lines, then the step_result"),
-		storeFlag(&o.Store),
+		storeFlag(&o.Store), sandboxFlag(&o.Sandbox),
 		onlineTimeoutFlag(&o.OnlineTimeout), idleTimeoutFlag(&o.IdleTimeout),
 	)
 	return &cli.Command{
@@ -105,8 +106,12 @@ var stepRoles = map[string]func(o flow.RoleOptions) harness.AgentSpec{
 		return s
 	},
 	"clarify": func(o flow.RoleOptions) harness.AgentSpec { return flow.Clarify("clarify", nil, o) },
-	"judge":   func(o flow.RoleOptions) harness.AgentSpec { return flow.Judge("judge", nil, o) },
-	"oracle":  func(o flow.RoleOptions) harness.AgentSpec { return flow.Oracle("", o) },
+	"judge": func(o flow.RoleOptions) harness.AgentSpec {
+		s := flow.Judge("judge", nil, o)
+		s.JSONSchema = flow.VerdictSchema // typed, as every judge round of a flow
+		return s
+	},
+	"oracle": func(o flow.RoleOptions) harness.AgentSpec { return flow.Oracle("", o) },
 }
 
 // runStep runs one step for o.
@@ -143,6 +148,9 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 
 	ho, err := stepRuntimeOptions(o, pl)
 	if err != nil {
+		return err
+	}
+	if err := applySandbox(o.Sandbox, &ho, e.Stderr, stepSandboxCheck(e, spec)); err != nil {
 		return err
 	}
 	if spec.DelegateOnly && ho.Workbench == nil {
@@ -188,11 +196,8 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 	mu.Lock()
 	if o.JSON {
 		enc.Encode(stepResultOut(res))
-	} else if res.Text != "" {
-		// Written from the string itself: fmt would copy a text that may
-		// be many megabytes into its buffer first.
-		io.WriteString(e.Stdout, res.Text)
-		io.WriteString(e.Stdout, "\n")
+	} else {
+		printStepText(e.Stdout, res)
 	}
 	mu.Unlock()
 	switch {
@@ -202,6 +207,22 @@ func runStep(ctx context.Context, e *cmdEnv, o *stepOptions) error {
 		return &resumeHint{err: context.Canceled, cmd: stepResumeCmd(pl, res)}
 	default:
 		return &stepFailed{res}
+	}
+}
+
+// printStepText prints a step's text and, for a typed answer (the judge's
+// verdict), its value on one line, as claude -p --json-schema prints it.
+// The text is written from the string itself: fmt would copy a text that
+// may be many megabytes into its buffer first.
+func printStepText(w io.Writer, res harness.StepResult) {
+	if res.Text != "" {
+		io.WriteString(w, res.Text)
+		io.WriteString(w, "\n")
+	}
+	var typed bytes.Buffer
+	if json.Compact(&typed, res.Structured) == nil && typed.Len() > 0 {
+		typed.WriteString("\n")
+		typed.WriteTo(w)
 	}
 }
 
@@ -223,6 +244,17 @@ func stepRuntimeOptions(o *stepOptions, pl place) (harness.Options, error) {
 		ho.Workbench = harness.RunDirWorkbench(ho.Workspace, ho.RunDir)
 	}
 	return ho, nil
+}
+
+// stepSandboxCheck is the sandbox check of a step of spec: the factory's
+// for a role whose main thread glances (look-only, or a delegate-only one
+// with glances), none for a role whose Bash never runs in the sandbox, so
+// that such a step pays no bwrap probe.
+func stepSandboxCheck(e *cmdEnv, spec harness.AgentSpec) func() error {
+	if spec.LookOnly || spec.DelegateOnly && spec.Glance {
+		return sandboxCheck(e)
+	}
+	return func() error { return nil }
 }
 
 // stepResumeCmd is the command line that resumes an interrupted step.

@@ -133,3 +133,74 @@ func TestStep_StoreOpenFailureStopsTheStep(t *testing.T) {
 		t.Errorf("the refused step made %s/.flower (%v)", ws, err)
 	}
 }
+
+// TestStep_SandboxForGlancingRoles: `flower step --sandbox` probes the
+// sandbox and turns it on only for a role whose main thread glances (a
+// look-only role): --sandbox=require refuses a judge step where the probe
+// fails, while a plain step neither probes nor refuses. An unknown mode is
+// a usage error. Control: with a probe that passes, the judge's runtime
+// gets the sandbox on.
+func TestStep_SandboxForGlancingRoles(t *testing.T) {
+	for _, tc := range []struct {
+		role, mode string
+		probe      error
+		code       int
+		probed     int
+		sandbox    bool
+		stderr     string
+	}{
+		{"judge", "require", errors.New("no bwrap"), exitFailed, 1, false, "--sandbox=require: no bwrap"},
+		{"judge", "auto", nil, exitOK, 1, true, ""},
+		{"clarify", "auto", errors.New("no bwrap"), exitOK, 1, false, "look-only rests on the classifier alone"},
+		{"plain", "require", errors.New("no bwrap"), exitOK, 0, true, ""},
+		{"plain", "sometimes", nil, exitUsage, 0, false, `--sandbox "sometimes"`},
+	} {
+		t.Run(tc.role+"-"+tc.mode, func(t *testing.T) {
+			e, _, errb := testEnv("")
+			probed := 0
+			e.SandboxCheck = func() error { probed++; return tc.probe }
+			rts := fakeFactory(t, e, nil)
+			code := run(context.Background(), e, []string{"flower", "step", "-C", t.TempDir(), "--role", tc.role, "--sandbox", tc.mode, "go"})
+			if code != tc.code || probed != tc.probed || !strings.Contains(errb.String(), tc.stderr) {
+				t.Fatalf("exit %d, probed %d, stderr %q; want %d, %d, %q", code, probed, errb, tc.code, tc.probed, tc.stderr)
+			}
+			if code == exitOK && (*rts)[0].opts.Sandbox != tc.sandbox {
+				t.Errorf("runtime sandbox %v, want %v", (*rts)[0].opts.Sandbox, tc.sandbox)
+			}
+		})
+	}
+}
+
+// TestStep_JudgeIsTyped: `flower step --role judge` runs with the typed
+// verdict's schema, as every judge round of a flow does. Control: the
+// plain role has none.
+func TestStep_JudgeIsTyped(t *testing.T) {
+	if got := stepRoles["judge"](flow.RoleOptions{}).JSONSchema; got != flow.VerdictSchema {
+		t.Errorf("judge schema %q", got)
+	}
+	if got := stepRoles["plain"](flow.RoleOptions{}).JSONSchema; got != "" {
+		t.Errorf("control: plain schema %q", got)
+	}
+}
+
+// TestStep_PrintsTheTypedAnswer: a step with a typed answer (a judge's
+// verdict) prints its words, then the value on one line, as `claude -p
+// --json-schema` prints it. Control: a step without one prints its words
+// alone.
+func TestStep_PrintsTheTypedAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		structured string
+		want       string
+	}{
+		{"{\n \"verdict\": \"achieved\"\n}", "words\n{\"verdict\":\"achieved\"}\n"},
+		{"", "words\n"},
+	} {
+		e, out, errb := testEnv("")
+		fakeFactory(t, e, func(string, harness.AgentSpec, string) harness.StepResult {
+			return harness.StepResult{OK: true, Text: "words", Structured: []byte(tc.structured)}
+		})
+		if code := run(context.Background(), e, []string{"flower", "step", "-C", t.TempDir(), "--role", "judge", "go"}); code != exitOK || out.String() != tc.want {
+			t.Errorf("exit %d, stdout %q, want %q (stderr %q)", code, out, tc.want, errb)
+		}
+	}
+}
