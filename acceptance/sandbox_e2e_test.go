@@ -154,7 +154,7 @@ func TestE2E_StepSandboxedGlance(t *testing.T) {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	for mode, want := range map[string]string{"require": "GLANCED RO", "off": "GLANCED RW"} {
 		cmd := testbed.Command(t, flower, "step", "--role", "clarify", "--sandbox="+mode, "look first")
-		cmd.Env, cmd.Dir = flowerEnv(t, bed.Env(), bed.Claude), bed.Workspace
+		cmd.Env, cmd.Dir = flowerbin.Env(t, bed.Env(), bed.Claude), bed.Workspace
 		out, err := cmd.CombinedOutput()
 		if err != nil || !strings.Contains(string(out), want) {
 			t.Errorf("--sandbox=%s: %v, want %q in:\n%s", mode, err, want, out)

@@ -474,7 +474,7 @@ func TestE2E_StepJudgeIsTyped(t *testing.T) {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	step := func(args ...string) string {
 		cmd := testbed.Command(t, flower, append([]string{"step"}, args...)...)
-		cmd.Env, cmd.Dir = flowerEnv(t, bed.Env(), bed.Claude), bed.Workspace
+		cmd.Env, cmd.Dir = flowerbin.Env(t, bed.Env(), bed.Claude), bed.Workspace
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("flower step %v: %v\n%s", args, err, out)
