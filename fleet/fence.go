@@ -98,6 +98,36 @@ func fenced(ctx context.Context, pool *pgxpool.Pool, job int64, tok token, do fu
 	})
 }
 
+// ownSQL says whether the attempt that holds token epoch still has its
+// row open: not ended by a takeover (which ends it) nor by its own end.
+const ownSQL = `SELECT EXISTS (SELECT 1 FROM flower_flow_attempts WHERE job_id = $1 AND epoch = $2 AND ended_at IS NULL)`
+
+// fencedOwn is fenced for an attempt's own records (its end, replayed):
+// do runs with cur true while tok is the job's token, and with cur false
+// when a later attempt took the token but this attempt's row is still
+// open (River retried the job before the record got in; no takeover
+// ended it). Otherwise ErrStale.
+func fencedOwn(ctx context.Context, pool *pgxpool.Pool, job int64, tok token, do func(tx pgx.Tx, cur bool) error) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var epoch int64
+		err := tx.QueryRow(ctx, "SELECT epoch FROM flower_fences WHERE job_id = $1 FOR SHARE", job).Scan(&epoch)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if err == nil && epoch == tok.Epoch {
+			return do(tx, true)
+		}
+		var own bool
+		if err := tx.QueryRow(ctx, ownSQL, job, tok.Epoch).Scan(&own); err != nil {
+			return err
+		}
+		if !own {
+			return ErrStale
+		}
+		return do(tx, false)
+	})
+}
+
 // current reports whether tok is still job's token.
 func current(ctx context.Context, pool *pgxpool.Pool, job int64, tok token) (bool, error) {
 	err := fenced(ctx, pool, job, tok, func(pgx.Tx) error { return nil })
@@ -105,6 +135,27 @@ func current(ctx context.Context, pool *pgxpool.Pool, job int64, tok token) (boo
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// replayFence is storeFence for writes replayed from a spool: they are
+// also made while the attempt's own row is still open (fencedOwn), so an
+// attempt River retried before its writes got in keeps its records; a
+// takeover, which ends the row, refuses them.
+func replayFence(job int64, tok token) sessionstore.FenceFunc {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		err := storeFence(job, tok)(ctx, tx)
+		if !errors.Is(err, sessionstore.ErrFenced) {
+			return err
+		}
+		var own bool
+		if err := tx.QueryRowContext(ctx, ownSQL, job, tok.Epoch).Scan(&own); err != nil {
+			return err
+		}
+		if !own {
+			return err
+		}
+		return nil
+	}
 }
 
 // storeFence is the session store's fence of an attempt (SetFence): every

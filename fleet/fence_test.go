@@ -199,15 +199,17 @@ func TestWaitingNote(t *testing.T) {
 // while it lasted), and one that ended with a verdict completes its job
 // with the output River would have recorded (not run again); one whose
 // token went stale since (taken over) is dropped and the row and the job
-// keep what they had — the control that replay is fenced; an end spooled
-// without a verdict leaves the job to River's retry — the control that
-// completion follows the verdict.
+// keep what they had — the control that replay is fenced; one whose token
+// a retry took since (River retried the job before the record got in: its
+// row is still open) keeps its record but does not complete the job; an
+// end spooled without a verdict leaves the job to River's retry — the
+// control that completion follows the verdict.
 func TestSpoolReplay(t *testing.T) {
 	f := open(t)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "spool")
-	cur, stale, failed := add(t, f, "current"), add(t, f, "stale"), add(t, f, "failed")
-	for _, id := range []int64{cur, stale, failed} {
+	cur, stale, retried, failed := add(t, f, "current"), add(t, f, "stale"), add(t, f, "retried"), add(t, f, "failed")
+	for _, id := range []int64{cur, stale, retried, failed} {
 		f.pool.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, id)
 		f.pool.Exec(ctx, `INSERT INTO flower_fences (job_id, epoch, worker, attempt) VALUES ($1, 1, 'w1', 1)`, id)
 		f.pool.Exec(ctx, `INSERT INTO flower_flow_attempts (job_id, attempt, worker, epoch) VALUES ($1, 1, 'w1', 1)`, id)
@@ -223,19 +225,20 @@ func TestSpoolReplay(t *testing.T) {
 			t.Fatalf("spool file %s: %v", p, st)
 		}
 	}
-	f.pool.Exec(ctx, "UPDATE flower_fences SET epoch = 2 WHERE job_id = $1", stale)
+	f.pool.Exec(ctx, "UPDATE flower_fences SET epoch = 2 WHERE job_id = ANY($1)", []int64{stale, retried})
+	f.pool.Exec(ctx, "UPDATE flower_flow_attempts SET ended_at = now(), error = 'taken over' WHERE job_id = $1", stale) // as takeOver does
 	replay(ctx, f.pool, dir, t.Logf)
 	if left, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(left) != 0 {
 		t.Errorf("spool files left: %v", left)
 	}
-	for id, want := range map[int64][2]string{cur: {"achieved", "completed"}, stale: {"", "running"}, failed: {"", "running"}} {
+	for id, want := range map[int64][2]string{cur: {"achieved", "completed"}, stale: {"", "running"}, retried: {"achieved", "running"}, failed: {"", "running"}} {
 		j, _ := f.Get(ctx, id)
 		if len(j.Attempts) != 1 || j.Attempts[0].Verdict != want[0] || j.State != want[1] {
 			t.Errorf("job %d: state %s, attempts %+v; want verdict %q, state %s", id, j.State, j.Attempts, want[0], want[1])
 		}
 		var meta string
 		f.pool.QueryRow(ctx, `SELECT coalesce(metadata->'output'->>'verdict', '') FROM river_job WHERE id = $1`, id).Scan(&meta)
-		if meta != want[0] {
+		if meta != map[bool]string{true: want[0]}[want[1] == "completed"] {
 			t.Errorf("job %d: River's recorded verdict %q, want %q (queue ls and River's metadata agree)", id, meta, want[0])
 		}
 	}

@@ -53,8 +53,12 @@ func spool(dir string, s spooled) (string, error) {
 }
 
 // replay writes every spooled record of dir under its token and removes
-// it; a stale one (the flow was taken over since) is dropped and said.
-// Records that still cannot be written stay.
+// it. A record whose token went stale is still the attempt's own while its
+// attempt row is open (the job was retried by River before the record got
+// in, not taken over: a takeover ends the row): its row is written, but
+// the job is not completed (it is no longer this attempt's). One whose
+// row a takeover ended is dropped and said. Records that still cannot be
+// written stay.
 func replay(ctx context.Context, pool *pgxpool.Pool, dir string, logf func(string, ...any)) {
 	files, _ := filepath.Glob(filepath.Join(dir, "job-*.json"))
 	for _, f := range files {
@@ -64,8 +68,10 @@ func replay(ctx context.Context, pool *pgxpool.Pool, dir string, logf func(strin
 			continue
 		}
 		o := s.Outcome
-		err = fenced(ctx, pool, s.JobID, s.Fence, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, endSQL, s.JobID, s.Attempt, s.Worker, o.Run, o.Workspace, o.Verdict, o.Error, o.CostUSD); err != nil || !s.Complete {
+		current := true
+		err = fencedOwn(ctx, pool, s.JobID, s.Fence, func(tx pgx.Tx, cur bool) error {
+			current = cur
+			if _, err := tx.Exec(ctx, endSQL, s.JobID, s.Attempt, s.Worker, o.Run, o.Workspace, o.Verdict, o.Error, o.CostUSD); err != nil || !s.Complete || !cur {
 				return err
 			}
 			output, err := json.Marshal(recorded{Outcome: o, Fence: s.Fence})
@@ -76,8 +82,10 @@ func replay(ctx context.Context, pool *pgxpool.Pool, dir string, logf func(strin
 			return err
 		})
 		switch {
-		case err == nil:
+		case err == nil && current:
 			logf("replayed the spooled end of job %d attempt %d (%s)", s.JobID, s.Attempt, cmpOr(o.Verdict, o.Error))
+		case err == nil:
+			logf("replayed the spooled end of job %d attempt %d (%s) as its record only: the flow was retried since", s.JobID, s.Attempt, cmpOr(o.Verdict, o.Error))
 		case errors.Is(err, ErrStale):
 			logf("dropped the spooled end of job %d attempt %d: the flow was taken over since", s.JobID, s.Attempt)
 		default:
@@ -114,7 +122,16 @@ func (f *Fleet) replaySpools(ctx context.Context, o WorkOptions) {
 		return
 	}
 	logf := func(format string, a ...any) { o.Logf("worker %s: "+format, append([]any{o.ID}, a...)...) }
+	// The store's writes first: while the attempt's end is not yet made,
+	// its row is open, which is what lets an attempt retried since (not
+	// taken over) still make its own records (replayFence).
+	f.replayStore(ctx, o, logf)
 	replay(ctx, f.pool, o.SpoolDir, logf)
+}
+
+// replayStore makes the session stores' spooled writes, each under its
+// attempt's replayFence.
+func (f *Fleet) replayStore(ctx context.Context, o WorkOptions, logf func(string, ...any)) {
 	dir := storeSpool(o.SpoolDir)
 	if files, _ := filepath.Glob(filepath.Join(dir, "outbox-*.jsonl")); len(files) == 0 {
 		return
@@ -130,7 +147,7 @@ func (f *Fleet) replaySpools(ctx context.Context, o WorkOptions) {
 		if json.Unmarshal(label, &l) != nil || l.Job == 0 {
 			return nil
 		}
-		return storeFence(l.Job, l.Fence)
+		return replayFence(l.Job, l.Fence)
 	})
 	logf("made %d spooled writes of the session store; %d refused (their flows were taken over since)", made, refused)
 	if err != nil {
