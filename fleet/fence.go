@@ -86,16 +86,26 @@ func claim(ctx context.Context, pool *pgxpool.Pool, job *river.Job[FlowArgs], wo
 // against a takeover until the commit), or returns ErrStale.
 func fenced(ctx context.Context, pool *pgxpool.Pool, job int64, tok token, do func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		var cur int64
-		err := tx.QueryRow(ctx, "SELECT epoch FROM flower_fences WHERE job_id = $1 FOR SHARE", job).Scan(&cur)
-		if errors.Is(err, pgx.ErrNoRows) || err == nil && cur != tok.Epoch {
-			return ErrStale
-		}
+		cur, err := holds(ctx, tx, job, tok)
 		if err != nil {
 			return err
 		}
+		if !cur {
+			return ErrStale
+		}
 		return do(tx)
 	})
+}
+
+// holds reports whether tok is job's token, locking the fence row against
+// a takeover until the transaction ends.
+func holds(ctx context.Context, tx pgx.Tx, job int64, tok token) (bool, error) {
+	var epoch int64
+	err := tx.QueryRow(ctx, "SELECT epoch FROM flower_fences WHERE job_id = $1 FOR SHARE", job).Scan(&epoch)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil && epoch == tok.Epoch, err
 }
 
 // ownSQL says whether the attempt that holds token epoch still has its
@@ -109,12 +119,11 @@ const ownSQL = `SELECT EXISTS (SELECT 1 FROM flower_flow_attempts WHERE job_id =
 // ended it). Otherwise ErrStale.
 func fencedOwn(ctx context.Context, pool *pgxpool.Pool, job int64, tok token, do func(tx pgx.Tx, cur bool) error) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		var epoch int64
-		err := tx.QueryRow(ctx, "SELECT epoch FROM flower_fences WHERE job_id = $1 FOR SHARE", job).Scan(&epoch)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		cur, err := holds(ctx, tx, job, tok)
+		switch {
+		case err != nil:
 			return err
-		}
-		if err == nil && epoch == tok.Epoch {
+		case cur:
 			return do(tx, true)
 		}
 		var own bool

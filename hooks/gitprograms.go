@@ -20,25 +20,31 @@ import (
 
 // gitRunsRepoPrograms refuses a glance that runs git in a repository
 // whose own config names a program git would run (repoPrograms, from the
-// call's cwd, else this process's). The config is read first: the common
-// repository without such keys costs no second parse of the command.
+// call's cwd, else this process's). A glance that runs no git reads no
+// config: the parse is cheaper than the files on flower-hook's every call.
 func gitRunsRepoPrograms(in Input, cmd string) (Decision, bool) {
+	if !glance.RunsGit(cmd) {
+		return Decision{}, false
+	}
 	dir := in.Cwd
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
 	keys, err := repoPrograms(dir, os.Getenv)
-	if len(keys) == 0 && err == nil || !glance.RunsGit(cmd) {
+	if len(keys) == 0 && err == nil {
 		return Decision{}, false
 	}
 	why := strings.Join(keys, ", ")
 	if err != nil {
-		why = strings.TrimSpace(strings.Join(append(keys, "a config git cannot read: "+err.Error()), ", "))
+		why = strings.TrimSpace(strings.Join(append(keys, "git 读不了的配置: "+err.Error()), ", "))
 	}
-	return Decision{Verdict: Deny, Reason: "This repository's own git config names programs git would run for this glance (" + why +
-		"); a glance never runs a program the workspace names: send a subagent to look.",
+	return Decision{Verdict: Deny, Reason: repoProgramsText + "(" + why + ")",
 		Detail: map[string]any{"glance": true, "repo_programs": keys}}, true
 }
+
+// repoProgramsText is the deny text of a git glance in a repository whose
+// own config names programs (Chinese, like every model-facing text).
+const repoProgramsText = "这个仓库自己的 git 配置指定了 git 在这次查看时会运行的程序,查看从不运行工作区指定的程序:改为派一个 subagent 去看。"
 
 // gitProgramKey reports a config key (section.subsection.name, section and
 // name lowercased) that makes a git glance run a program the repository

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flowerhq/flower/testkit/testbed"
 )
 
 // gitConfigCases are config files in the shapes git's parser takes (and a
@@ -74,10 +76,7 @@ func TestParseGitConfig(t *testing.T) {
 // parseGitConfig reads are the ones git config --list prints, and git
 // refuses exactly the files it refuses (git 2.39 installed).
 func TestParseGitConfigAgreesWithGit(t *testing.T) {
-	git, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("no git")
-	}
+	git := testbed.RequireTool(t, "git", "the differential test of the config parser")
 	dir := t.TempDir()
 	for i, c := range gitConfigCases {
 		f := filepath.Join(dir, "c"+itoa(i))

@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -22,41 +23,36 @@ func (s *Store) Adopt(ctx context.Context, from Key, projectKey string) (int64, 
 	if from.ProjectKey == projectKey {
 		return 0, nil
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, fmt.Errorf("sessionstore: adopt %s: %w", from, err)
-	}
-	defer tx.Rollback()
-	if err := s.fenced(ctx, tx); err != nil {
-		return 0, fmt.Errorf("sessionstore: adopt %s: %w", from, err)
-	}
-	mtime, err := s.nextMTime(ctx, tx)
-	if err != nil {
-		return 0, fmt.Errorf("sessionstore: adopt %s: %w", from, err)
-	}
-	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO entries (project_key, session_id, subpath, uuid, mtime, facts, entry)
+	var n int64
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		mtime, err := s.nextMTime(ctx, tx)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO entries (project_key, session_id, subpath, uuid, mtime, facts, entry)
 		SELECT ?, e.session_id, e.subpath, e.uuid, ?, e.facts, e.entry FROM entries e
 		WHERE e.project_key = ? AND e.session_id = ? AND (e.uuid IS NOT NULL OR NOT EXISTS (
 			SELECT 1 FROM entries t WHERE t.project_key = ? AND t.session_id = e.session_id AND t.subpath = e.subpath))
 		ORDER BY e.seq ON CONFLICT DO NOTHING`), projectKey, mtime, from.ProjectKey, from.SessionID, projectKey)
-	if err != nil {
-		return 0, fmt.Errorf("sessionstore: adopt %s: %w", from, err)
-	}
-	n, _ := res.RowsAffected()
-	if n == 0 {
-		return 0, tx.Commit()
-	}
-	for _, q := range []string{
-		`INSERT INTO meta (project_key, session_id, subpath, mtime) SELECT ?, session_id, subpath, ? FROM meta
-			WHERE project_key = ? AND session_id = ? ON CONFLICT (project_key, session_id, subpath) DO UPDATE SET mtime = excluded.mtime`,
-		`INSERT INTO summaries (project_key, session_id, mtime, data) SELECT ?, session_id, ?, data FROM summaries
-			WHERE project_key = ? AND session_id = ? ON CONFLICT (project_key, session_id) DO NOTHING`,
-	} {
-		if _, err := tx.ExecContext(ctx, s.q(q), projectKey, mtime, from.ProjectKey, from.SessionID); err != nil {
-			return 0, fmt.Errorf("sessionstore: adopt %s: %w", from, err)
+		if err != nil {
+			return err
 		}
-	}
-	if err := tx.Commit(); err != nil {
+		if n, _ = res.RowsAffected(); n == 0 {
+			return nil
+		}
+		for _, q := range []string{
+			`INSERT INTO meta (project_key, session_id, subpath, mtime) SELECT ?, session_id, subpath, ? FROM meta
+			WHERE project_key = ? AND session_id = ? ON CONFLICT (project_key, session_id, subpath) DO UPDATE SET mtime = excluded.mtime`,
+			`INSERT INTO summaries (project_key, session_id, mtime, data) SELECT ?, session_id, ?, data FROM summaries
+			WHERE project_key = ? AND session_id = ? ON CONFLICT (project_key, session_id) DO NOTHING`,
+		} {
+			if _, err := tx.ExecContext(ctx, s.q(q), projectKey, mtime, from.ProjectKey, from.SessionID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return 0, fmt.Errorf("sessionstore: adopt %s: %w", from, err)
 	}
 	return n, nil

@@ -43,23 +43,18 @@ func (s *Store) PutDocuments(ctx context.Context, flow string, docs []Document) 
 
 // putDocuments is PutDocuments' write.
 func (s *Store) putDocuments(ctx context.Context, flow string, docs []Document) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sessionstore: put documents of %s: %w", flow, err)
-	}
-	defer tx.Rollback()
-	if err := s.fenced(ctx, tx); err != nil {
-		return fmt.Errorf("sessionstore: put documents of %s: %w", flow, err)
-	}
-	now := s.now().UnixMilli()
-	for _, d := range docs { // redacted by PutDocuments
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO documents (flow, name, body, updated_at) VALUES (?, ?, ?, ?)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		now := s.now().UnixMilli()
+		for _, d := range docs { // redacted by PutDocuments
+			if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO documents (flow, name, body, updated_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (flow, name) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`),
-			flow, d.Name, d.Body, now); err != nil {
-			return fmt.Errorf("sessionstore: put documents of %s: %w", flow, err)
+				flow, d.Name, d.Body, now); err != nil {
+				return err
+			}
 		}
-	}
-	if err := tx.Commit(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("sessionstore: put documents of %s: %w", flow, err)
 	}
 	return nil

@@ -309,57 +309,51 @@ func (s *Store) append(ctx context.Context, key Key, entries []json.RawMessage) 
 			return &invalidError{fmt.Sprintf("entry %d is not a JSON object", i)}
 		}
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := s.fenced(ctx, tx); err != nil {
-		return err
-	}
-	mtime, err := s.nextMTime(ctx, tx)
-	if err != nil {
-		return err
-	}
-	stmt, err := tx.PrepareContext(ctx, s.q(`INSERT INTO entries (project_key, session_id, subpath, uuid, mtime, facts, entry)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`))
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	inserted := make([]json.RawMessage, 0, len(entries))
-	for _, e := range entries {
-		m := parseLine(e)
-		var uuid any
-		if m.uuid != "" {
-			uuid = m.uuid
-		}
-		var facts any
-		if f := encodeFacts(m); f != "" {
-			facts = f
-		}
-		res, err := stmt.ExecContext(ctx, key.ProjectKey, key.SessionID, key.Subpath, uuid, mtime, facts, []byte(e))
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		mtime, err := s.nextMTime(ctx, tx)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err == nil && n > 0 {
-			inserted = append(inserted, e)
-		}
-	}
-	if len(inserted) == 0 {
-		return tx.Commit() // all duplicates: nothing changed, the clock stays
-	}
-	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO meta (project_key, session_id, subpath, mtime) VALUES (?, ?, ?, ?)
-		ON CONFLICT (project_key, session_id, subpath) DO UPDATE SET mtime = excluded.mtime`),
-		key.ProjectKey, key.SessionID, key.Subpath, mtime); err != nil {
-		return err
-	}
-	if key.Subpath == "" {
-		if err := s.foldSummary(ctx, tx, key, inserted, mtime); err != nil {
+		stmt, err := tx.PrepareContext(ctx, s.q(`INSERT INTO entries (project_key, session_id, subpath, uuid, mtime, facts, entry)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`))
+		if err != nil {
 			return err
 		}
-	}
-	return tx.Commit()
+		defer stmt.Close()
+		inserted := make([]json.RawMessage, 0, len(entries))
+		for _, e := range entries {
+			m := parseLine(e)
+			var uuid any
+			if m.uuid != "" {
+				uuid = m.uuid
+			}
+			var facts any
+			if f := encodeFacts(m); f != "" {
+				facts = f
+			}
+			res, err := stmt.ExecContext(ctx, key.ProjectKey, key.SessionID, key.Subpath, uuid, mtime, facts, []byte(e))
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err == nil && n > 0 {
+				inserted = append(inserted, e)
+			}
+		}
+		if len(inserted) == 0 {
+			return nil // all duplicates: nothing changed, the clock stays
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO meta (project_key, session_id, subpath, mtime) VALUES (?, ?, ?, ?)
+			ON CONFLICT (project_key, session_id, subpath) DO UPDATE SET mtime = excluded.mtime`),
+			key.ProjectKey, key.SessionID, key.Subpath, mtime); err != nil {
+			return err
+		}
+		if key.Subpath == "" {
+			if err := s.foldSummary(ctx, tx, key, inserted, mtime); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func (s *Store) foldSummary(ctx context.Context, tx *sql.Tx, key Key, entries []json.RawMessage, mtime int64) error {
@@ -469,27 +463,21 @@ func (s *Store) Delete(ctx context.Context, key Key) error {
 }
 
 func (s *Store) delete(ctx context.Context, key Key) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := s.fenced(ctx, tx); err != nil {
-		return err
-	}
-	where, args := "project_key = ? AND session_id = ? AND subpath = ?", []any{key.ProjectKey, key.SessionID, key.Subpath}
-	if key.Subpath == "" {
-		where, args = "project_key = ? AND session_id = ?", args[:2]
-		if _, err := tx.ExecContext(ctx, s.q("DELETE FROM summaries WHERE "+where), args...); err != nil {
-			return err
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		where, args := "project_key = ? AND session_id = ? AND subpath = ?", []any{key.ProjectKey, key.SessionID, key.Subpath}
+		if key.Subpath == "" {
+			where, args = "project_key = ? AND session_id = ?", args[:2]
+			if _, err := tx.ExecContext(ctx, s.q("DELETE FROM summaries WHERE "+where), args...); err != nil {
+				return err
+			}
 		}
-	}
-	for _, table := range []string{"entries", "meta"} {
-		if _, err := tx.ExecContext(ctx, s.q("DELETE FROM "+table+" WHERE "+where), args...); err != nil {
-			return err
+		for _, table := range []string{"entries", "meta"} {
+			if _, err := tx.ExecContext(ctx, s.q("DELETE FROM "+table+" WHERE "+where), args...); err != nil {
+				return err
+			}
 		}
-	}
-	return tx.Commit()
+		return nil
+	})
 }
 
 // ListSubkeys lists the subpaths stored under key's session (never the main

@@ -84,7 +84,13 @@ func newFleetBed(t testing.TB, slow func(scripted.Request) int) *fleetBed {
 // newFleetBedWith is a fleetBed whose model answers with script().
 func newFleetBedWith(t testing.TB, script func() *scripted.Script) *fleetBed {
 	t.Helper()
-	store := pgtest.URL(t)
+	return newFleetBedOn(t, pgtest.URL(t), script)
+}
+
+// newFleetBedOn is newFleetBedWith on the store URL store (a private
+// cluster's, say).
+func newFleetBedOn(t testing.TB, store string, script func() *scripted.Script) *fleetBed {
+	t.Helper()
 	bed := testbed.NewFor(t, func(string) *scripted.Script { return script() })
 	fb := &fleetBed{t: t, bed: bed, store: store, bin: testbed.BuildBinary(t, "./cmd/flower"),
 		hook: testbed.BuildBinary(t, "./cmd/flower-hook"), repo: filepath.Join(t.TempDir(), "repo")}

@@ -68,7 +68,7 @@ func databaseOutage(t *testing.T, down, rescue, judgeDelay time.Duration, wantAt
 	pc := pgtest.Private(t)
 	asked := make(chan struct{}, 1)
 	var once sync.Once
-	fb := newOutageBed(t, pc.URL(), func() *scripted.Script {
+	fb := newFleetBedOn(t, pc.URL(), func() *scripted.Script {
 		s := fleetScript(func(scripted.Request) int { return 0 })
 		for i := range s.Conversations {
 			if c := &s.Conversations[i]; c.Name == "judge" {
@@ -173,23 +173,6 @@ func outageControls(t *testing.T, fb *fleetBed, all string, id int64, wantAttemp
 			t.Error("control: the record check misses a judge line deleted from the store")
 		}
 	}
-}
-
-// newOutageBed is a fleetBed on the store URL store.
-func newOutageBed(t *testing.T, store string, script func() *scripted.Script) *fleetBed {
-	bed := testbed.NewFor(t, func(string) *scripted.Script { return script() })
-	fb := &fleetBed{t: t, bed: bed, store: store, bin: testbed.BuildBinary(t, "./cmd/flower"),
-		hook: testbed.BuildBinary(t, "./cmd/flower-hook"), repo: filepath.Join(t.TempDir(), "repo")}
-	os.MkdirAll(fb.repo, 0o700)
-	os.WriteFile(filepath.Join(fb.repo, "README"), []byte("a repo\n"), 0o600)
-	for _, args := range [][]string{{"init", "-q"}, {"add", "README"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = fb.repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	return fb
 }
 
 // workerLog is the file fleetBed.worker logs w to.

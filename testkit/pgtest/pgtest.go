@@ -81,18 +81,32 @@ func URL(t testing.TB) string {
 		t.Fatal("pgtest: call pgtest.Main from this package's TestMain, so the cluster is stopped after the tests")
 	}
 	once.Do(func() { shared, initErr = start() })
-	var missing *missingError
-	switch {
-	case errors.As(initErr, &missing) && os.Getenv(RequireEnv) != "1":
-		t.Skipf("SKIPPING: %v (scripts/test.sh installs it as root with apt; %s=1 turns this skip into a failure)", initErr, RequireEnv)
-	case initErr != nil:
-		t.Fatalf("pgtest: %v", initErr)
-	}
+	started(t, initErr)
+	return shared.database(t)
+}
+
+// database creates a fresh database named for t in c and returns its URL.
+func (c *cluster) database(t testing.TB) string {
+	t.Helper()
 	name := fmt.Sprintf("t%d_%s", dbCount.Add(1), sanitize(t.Name()))
-	if _, err := shared.admin.Exec("CREATE DATABASE " + name); err != nil {
+	if _, err := c.admin.Exec("CREATE DATABASE " + name); err != nil {
 		t.Fatalf("pgtest: create database %s: %v", name, err)
 	}
-	return shared.url(name)
+	return c.url(name)
+}
+
+// started skips t when PostgreSQL is missing from the machine (a failure
+// under RequireEnv=1, as in CI) and fails it when a cluster could not
+// start for any other reason.
+func started(t testing.TB, err error) {
+	t.Helper()
+	var missing *missingError
+	switch {
+	case errors.As(err, &missing) && os.Getenv(RequireEnv) != "1":
+		t.Skipf("SKIPPING: %v (scripts/test.sh installs it as root with apt; %s=1 turns this skip into a failure)", err, RequireEnv)
+	case err != nil:
+		t.Fatalf("pgtest: %v", err)
+	}
 }
 
 // SocketDir is the cluster's socket folder ("" before a URL call started it).
@@ -305,13 +319,7 @@ func Private(t testing.TB) *Cluster {
 		t.Skip("postgres: -short is the unit loop, it starts no PostgreSQL")
 	}
 	c, err := start()
-	var missing *missingError
-	switch {
-	case errors.As(err, &missing) && os.Getenv(RequireEnv) != "1":
-		t.Skipf("SKIPPING: %v (scripts/test.sh installs it as root with apt; %s=1 turns this skip into a failure)", err, RequireEnv)
-	case err != nil:
-		t.Fatalf("pgtest: %v", err)
-	}
+	started(t, err)
 	pc := &Cluster{t: t, c: c, up: true}
 	t.Cleanup(func() {
 		pc.mu.Lock()
@@ -332,11 +340,7 @@ func (pc *Cluster) URL() string {
 	pc.t.Helper()
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
-	name := fmt.Sprintf("t%d_%s", dbCount.Add(1), sanitize(pc.t.Name()))
-	if _, err := pc.c.admin.Exec("CREATE DATABASE " + name); err != nil {
-		pc.t.Fatalf("pgtest: create database %s: %v", name, err)
-	}
-	return pc.c.url(name)
+	return pc.c.database(pc.t)
 }
 
 // Stop shuts the server down (fast: its clients are cut off) and waits
