@@ -14,8 +14,14 @@ import (
 // are accepted), each handed to handle and acknowledged with {"ok":true};
 // a line that is not JSON gets {"ok":false}. Its path goes to the child as
 // FLOWER_SOCKET; a connection lives at most 10 s.
+//
+// The same socket answers flower-hook-lite's hook calls (answerHookCall).
 func startReportServer(handle func(line []byte)) (*linesock.Server, error) {
-	s, err := linesock.Listen("flower-sock-", 10*time.Second, func(_ context.Context, line []byte) []byte {
+	path := linesock.FreshPath("flower-sock-")
+	s, err := linesock.ListenAt(path, 10*time.Second, func(_ context.Context, line []byte) []byte {
+		if reply, ok := answerHookCall(line, path); ok {
+			return reply
+		}
 		if !json.Valid(line) {
 			return []byte(`{"ok":false}`)
 		}

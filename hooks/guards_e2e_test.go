@@ -44,17 +44,29 @@ func writeSettings(t *testing.T, dir string, entries ...hookEntry) string {
 	return p
 }
 
-// sock is a live FLOWER_SOCKET that collects report lines.
+// sock is a live FLOWER_SOCKET that collects report lines and, like the
+// harness's, answers flower-hook-lite's hook calls (hooks.Answer).
 type sock struct {
 	path string
 	mu   sync.Mutex
 	got  []hooks.Report
+	// answers is how long each hooks.Answer took (the server's share of a
+	// flower-hook-lite call).
+	answers []time.Duration
 }
 
 func listen(t testing.TB) *sock {
 	t.Helper()
-	s := &sock{}
-	srv, err := linesock.Listen("fh-", 0, func(_ context.Context, line []byte) []byte {
+	s := &sock{path: linesock.FreshPath("fh-")}
+	srv, err := linesock.ListenAt(s.path, 0, func(_ context.Context, line []byte) []byte {
+		if hooks.IsCall(line) {
+			start := time.Now()
+			reply := hooks.Answer(line, s.path)
+			s.mu.Lock()
+			s.answers = append(s.answers, time.Since(start))
+			s.mu.Unlock()
+			return reply
+		}
 		var r hooks.Report
 		if json.Unmarshal(line, &r) != nil {
 			return []byte(`{"ok":false}`)
@@ -68,7 +80,6 @@ func listen(t testing.TB) *sock {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	s.path = srv.Path()
 	return s
 }
 

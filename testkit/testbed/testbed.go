@@ -331,7 +331,7 @@ func BuildBinary(t testing.TB, pkg string) string {
 	out := filepath.Join(builtDir, filepath.Base(pkg))
 	cmd := child.Command(Context(t), "go", "build", "-o", out, pkg)
 	cmd.Dir = RepoRoot(t)
-	if filepath.Base(pkg) == "flower-hook" {
+	if filepath.Base(pkg) == "flower-hook" || filepath.Base(pkg) == "flower-hook-lite" {
 		cmd.Env = append(cmd.Environ(), HookBuildEnv()...)
 	}
 	if b, err := cmd.CombinedOutput(); err != nil {
