@@ -18,14 +18,14 @@ import (
 // otherwise execs flower-hook, which decides as before
 // (docs/performance.md, "flower-hook's start").
 
-// answerHookCall answers line when it is a hook call (ok); socket is the
-// report socket the decision is reported to. The line is never logged or
-// stored: it carries the hook's environment.
-func answerHookCall(line []byte, socket string) (reply []byte, ok bool) {
+// answerHookCall answers line when it is a hook call (ok); the decision's
+// report line goes to handle, as if flower-hook had sent it. The call line
+// itself is never logged or stored.
+func answerHookCall(line []byte, handle func(line []byte)) (reply []byte, ok bool) {
 	if !hooks.IsCall(line) {
 		return nil, false
 	}
-	return hooks.Answer(line, socket), true
+	return hooks.Answer(line, handle), true
 }
 
 // hookServerPID is the value of hooks.ServerEnv in a step's environment:

@@ -17,9 +17,8 @@ import (
 //
 // The same socket answers flower-hook-lite's hook calls (answerHookCall).
 func startReportServer(handle func(line []byte)) (*linesock.Server, error) {
-	path := linesock.FreshPath("flower-sock-")
-	s, err := linesock.ListenAt(path, 10*time.Second, func(_ context.Context, line []byte) []byte {
-		if reply, ok := answerHookCall(line, path); ok {
+	s, err := linesock.Listen("flower-sock-", 10*time.Second, func(_ context.Context, line []byte) []byte {
+		if reply, ok := answerHookCall(line, handle); ok {
 			return reply
 		}
 		if !json.Valid(line) {

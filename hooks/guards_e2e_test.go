@@ -61,19 +61,15 @@ func listen(t testing.TB) *sock {
 	srv, err := linesock.ListenAt(s.path, 0, func(_ context.Context, line []byte) []byte {
 		if hooks.IsCall(line) {
 			start := time.Now()
-			reply := hooks.Answer(line, s.path)
+			reply := hooks.Answer(line, func(r []byte) { s.add(r) })
 			s.mu.Lock()
 			s.answers = append(s.answers, time.Since(start))
 			s.mu.Unlock()
 			return reply
 		}
-		var r hooks.Report
-		if json.Unmarshal(line, &r) != nil {
+		if !s.add(line) {
 			return []byte(`{"ok":false}`)
 		}
-		s.mu.Lock()
-		s.got = append(s.got, r)
-		s.mu.Unlock()
 		return []byte(`{"ok":true}`)
 	})
 	if err != nil {
@@ -81,6 +77,18 @@ func listen(t testing.TB) *sock {
 	}
 	t.Cleanup(func() { srv.Close() })
 	return s
+}
+
+// add records a report line; false when it is none.
+func (s *sock) add(line []byte) bool {
+	var r hooks.Report
+	if json.Unmarshal(line, &r) != nil {
+		return false
+	}
+	s.mu.Lock()
+	s.got = append(s.got, r)
+	s.mu.Unlock()
+	return true
 }
 
 // count is how many reports arrived so far.

@@ -69,6 +69,23 @@ type host struct {
 	self string
 	// cwd is the hook's working folder (with environ).
 	cwd string
+	// deliver, when set, takes the report line (no newline) instead of
+	// $FLOWER_SOCKET: the decision server is the socket's own process.
+	deliver func(line []byte)
+}
+
+// report sends r to $FLOWER_SOCKET (best-effort, bounded by
+// reportTimeout), or hands it to deliver.
+func (h host) report(r Report) {
+	if h.deliver == nil {
+		_ = sendReport(h.getenv(SocketEnv), r, reportTimeout)
+		return
+	}
+	if line, ok := marshalReport(r); ok {
+		h.deliver(line)
+	} else if line, err := json.Marshal(r); err == nil {
+		h.deliver(line)
+	}
 }
 
 // repoEnv is what gitRunsRepoPrograms reads the repository's config
@@ -111,7 +128,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, h host) (code
 	in := Input{}
 	defer func() {
 		if p := recover(); p != nil {
-			code = g.fail(fmt.Errorf("panic: %v", p), in, stdout, stderr, getenv)
+			code = g.fail(fmt.Errorf("panic: %v", p), in, stdout, stderr, h)
 		}
 	}()
 	data, err := readInput(stdin, maxInput+1)
@@ -125,7 +142,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, h host) (code
 		err = errors.New("hook input names no tool")
 	}
 	if err != nil {
-		return g.fail(err, in, stdout, stderr, getenv)
+		return g.fail(err, in, stdout, stderr, h)
 	}
 	d := g.decide(in)
 	event := in.HookEventName
@@ -135,11 +152,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, h host) (code
 	out, ok := marshalOutput(d.Output(event))
 	if !ok {
 		if out, err = json.Marshal(d.Output(event)); err != nil {
-			return g.fail(err, in, stdout, stderr, getenv)
+			return g.fail(err, in, stdout, stderr, h)
 		}
 	}
 	_, _ = stdout.Write(append(out, '\n'))
-	_ = sendReport(getenv(SocketEnv), newReport(g.name, in, d), reportTimeout)
+	h.report(newReport(g.name, in, d))
 	return ExitOK
 }
 
@@ -170,7 +187,7 @@ func readInput(r io.Reader, limit int) ([]byte, error) {
 
 // fail ends a run that could not decide: deny guards deny with exit 2 and
 // the reason on stderr; transforming guards answer {} (the original stands).
-func (g guard) fail(err error, in Input, stdout, stderr io.Writer, getenv func(string) string) int {
+func (g guard) fail(err error, in Input, stdout, stderr io.Writer, h host) int {
 	d := Decision{Verdict: Pass, Detail: map[string]any{"error": err.Error()}}
 	code := ExitOK
 	if g.failClosed {
@@ -181,7 +198,7 @@ func (g guard) fail(err error, in Input, stdout, stderr io.Writer, getenv func(s
 	} else {
 		fmt.Fprintln(stdout, "{}")
 	}
-	_ = sendReport(getenv(SocketEnv), newReport(g.name, in, d), reportTimeout)
+	h.report(newReport(g.name, in, d))
 	return code
 }
 

@@ -63,14 +63,14 @@ var decline = []byte(`{"kind":"hook_answer","decline":true}`)
 // Answer decides one hook call from flower-hook-lite in this process, as
 // `flower-hook GUARD [flags]` would in the hook's (same guard code, with
 // the hook's environment, working folder and flower-hook path), and
-// returns the answer line: exit code, stdout and stderr. The decision is
-// reported to reportSocket (this process's own socket, never a path the
-// caller names). Only the guards of hooklite.Served are answered, and
+// returns the answer line: exit code, stdout and stderr. The decision's
+// report line goes to deliver (the socket's own report handling, not a
+// path the caller names; nil: dropped). Only the guards of hooklite.Served are answered, and
 // they only decide (no file is written but the sandbox's seccomp filter,
 // under this process's cache folder); anything else, or a call that does
 // not parse, is declined and flower-hook decides. The line is never kept:
 // its environment may hold secrets.
-func Answer(line []byte, reportSocket string) []byte {
+func Answer(line []byte, deliver func(report []byte)) []byte {
 	c, ok := parseCall(line)
 	if !ok || len(c.Nonce) != 32 || !isLowerHex(c.Nonce) {
 		return decline
@@ -85,14 +85,17 @@ func Answer(line []byte, reportSocket string) []byte {
 	if env == nil {
 		env = []string{} // not nil: nil is this process's environment
 	}
+	if deliver == nil {
+		deliver = func([]byte) {}
+	}
 	getenv := func(k string) string {
 		if k == SocketEnv {
-			return reportSocket
+			return "" // the report goes to deliver
 		}
 		return lookupEnv(env, k)
 	}
 	var stdout, stderr bytes.Buffer
-	code := run(argv[1:], bytes.NewReader(input), &stdout, &stderr, host{getenv: getenv, environ: env, self: argv[0], cwd: string(cwd)})
+	code := run(argv[1:], bytes.NewReader(input), &stdout, &stderr, host{getenv: getenv, environ: env, self: argv[0], cwd: string(cwd), deliver: deliver})
 	out := make([]byte, 0, 96+2*(stdout.Len()+stderr.Len()))
 	out = append(out, hooklite.AnswerPrefix...)
 	out = append(out, c.Nonce...)

@@ -75,7 +75,7 @@ func TestAnswerMatchesRun(t *testing.T) {
 			getenv := func(k string) string { return lookupEnv(env, k) }
 			var out, errb bytes.Buffer
 			want := Run(c.args, strings.NewReader(c.input), &out, &errb, getenv)
-			code, stdout, stderr := parsedAnswer(t, Answer(callLine(append([]string{"/x/flower-hook"}, c.args...), env, ws, c.input), ""))
+			code, stdout, stderr := parsedAnswer(t, Answer(callLine(append([]string{"/x/flower-hook"}, c.args...), env, ws, c.input), nil))
 			if code != strconv.Itoa(want) || stdout != out.String() || stderr != errb.String() {
 				t.Errorf("Answer: exit %s stdout %q stderr %q; Run: exit %d stdout %q stderr %q", code, stdout, stderr, want, out.String(), errb.String())
 			}
@@ -88,7 +88,7 @@ func TestAnswerMatchesRun(t *testing.T) {
 // well-formed call is answered.
 func TestAnswerDeclines(t *testing.T) {
 	good := callLine([]string{"/x/flower-hook", GuardDelegate}, nil, "/tmp", bashMain)
-	if bytes.Equal(Answer(good, ""), decline) {
+	if bytes.Equal(Answer(good, nil), decline) {
 		t.Fatalf("control: the good call was declined")
 	}
 	for name, line := range map[string][]byte{
@@ -106,7 +106,7 @@ func TestAnswerDeclines(t *testing.T) {
 		"odd hex":        bytes.Replace(good, []byte(`","input":"`), []byte(`","input":"7`), 1),
 		"fields swapped": bytes.Replace(good, []byte(`"env"`), []byte(`"cwd"`), 1),
 	} {
-		if got := Answer(line, ""); !bytes.Equal(got, decline) {
+		if got := Answer(line, nil); !bytes.Equal(got, decline) {
 			t.Errorf("%s: answered %s", name, got)
 		}
 	}
