@@ -155,3 +155,21 @@ func TestAnswerReadsOnlyForwardedEnv(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAnswer is the decision server's CPU share of one
+// flower-hook-lite call: delegate on a main-thread Bash call, as
+// BenchmarkHookSpawn sends it (its report handed to a no-op).
+func BenchmarkAnswer(b *testing.B) {
+	var env []string
+	for _, k := range hooklite.ForwardEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	line := callLine([]string{"/x/flower-hook", GuardDelegate}, env, "/tmp", bashMain)
+	for b.Loop() {
+		if out := Answer(line, func([]byte) {}); !bytes.Contains(out, []byte(`"exit":0`)) {
+			b.Fatalf("%s", out)
+		}
+	}
+}
