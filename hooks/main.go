@@ -88,6 +88,18 @@ func (h host) report(r Report) {
 	}
 }
 
+// homeDir is the hook's home folder (os.UserHomeDir's rule on Unix:
+// $HOME, which must be set).
+func (h host) homeDir() (string, error) {
+	if h.environ == nil {
+		return os.UserHomeDir()
+	}
+	if home := h.getenv("HOME"); home != "" {
+		return home, nil
+	}
+	return "", errors.New("$HOME is not defined")
+}
+
 // repoEnv is what gitRunsRepoPrograms reads the repository's config
 // with: the hook's working folder and environment (this process's for
 // flower-hook, whatever getenv a caller of Run passed).
@@ -248,6 +260,7 @@ func newGuard(name string, args []string, stderr io.Writer, h host) (guard, erro
 			if len(cfg.Roots) == 0 && !*project {
 				return errors.New("fence needs --root or --project")
 			}
+			cfg.home = h.homeDir
 			g.decide = func(in Input) Decision { return Fence(in, projectConfig(cfg, *project, in, getenv)) }
 			return nil
 		}
@@ -411,7 +424,7 @@ func projectConfig(cfg FenceConfig, project bool, in Input, getenv func(string) 
 		}
 	}
 	pc := ProjectFence(dir, allow)
-	return FenceConfig{Roots: append(slices.Clone(cfg.Roots), pc.Roots...), Protected: append(slices.Clone(cfg.Protected), pc.Protected...)}
+	return FenceConfig{Roots: append(slices.Clone(cfg.Roots), pc.Roots...), Protected: append(slices.Clone(cfg.Protected), pc.Protected...), home: cfg.home}
 }
 
 // appendTo is a repeatable string flag collecting into list; an empty value

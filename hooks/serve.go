@@ -70,7 +70,14 @@ var decline = []byte(`{"kind":"hook_answer","decline":true}`)
 // under this process's cache folder); anything else, or a call that does
 // not parse, is declined and flower-hook decides. The line is never kept:
 // its environment may hold secrets.
-func Answer(line []byte, deliver func(report []byte)) []byte {
+func Answer(line []byte, deliver func(report []byte)) (reply []byte) {
+	// A guard's panic is run's to answer; anything else that panics here
+	// must not take the flower process down: flower-hook decides instead.
+	defer func() {
+		if recover() != nil {
+			reply = decline
+		}
+	}()
 	c, ok := parseCall(line)
 	if !ok || len(c.Nonce) != 32 || !isLowerHex(c.Nonce) {
 		return decline

@@ -65,10 +65,12 @@ func TestAnswerMatchesRun(t *testing.T) {
 		{"fence inside", []string{GuardFence, "--root", ws}, write(filepath.Join(ws, "a.txt"))},
 		{"fence outside", []string{GuardFence, "--root", ws}, write("/etc/passwd")},
 		{"fence project", []string{GuardFence, "--project"}, write(filepath.Join(ws, "b.txt"))},
+		{"fence home inside", []string{GuardFence, "--root", ws}, write("~/c.txt")},
 		{"isolate", []string{GuardIsolate, "--roles", "coder"}, `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"subagent_type":"coder","prompt":"p"}}`},
 		{"unreadable input denies", []string{GuardDelegate}, `{"tool_name":`},
 		{"bad flag denies", []string{GuardDelegate, "--nope"}, bashMain},
 	}
+	t.Setenv("HOME", ws) // flower-hook (Run) expands ~ with its own $HOME
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			env := []string{"HOME=" + ws, "PATH=" + os.Getenv("PATH"), "CLAUDE_PROJECT_DIR=" + ws}
@@ -171,5 +173,21 @@ func BenchmarkAnswer(b *testing.B) {
 		if out := Answer(line, func([]byte) {}); !bytes.Contains(out, []byte(`"exit":0`)) {
 			b.Fatalf("%s", out)
 		}
+	}
+}
+
+// TestAnswerExpandsTheHooksHome: the fence expands "~" with the hook's
+// $HOME, not the flower process's. Control: with the hook's $HOME
+// elsewhere, the same write is denied.
+func TestAnswerExpandsTheHooksHome(t *testing.T) {
+	ws, elsewhere := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", elsewhere)
+	write := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"~/a.txt","content":"x"},"tool_use_id":"w"}`
+	argv := []string{"/x/flower-hook", GuardFence, "--root", ws}
+	if _, stdout, _ := parsedAnswer(t, Answer(callLine(argv, []string{"HOME=" + ws}, ws, write), nil)); strings.Contains(stdout, `"deny"`) {
+		t.Errorf("~ under the hook's home was denied: %s", stdout)
+	}
+	if _, stdout, _ := parsedAnswer(t, Answer(callLine(argv, []string{"HOME=" + elsewhere}, ws, write), nil)); !strings.Contains(stdout, `"deny"`) {
+		t.Errorf("control: ~ outside the roots passed: %s", stdout)
 	}
 }
