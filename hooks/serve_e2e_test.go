@@ -144,3 +144,62 @@ func TestE2E_LiteFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// TestE2E_LiteFallsBack runs flower-hook-lite itself (no claude) where it
+// must not or cannot ask the server: an input over hooklite.MaxForward goes
+// to flower-hook with the whole input on stdin (control: the same call,
+// small, is answered by the server); a flower-hook that cannot start
+// leaves a deny guard denying (exit 2) and isolate answering {}; a
+// relative flower-hook path is refused (exit 2).
+func TestE2E_LiteFallsBack(t *testing.T) {
+	t.Parallel()
+	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
+	lite := testbed.BuildBinary(t, "./cmd/flower-hook-lite")
+	sk := listen(t)
+	ws := t.TempDir()
+	env := append(os.Environ(), "FLOWER_SOCKET="+sk.path, hooks.ServerEnv+"="+strconv.Itoa(os.Getpid()))
+	answered := func() int {
+		sk.mu.Lock()
+		defer sk.mu.Unlock()
+		return len(sk.answers)
+	}
+	run := func(input string, argv ...string) (string, string, int) {
+		cmd := testbed.Command(t, lite, argv...)
+		cmd.Env = env
+		cmd.Stdin = strings.NewReader(input)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		code := 0
+		if err := cmd.Run(); err != nil {
+			code = cmd.ProcessState.ExitCode()
+		}
+		return out.String(), errb.String(), code
+	}
+	write := func(content string) string {
+		return `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/etc/x","content":"` + content + `"},"tool_use_id":"w"}`
+	}
+	before := answered()
+	if out, _, code := run(write("small"), hook, hooks.GuardFence, "--root", ws); code != 0 || !strings.Contains(out, `"deny"`) || answered() != before+1 {
+		t.Fatalf("control: a small call: exit %d %s, answered %d→%d", code, out, before, answered())
+	}
+	big := strings.Repeat("x", hooklite.MaxForward+10)
+	if out, _, code := run(write(big), hook, hooks.GuardFence, "--root", ws); code != 0 || !strings.Contains(out, `"deny"`) || answered() != before+1 {
+		t.Errorf("a big call: exit %d %.200s, answered %d (want flower-hook's deny, not the server's)", code, out, answered())
+	}
+	// flower-hook decided with the whole input: the write inside the root passes.
+	inside := strings.Replace(write(big), "/etc/x", filepath.Join(ws, "x"), 1)
+	if out, _, code := run(inside, hook, hooks.GuardFence, "--root", ws); code != 0 || strings.Contains(out, `"deny"`) {
+		t.Errorf("a big write inside the root: exit %d %.200s", code, out)
+	}
+	env = os.Environ() // no server: the exec is all there is
+	missing := filepath.Join(t.TempDir(), "flower-hook")
+	if _, errOut, code := run(benchInput, missing, hooks.GuardDelegate); code != 2 || !strings.Contains(errOut, "denied") {
+		t.Errorf("delegate without a flower-hook: exit %d %q", code, errOut)
+	}
+	if out, _, code := run(benchInput, missing, hooks.GuardIsolate, "--roles", "coder"); code != 1 || strings.TrimSpace(out) != "{}" {
+		t.Errorf("isolate without a flower-hook: exit %d %q", code, out)
+	}
+	if _, errOut, code := run(benchInput, "flower-hook", hooks.GuardDelegate); code != 2 || !strings.Contains(errOut, "usage") {
+		t.Errorf("a relative flower-hook: exit %d %q", code, errOut)
+	}
+}
