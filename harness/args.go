@@ -79,7 +79,7 @@ type Built struct {
 func shellQuote(s string) string { return hooks.ShellQuote(s) }
 
 func hookCmd(hookPath string, args ...string) HookCommand {
-	parts := []string{shellQuote(hookPath)}
+	parts := []string{servedCmd(hookPath, args)}
 	for _, a := range args {
 		parts = append(parts, shellQuote(a))
 	}
@@ -90,7 +90,7 @@ func hookCmd(hookPath string, args ...string) HookCommand {
 // hooks.DenyCommand so that a missing or crashing flower-hook denies
 // instead of letting the tool run.
 func denyHookCmd(hookPath string, args ...string) HookCommand {
-	return HookCommand{Type: "command", Command: hooks.DenyCommand(shellQuote(hookPath), args...), Timeout: 30}
+	return HookCommand{Type: "command", Command: hooks.DenyCommand(servedCmd(hookPath, args), args...), Timeout: 30}
 }
 
 // WhitelistGuard returns the PreToolUse matcher that makes allowed_tools

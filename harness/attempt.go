@@ -51,6 +51,7 @@ func (r *Runtime) childEnv(step string, extra map[string]string) []string {
 		env = envlist.Set(env, "CLAUDE_CODE_MAX_RETRIES", strconv.Itoa(r.opts.CLIRetries))
 	}
 	env = envlist.Set(env, "FLOWER_SOCKET", r.sock.Path())
+	env = envlist.Set(env, hooks.ServerEnv, hookServerPID())
 	env = envlist.Set(env, "FLOWER_RUN", r.run)
 	env = envlist.Set(env, "FLOWER_STEP", step)
 	if r.configDir != "" {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/flowerhq/flower/internal/envlist"
-	"github.com/flowerhq/flower/internal/linesock"
 	"github.com/flowerhq/flower/internal/redact"
 )
 
@@ -48,7 +47,7 @@ type Runtime struct {
 	trusted   bool             // the person opted in to the workspace's API settings
 	startMD   string           // the workspace's CLAUDE.md files when New ran
 	events    *eventLog
-	sock      *linesock.Server
+	sock      *reportServer
 	store     *storeSlot // nil: no session store
 	row       *runRow    // this run's manifest row
 

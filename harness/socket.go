@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/flowerhq/flower/internal/linesock"
@@ -14,8 +15,23 @@ import (
 // are accepted), each handed to handle and acknowledged with {"ok":true};
 // a line that is not JSON gets {"ok":false}. Its path goes to the child as
 // FLOWER_SOCKET; a connection lives at most 10 s.
-func startReportServer(handle func(line []byte)) (*linesock.Server, error) {
+//
+// The same socket answers flower-hook-lite's hook calls (answerHookCall);
+// their reports reach handle after the answer is on its way, and Close
+// waits for them.
+func startReportServer(handle func(line []byte)) (*reportServer, error) {
+	rs := &reportServer{}
+	later := func(line []byte) {
+		rs.pending.Add(1)
+		go func() {
+			defer rs.pending.Done()
+			handle(line)
+		}()
+	}
 	s, err := linesock.Listen("flower-sock-", 10*time.Second, func(_ context.Context, line []byte) []byte {
+		if reply, ok := answerHookCall(line, later); ok {
+			return reply
+		}
 		if !json.Valid(line) {
 			return []byte(`{"ok":false}`)
 		}
@@ -25,7 +41,23 @@ func startReportServer(handle func(line []byte)) (*linesock.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("harness: %w", err)
 	}
-	return s, nil
+	rs.Server = s
+	return rs, nil
+}
+
+// reportServer is the report socket and the reports of answered hook
+// calls still being handled.
+type reportServer struct {
+	*linesock.Server
+	pending sync.WaitGroup
+}
+
+// Close closes the socket (waiting for its connections) and then for the
+// reports still being handled.
+func (s *reportServer) Close() error {
+	err := s.Server.Close()
+	s.pending.Wait()
+	return err
 }
 
 // reportEvent turns one socket line into an Event: kind from the line's

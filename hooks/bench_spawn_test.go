@@ -99,9 +99,10 @@ func main() {
 // Green Tea GC); the floor with Go's defaults.
 func BenchmarkHookSpawn(b *testing.B) {
 	hook := testbed.BuildBinary(b, "./cmd/flower-hook")
+	lite := testbed.BuildBinary(b, "./cmd/flower-hook-lite")
 	dir := b.TempDir()
 	reports := listen(b)
-	kinds := spawnKinds(b, dir, hook)
+	kinds := spawnKinds(b, dir, hook, lite)
 	times := make([][]time.Duration, len(kinds))
 	cpu := make([][]time.Duration, len(kinds))
 	faults := make([][]time.Duration, len(kinds)) // minor page faults, as a count
@@ -135,14 +136,22 @@ func BenchmarkHookSpawn(b *testing.B) {
 			quantileMS(times[j], 0.99), cpu50[k.name], int64(slices.Sorted(slices.Values(faults[j]))[len(faults[j])/2]))
 	}
 	// The targets are ratios to baselines measured in this same run.
-	for _, r := range [][2]string{{"flower-hook", "floor-go-hook-io"}, {"flower-hook", "baseline-go-empty"}, {"floor-go-hook-io", "baseline-go-empty"},
-		{"sh-flower-hook-wrapped", "baseline-sh-go-empty"}} {
+	for _, r := range [][2]string{{"flower-hook-lite", "floor-go-hook-io"}, {"flower-hook", "floor-go-hook-io"}, {"flower-hook", "baseline-go-empty"},
+		{"floor-go-hook-io", "baseline-go-empty"}, {"sh-flower-hook-wrapped", "baseline-sh-go-empty"}, {"sh-flower-hook-lite-wrapped", "baseline-sh-go-empty"}} {
 		if p50[r[1]] > 0 && cpu50[r[1]] > 0 {
 			fmt.Fprintf(os.Stderr, "ratio %s / %s: wall p50 %.2fx, cpu p50 %.2fx\n", r[0], r[1], p50[r[0]]/p50[r[1]], cpu50[r[0]]/cpu50[r[1]])
 		}
 	}
 	b.ReportMetric(p50["flower-hook"]/p50["floor-go-hook-io"], "hook/floor")
-	fmt.Fprintf(os.Stderr, "target: flower-hook / floor-go-hook-io wall p50 <= 1.15x\n")
+	b.ReportMetric(p50["flower-hook-lite"]/p50["floor-go-hook-io"], "lite/floor")
+	reports.mu.Lock()
+	answers := slices.Clone(reports.answers)
+	reports.mu.Unlock()
+	if len(answers) > 0 {
+		fmt.Fprintf(os.Stderr, "decision server (hooks.Answer in this process, inside flower-hook-lite's wall time): runs=%d p50=%.3fms p99=%.3fms\n",
+			len(answers), quantileMS(answers, 0.5), quantileMS(answers, 0.99))
+	}
+	fmt.Fprintf(os.Stderr, "target: flower-hook-lite (what a step's PreToolUse guards run) / floor-go-hook-io wall p50 <= 1.15x\n")
 	instructionCounts(b, kinds, reports.path)
 }
 
@@ -154,7 +163,7 @@ type spawnKind struct {
 
 // spawnKinds builds the floor programs and lists what BenchmarkHookSpawn
 // times.
-func spawnKinds(b *testing.B, dir, hook string) []spawnKind {
+func spawnKinds(b *testing.B, dir, hook, lite string) []spawnKind {
 	py := filepath.Join(dir, "hook.py")
 	if err := os.WriteFile(py, []byte(pyHook), 0o644); err != nil {
 		b.Fatal(err)
@@ -187,12 +196,16 @@ func spawnKinds(b *testing.B, dir, hook string) []spawnKind {
 		// The floor of any Go hook: only the I/O a hook must do.
 		{"floor-go-hook-io", []string{floor}},
 		{"flower-hook", []string{hook, "delegate"}},
+		// As a step runs its PreToolUse guards: flower-hook-lite asking
+		// this process (the listener answers with hooks.Answer).
+		{"flower-hook-lite", []string{lite, hook, "delegate"}},
 		{"python3", []string{string(bytes.TrimSpace(python)), py}},
 		// As the CLI runs a hook command: through /bin/sh, with the
 		// fail-closed wrapper, beside the same shell starting the empty
 		// Go program.
 		{"baseline-sh-go-empty", []string{"/bin/sh", "-c", hooks.ShellQuote(hello)}},
 		{"sh-flower-hook-wrapped", []string{"/bin/sh", "-c", hooks.DenyCommand(hooks.ShellQuote(hook), hooks.GuardDelegate)}},
+		{"sh-flower-hook-lite-wrapped", []string{"/bin/sh", "-c", hooks.DenyCommand(hooks.ShellQuote(lite)+" "+hooks.ShellQuote(hook), hooks.GuardDelegate)}},
 	}
 }
 
@@ -200,7 +213,7 @@ func spawnKinds(b *testing.B, dir, hook string) []spawnKind {
 // its minor page faults (the last two as the machine's load leaves them).
 func spawnOnce(b *testing.B, name string, argv []string, sock string) (wall, used time.Duration, minflt int64) {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "FLOWER_SOCKET="+sock)
+	cmd.Env = append(os.Environ(), "FLOWER_SOCKET="+sock, hooks.ServerEnv+"="+strconv.Itoa(os.Getpid()))
 	cmd.Stdin = bytes.NewReader([]byte(benchInput))
 	var out bytes.Buffer
 	cmd.Stdout = &out
@@ -235,7 +248,7 @@ func instructionCounts(b *testing.B, kinds []spawnKind, sock string) {
 	}
 	counts := map[string]float64{}
 	for _, k := range kinds {
-		if k.name != "floor-go-hook-io" && k.name != "flower-hook" && k.name != "baseline-go-empty" {
+		if k.name != "floor-go-hook-io" && k.name != "flower-hook" && k.name != "flower-hook-lite" && k.name != "baseline-go-empty" {
 			continue
 		}
 		// callgrind trips over the Go runtime's preemption signals (off
@@ -244,7 +257,7 @@ func instructionCounts(b *testing.B, kinds []spawnKind, sock string) {
 		// the least of three runs counts.
 		for try := 0; try < 3; try++ {
 			cmd := exec.Command("valgrind", append([]string{"--tool=callgrind", "--callgrind-out-file=/dev/null"}, k.argv...)...)
-			cmd.Env = append(os.Environ(), "FLOWER_SOCKET="+sock, "GODEBUG=asyncpreemptoff=1")
+			cmd.Env = append(os.Environ(), "FLOWER_SOCKET="+sock, hooks.ServerEnv+"="+strconv.Itoa(os.Getpid()), "GODEBUG=asyncpreemptoff=1")
 			cmd.Stdin = bytes.NewReader([]byte(benchInput))
 			var errOut bytes.Buffer
 			cmd.Stderr = &errOut
@@ -258,6 +271,9 @@ func instructionCounts(b *testing.B, kinds []spawnKind, sock string) {
 			}
 		}
 		fmt.Fprintf(os.Stderr, "instructions %-18s %.0f\n", k.name, counts[k.name])
+	}
+	if counts["floor-go-hook-io"] > 0 && counts["flower-hook-lite"] > 0 {
+		fmt.Fprintf(os.Stderr, "ratio flower-hook-lite / floor-go-hook-io: instructions %.2fx (the client's; the server's share is the decision server's line above)\n", counts["flower-hook-lite"]/counts["floor-go-hook-io"])
 	}
 	if counts["floor-go-hook-io"] > 0 && counts["flower-hook"] > 0 {
 		fmt.Fprintf(os.Stderr, "ratio flower-hook / floor-go-hook-io: instructions %.2fx\n", counts["flower-hook"]/counts["floor-go-hook-io"])

@@ -13,7 +13,17 @@
 // the hook output JSON to stdout, sends one Report line to $FLOWER_SOCKET
 // (if set; bounded by reportTimeout, errors ignored) and exits. Nothing is
 // kept between calls; the only state is on disk (spill files, INDEX.md).
-// The guard never waits on the flower Runtime: it decides locally.
+// flower-hook never waits on the flower Runtime: it decides locally.
+//
+// # The decision server
+//
+// A step's delegate, whitelist, fence and isolate calls go through
+// flower-hook-lite (internal/hooklite), which links only syscall: it
+// forwards the call over $FLOWER_SOCKET, and Answer runs the same guard
+// (run, with the hook's environment, working folder and flower-hook path:
+// host) in the flower process, which owns the socket. The client trusts
+// only the peer $FLOWER_HOOK_SERVER names and execs flower-hook in every
+// other case (docs/guards.md).
 //
 // # Failing closed and open
 //

@@ -34,6 +34,9 @@ type FenceConfig struct {
 	// a folder protects everything under it; a last element with * or ?
 	// is a pattern (filepath.Match) for the files of its folder.
 	Protected []string
+	// home is the hook's home folder for "~" (nil: this process's,
+	// os.UserHomeDir).
+	home func() (string, error)
 }
 
 // WorkbenchRecords are the paths of a workbench (root) that only flower
@@ -82,7 +85,7 @@ func Fence(in Input, cfg FenceConfig) Decision {
 	}
 	p, err := toolPath(in.ToolInput, field)
 	if err == nil {
-		p, err = expandHome(p)
+		p, err = expandHome(p, cfg.home)
 	}
 	if err == nil && !filepath.IsAbs(p) {
 		if in.Cwd == "" || !filepath.IsAbs(in.Cwd) {
@@ -146,9 +149,12 @@ func toolPath(input json.RawMessage, field string) (string, error) {
 // expandHome expands "~" and "~/…" to the home folder, as the CLI's write
 // tools do; other paths are returned as they are. A path through /proc or
 // /dev/fd names another process's view of the file system and is refused.
-func expandHome(p string) (string, error) {
+func expandHome(p string, homeDir func() (string, error)) (string, error) {
+	if homeDir == nil {
+		homeDir = os.UserHomeDir
+	}
 	if p == "~" || strings.HasPrefix(p, "~/") {
-		home, err := os.UserHomeDir()
+		home, err := homeDir()
 		if err != nil || !filepath.IsAbs(home) {
 			return "", fmt.Errorf("%s starts with ~ and there is no home folder", p)
 		}

@@ -20,17 +20,18 @@ import (
 
 // gitRunsRepoPrograms refuses a glance that runs git in a repository
 // whose own config names a program git would run (repoPrograms, from the
-// call's cwd, else this process's). A glance that runs no git reads no
+// call's cwd, else the hook's). A glance that runs no git reads no
 // config: the parse is cheaper than the files on flower-hook's every call.
-func gitRunsRepoPrograms(in Input, cmd string) (Decision, bool) {
+func gitRunsRepoPrograms(in Input, cmd string, h host) (Decision, bool) {
 	if !glance.RunsGit(cmd) {
 		return Decision{}, false
 	}
+	cwd, getenv := h.repoEnv()
 	dir := in.Cwd
 	if dir == "" {
-		dir, _ = os.Getwd()
+		dir = cwd
 	}
-	keys, err := repoPrograms(dir, os.Getenv)
+	keys, err := repoPrograms(dir, getenv)
 	if len(keys) == 0 && err == nil {
 		return Decision{}, false
 	}

@@ -120,6 +120,9 @@ type Sandboxing struct {
 	// locate, when set, fills in HookBin, Bwrap, Bash, Env, Rust and
 	// Filter the first time a call is sandboxed (flower-hook's --sandbox).
 	locate func(*Sandboxing) error
+	// host is where the call came from (its cwd and environment find the
+	// repository whose config a git glance reads).
+	host host
 }
 
 // glance decides a main-thread Bash call that may be a glance: ok is false
@@ -128,7 +131,7 @@ func (sb Sandboxing) glance(in Input) (Decision, bool) {
 	cmd, found := bashCommand(in.ToolInput)
 	accepted := found && IsEphemeral(cmd)
 	if accepted {
-		if d, refused := gitRunsRepoPrograms(in, cmd); refused {
+		if d, refused := gitRunsRepoPrograms(in, cmd, sb.host); refused {
 			return d, true
 		}
 	}

@@ -44,32 +44,51 @@ func writeSettings(t *testing.T, dir string, entries ...hookEntry) string {
 	return p
 }
 
-// sock is a live FLOWER_SOCKET that collects report lines.
+// sock is a live FLOWER_SOCKET that collects report lines and, like the
+// harness's, answers flower-hook-lite's hook calls (hooks.Answer).
 type sock struct {
 	path string
 	mu   sync.Mutex
 	got  []hooks.Report
+	// answers is how long each hooks.Answer took (the server's share of a
+	// flower-hook-lite call).
+	answers []time.Duration
 }
 
 func listen(t testing.TB) *sock {
 	t.Helper()
-	s := &sock{}
-	srv, err := linesock.Listen("fh-", 0, func(_ context.Context, line []byte) []byte {
-		var r hooks.Report
-		if json.Unmarshal(line, &r) != nil {
+	s := &sock{path: linesock.FreshPath("fh-")}
+	srv, err := linesock.ListenAt(s.path, 0, func(_ context.Context, line []byte) []byte {
+		if hooks.IsCall(line) {
+			start := time.Now()
+			reply := hooks.Answer(line, func(r []byte) { s.add(r) })
+			s.mu.Lock()
+			s.answers = append(s.answers, time.Since(start))
+			s.mu.Unlock()
+			return reply
+		}
+		if !s.add(line) {
 			return []byte(`{"ok":false}`)
 		}
-		s.mu.Lock()
-		s.got = append(s.got, r)
-		s.mu.Unlock()
 		return []byte(`{"ok":true}`)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	s.path = srv.Path()
 	return s
+}
+
+// add records a report line; false when it is none.
+func (s *sock) add(line []byte) bool {
+	var r hooks.Report
+	if json.Unmarshal(line, &r) != nil {
+		return false
+	}
+	s.mu.Lock()
+	s.got = append(s.got, r)
+	s.mu.Unlock()
+	return true
 }
 
 // count is how many reports arrived so far.

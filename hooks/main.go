@@ -55,6 +55,12 @@ type guard struct {
 // is then reported to $FLOWER_SOCKET (best-effort, bounded by
 // reportTimeout).
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) (code int) {
+	return run(args, stdin, stdout, stderr, host{getenv: getenv})
+}
+
+// run is Run for the call of h.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, h host) (code int) {
+	getenv := h.getenv
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return ExitDeny
@@ -70,7 +76,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	case GuardLive:
 		return runLive(stdin, stdout, stderr, getenv)
 	}
-	g, err := newGuard(args[0], args[1:], stderr, getenv)
+	g, err := newGuard(args[0], args[1:], stderr, h)
 	if err != nil {
 		fmt.Fprintf(stderr, "flower-hook: %v\n", err)
 		if g.failClosed || g.name == "" {
@@ -81,7 +87,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	in := Input{}
 	defer func() {
 		if p := recover(); p != nil {
-			code = g.fail(fmt.Errorf("panic: %v", p), in, stdout, stderr, getenv)
+			code = g.fail(fmt.Errorf("panic: %v", p), in, stdout, stderr, h)
 		}
 	}()
 	data, err := readInput(stdin, maxInput+1)
@@ -95,7 +101,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		err = errors.New("hook input names no tool")
 	}
 	if err != nil {
-		return g.fail(err, in, stdout, stderr, getenv)
+		return g.fail(err, in, stdout, stderr, h)
 	}
 	d := g.decide(in)
 	event := in.HookEventName
@@ -105,11 +111,11 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	out, ok := marshalOutput(d.Output(event))
 	if !ok {
 		if out, err = json.Marshal(d.Output(event)); err != nil {
-			return g.fail(err, in, stdout, stderr, getenv)
+			return g.fail(err, in, stdout, stderr, h)
 		}
 	}
 	_, _ = stdout.Write(append(out, '\n'))
-	_ = sendReport(getenv(SocketEnv), newReport(g.name, in, d), reportTimeout)
+	h.report(newReport(g.name, in, d))
 	return ExitOK
 }
 
@@ -140,7 +146,7 @@ func readInput(r io.Reader, limit int) ([]byte, error) {
 
 // fail ends a run that could not decide: deny guards deny with exit 2 and
 // the reason on stderr; transforming guards answer {} (the original stands).
-func (g guard) fail(err error, in Input, stdout, stderr io.Writer, getenv func(string) string) int {
+func (g guard) fail(err error, in Input, stdout, stderr io.Writer, h host) int {
 	d := Decision{Verdict: Pass, Detail: map[string]any{"error": err.Error()}}
 	code := ExitOK
 	if g.failClosed {
@@ -151,14 +157,15 @@ func (g guard) fail(err error, in Input, stdout, stderr io.Writer, getenv func(s
 	} else {
 		fmt.Fprintln(stdout, "{}")
 	}
-	_ = sendReport(getenv(SocketEnv), newReport(g.name, in, d), reportTimeout)
+	h.report(newReport(g.name, in, d))
 	return code
 }
 
 // newGuard parses the flags of guard name. The returned guard carries its
 // name and failClosed even when the flags are bad, so the caller knows how
 // to fail.
-func newGuard(name string, args []string, stderr io.Writer, getenv func(string) string) (guard, error) {
+func newGuard(name string, args []string, stderr io.Writer, h host) (guard, error) {
+	getenv := h.getenv
 	fs := flag.NewFlagSet("flower-hook "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	g := guard{name: name, event: "PreToolUse"}
@@ -168,7 +175,7 @@ func newGuard(name string, args []string, stderr io.Writer, getenv func(string) 
 		g.failClosed = true
 		tools := fs.String("tools", DefaultDelegateTools, "tools the main thread must delegate (regexp)")
 		glance := fs.Bool("glance", false, "let ephemeral (read-only) Bash commands through")
-		sb := sandboxFlags(fs)
+		sb := sandboxFlags(fs, h)
 		parse = func() error {
 			re, err := toolMatcher(*tools)
 			if err != nil {
@@ -183,7 +190,7 @@ func newGuard(name string, args []string, stderr io.Writer, getenv func(string) 
 		allow := fs.String("allow", "", "the role's allowed tools (comma separated)")
 		role := fs.String("role", DefaultRole, "role name used in the deny text")
 		glance := fs.Bool("glance", false, "let ephemeral (read-only) Bash commands through even when Bash is not allowed")
-		sb := sandboxFlags(fs)
+		sb := sandboxFlags(fs, h)
 		parse = func() error {
 			allowed := parseToolList(*allow)
 			s, err := sb()
@@ -200,6 +207,7 @@ func newGuard(name string, args []string, stderr io.Writer, getenv func(string) 
 			if len(cfg.Roots) == 0 && !*project {
 				return errors.New("fence needs --root or --project")
 			}
+			cfg.home = h.homeDir
 			g.decide = func(in Input) Decision { return Fence(in, projectConfig(cfg, *project, in, getenv)) }
 			return nil
 		}
@@ -257,25 +265,48 @@ func newGuard(name string, args []string, stderr io.Writer, getenv func(string) 
 // sandboxFlags registers --sandbox and --unclassified on fs; the returned
 // function builds the Sandboxing after parsing (the hook binary is this
 // one).
-func sandboxFlags(fs *flag.FlagSet) func() (Sandboxing, error) {
+func sandboxFlags(fs *flag.FlagSet, h host) func() (Sandboxing, error) {
 	on := fs.Bool("sandbox", false, "run the main thread's Bash calls that pass in the read-only sandbox (bubblewrap; sandbox-exec on macOS)")
 	unclassified := fs.Bool("unclassified", false, "tests only, with --sandbox: take every Bash call for a glance (the sandbox alone holds)")
 	return func() (Sandboxing, error) {
 		if !*on {
 			if *unclassified {
-				return Sandboxing{}, errors.New("--unclassified needs --sandbox")
+				return Sandboxing{host: h}, errors.New("--unclassified needs --sandbox")
 			}
-			return Sandboxing{}, nil
+			return Sandboxing{host: h}, nil
 		}
 		// Where the programs are is looked up only for a call that is
 		// sandboxed, never on the path of every other tool call.
-		return Sandboxing{On: true, Unclassified: *unclassified, locate: locateSandbox}, nil
+		return Sandboxing{On: true, Unclassified: *unclassified, locate: h.locateSandbox, host: h}, nil
 	}
 }
 
-// locateSandbox fills in what the sandbox runs with: this flower-hook,
-// and on Linux bwrap, bash, the environment and rustup's default.
-func locateSandbox(sb *Sandboxing) error {
+// locateSandbox fills in what the sandbox runs with: flower-hook, and on
+// Linux bwrap, bash (from the hook's PATH), the hook's environment and
+// rustup's default. The seccomp filter's file is always under this
+// process's cache folder.
+func (h host) locateSandbox(sb *Sandboxing) error {
+	if h.environ == nil {
+		return h.locateHere(sb)
+	}
+	sb.HookBin = h.self
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	var ok bool
+	if sb.Bwrap, ok = lookPathIn("bwrap", h.getenv("PATH")); !ok {
+		return errors.New("--sandbox: bubblewrap (bwrap) was not found: install it: " + bwrapInstallHint)
+	}
+	if sb.Bash, ok = lookPathIn("bash", h.getenv("PATH")); !ok {
+		return errors.New("--sandbox: no bash on PATH")
+	}
+	sb.Env, sb.Rust = h.environ, rustupDefault(h.getenv)
+	seccompFile(sb)
+	return nil
+}
+
+// locateHere is locateSandbox for a call this process got itself.
+func (h host) locateHere(sb *Sandboxing) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("--sandbox: where is flower-hook: %w", err)
@@ -291,12 +322,32 @@ func locateSandbox(sb *Sandboxing) error {
 		return errors.New("--sandbox: no bash on PATH")
 	}
 	sb.Env, sb.Rust = os.Environ(), rustupDefault(os.Getenv)
+	seccompFile(sb)
+	return nil
+}
+
+// seccompFile puts the seccomp filter's file into sb.Filter.
+func seccompFile(sb *Sandboxing) {
 	if prog, ok := TIOCSTIFilter(runtime.GOARCH); ok {
 		// No file (no cache folder, a full disk): the line pipes the
 		// filter in instead, as safe and a fork dearer.
 		sb.Filter, _ = filterFile(prog, os.UserCacheDir)
 	}
-	return nil
+}
+
+// lookPathIn finds an executable name in the absolute folders of path
+// (exec.LookPath with another PATH).
+func lookPathIn(name, path string) (string, bool) {
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 // projectConfig adds ProjectFence to cfg when project is set: the project
@@ -320,7 +371,7 @@ func projectConfig(cfg FenceConfig, project bool, in Input, getenv func(string) 
 		}
 	}
 	pc := ProjectFence(dir, allow)
-	return FenceConfig{Roots: append(slices.Clone(cfg.Roots), pc.Roots...), Protected: append(slices.Clone(cfg.Protected), pc.Protected...)}
+	return FenceConfig{Roots: append(slices.Clone(cfg.Roots), pc.Roots...), Protected: append(slices.Clone(cfg.Protected), pc.Protected...), home: cfg.home}
 }
 
 // appendTo is a repeatable string flag collecting into list; an empty value

@@ -104,6 +104,9 @@ if [ -d cmd/flower-hook ]; then
   experiment=""
   if GOEXPERIMENT=nogreenteagc go env GOEXPERIMENT >/dev/null 2>&1; then experiment=GOEXPERIMENT=nogreenteagc; fi
   build bin/flower-hook ./cmd/flower-hook CGO_ENABLED=0 $experiment
+  # flower-hook-lite fronts the PreToolUse guards of flower's own steps
+  # (it asks the flower process, else execs flower-hook beside it).
+  build bin/flower-hook-lite ./cmd/flower-hook-lite CGO_ENABLED=0 $experiment
   if [ -d plugin ]; then
     mkdir -p plugin/bin
     cp bin/flower-hook plugin/bin/flower-hook

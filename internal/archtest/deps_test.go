@@ -39,7 +39,7 @@ const child = mod + "internal/child"
 
 // leaves are the small shared packages that import nothing of ours, so any
 // layer (the static flower-hook included) may use them.
-var leaves = []string{glance, textclip, atomicfile, redact, lazyre, mod + "internal/envlist", mod + "internal/pinned", mod + "internal/linesock", mod + "internal/login", mod + "internal/demo", mod + "internal/await"}
+var leaves = []string{hooklite, glance, textclip, atomicfile, redact, lazyre, mod + "internal/envlist", mod + "internal/pinned", mod + "internal/linesock", mod + "internal/login", mod + "internal/demo", mod + "internal/await"}
 
 // pkgInfo is one line of `go list -deps`: a package, whether it has cgo
 // files, and its direct imports.
@@ -92,13 +92,28 @@ type rule struct {
 var hookForbid = []string{"net", "crypto/sha256", "crypto/internal/fips140",
 	"github.com/tidwall/gjson", "github.com/tidwall/pretty", "github.com/pelletier/go-toml/v2"}
 
+// hooklite is the leaf behind flower-hook-lite, the PreToolUse guards'
+// front (it asks the flower process, else execs flower-hook).
+const hooklite = mod + "internal/hooklite"
+
+// liteForbid is what flower-hook-lite may not link: it exists to start as
+// the floor hook does (package syscall only), so none of what flower-hook's
+// start pays for — the shell parser and its init-time regexps, regexp and
+// unicode's tables, encoding/json, reflect, os, flag, time and godebug,
+// golang.org/x/sys (which brings most of those).
+var liteForbid = append(slices.Clone(hookForbid), "mvdan.cc/sh/v3/syntax", "mvdan.cc/sh/v3/expand", "mvdan.cc/sh/v3/fileutil",
+	"regexp", "regexp/syntax", "unicode", "encoding/json", "reflect", "os", "flag", "time", "internal/godebug", "golang.org/x/sys/unix")
+
 var rules = []rule{
+	// flower-hook-lite starts for every PreToolUse guard call of a step:
+	// package syscall and its leaf only.
+	{pkg: mod + "cmd/flower-hook-lite", noCgo: true, ours: []string{mod + "cmd/flower-hook-lite", hooklite}, forbid: liteForbid},
 	// flower-hook runs on every tool call: package net's initialisation
 	// would cost each one (its sockets are plain syscalls on Unix), and so
 	// would crypto/sha256's (the FIPS 140 module it brings: spill names
 	// are FNV-1a).
-	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance, redact, textclip, atomicfile, lazyre}, forbid: hookForbid},
-	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance, redact, textclip, atomicfile, lazyre, child}, forbid: hookForbid},
+	{pkg: mod + "hooks", noCgo: true, ours: []string{mod + "hooks", glance, redact, textclip, atomicfile, lazyre, hooklite}, forbid: hookForbid},
+	{pkg: mod + "cmd/flower-hook", noCgo: true, ours: []string{mod + "cmd/flower-hook", mod + "hooks", glance, redact, textclip, atomicfile, lazyre, child, hooklite}, forbid: hookForbid},
 	// child (the supervisor flower-hook becomes for a step) is a leaf.
 	{pkg: child, noCgo: true, ours: []string{child}},
 	// The small shared leaves import nothing of ours.
@@ -141,11 +156,14 @@ func TestDependencies(t *testing.T) {
 			}
 		})
 	}
-	// And flower-hook builds with cgo off, as setup.sh builds it.
-	cmd := exec.Command("go", "build", "-o", t.TempDir()+"/fh", mod+"cmd/flower-hook")
-	cmd.Env = append(cmd.Environ(), testbed.HookBuildEnv()...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("%v build: %v\n%s", testbed.HookBuildEnv(), err, out)
+	// And flower-hook and flower-hook-lite build with cgo off, as
+	// setup.sh builds them.
+	for _, bin := range []string{"cmd/flower-hook", "cmd/flower-hook-lite"} {
+		cmd := exec.Command("go", "build", "-o", t.TempDir()+"/fh", mod+bin)
+		cmd.Env = append(cmd.Environ(), testbed.HookBuildEnv()...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s %v build: %v\n%s", bin, testbed.HookBuildEnv(), err, out)
+		}
 	}
 }
 

@@ -309,7 +309,8 @@ const hookExperiment = "nogreenteagc"
 
 // BuildBinary builds the main package pkg (e.g. "./cmd/flower-hook") once per
 // test process and returns the binary's path (flower-hook as
-// scripts/setup.sh builds it: HookBuildEnv). The binaries share one
+// scripts/setup.sh builds it: HookBuildEnv, with flower-hook-lite beside
+// it). The binaries share one
 // temporary folder that Main removes after the package's tests.
 func BuildBinary(t testing.TB, pkg string) string {
 	t.Helper()
@@ -331,12 +332,20 @@ func BuildBinary(t testing.TB, pkg string) string {
 	out := filepath.Join(builtDir, filepath.Base(pkg))
 	cmd := child.Command(Context(t), "go", "build", "-o", out, pkg)
 	cmd.Dir = RepoRoot(t)
-	if filepath.Base(pkg) == "flower-hook" {
+	if filepath.Base(pkg) == "flower-hook" || filepath.Base(pkg) == "flower-hook-lite" {
 		cmd.Env = append(cmd.Environ(), HookBuildEnv()...)
 	}
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("testbed: go build %s: %v\n%s", pkg, err, b)
 	}
 	built[pkg] = out
+	if filepath.Base(pkg) == "flower-hook" {
+		// As scripts/setup.sh installs it: flower-hook-lite beside
+		// flower-hook, so that a step's PreToolUse guards ask the
+		// Runtime (harness.liteBeside).
+		buildMu.Unlock()
+		BuildBinary(t, "./cmd/flower-hook-lite")
+		buildMu.Lock()
+	}
 	return out
 }

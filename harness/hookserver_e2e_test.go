@@ -1,0 +1,75 @@
+package harness_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/hooks"
+	"github.com/flowerhq/flower/scripted"
+	"github.com/flowerhq/flower/testkit/testbed"
+)
+
+// TestRun_GuardsAnsweredInProcess: with flower-hook-lite beside
+// flower-hook, a step's whitelist guard is decided by the Runtime's
+// decision server: the judge's Bash is denied and reported as before, and
+// flower-hook never starts for it (a wrapper named flower-hook logs every
+// guard it is started for; it still runs live and index). Control: without
+// flower-hook-lite the same step starts flower-hook for the whitelist.
+func TestRun_GuardsAnsweredInProcess(t *testing.T) {
+	t.Parallel()
+	for _, withLite := range []bool{true, false} {
+		t.Run(map[bool]string{true: "lite", false: "control: no lite"}[withLite], func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			log := filepath.Join(dir, "started.log")
+			wrapper := "#!/bin/sh\nprintf '%s\\n' \"$1\" >> " + hooks.ShellQuote(log) + "\nexec " + hooks.ShellQuote(hookBinary(t)) + " \"$@\"\n"
+			if err := os.WriteFile(filepath.Join(dir, "flower-hook"), []byte(wrapper), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if withLite {
+				if err := os.Symlink(testbed.BuildBinary(t, "./cmd/flower-hook-lite"), filepath.Join(dir, hooks.LiteBin)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			bash := &scripted.Block{Name: "Bash", Input: json.RawMessage(`{"command":"echo guarded","description":"try bash"}`)}
+			b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{
+				{ToolUse: bash}, {Text: "GAVE_UP"},
+			}}}})
+			rt := newRuntime(t, b, func(o *harness.Options) { o.HookPath = filepath.Join(dir, "flower-hook") })
+			var guards []harness.Event
+			var mu sync.Mutex
+			res, err := rt.Run(runCtx(t), harness.NewAgentSpec("judge", "x"), "check it", harness.RunOptions{OnEvent: func(e harness.Event) {
+				if e.Kind == "guard" {
+					mu.Lock()
+					guards = append(guards, e)
+					mu.Unlock()
+				}
+			}})
+			if err != nil || !res.OK {
+				t.Fatalf("%+v %v", res, err)
+			}
+			reqs := b.Model.Requests()
+			if tr := reqs[len(reqs)-1].ToolResults(); len(tr) != 1 || !tr[0].IsError || !strings.Contains(tr[0].Content, "judge") {
+				t.Fatalf("the whitelist guard did not deny Bash for the judge: %+v", tr)
+			}
+			mu.Lock()
+			if len(guards) == 0 || guards[0].Data["decision"] != "deny" || guards[0].Data["guard"] != "whitelist" || guards[0].Step != "judge" {
+				t.Errorf("no whitelist deny report: %+v", guards)
+			}
+			mu.Unlock()
+			started, _ := os.ReadFile(log)
+			lines := strings.Fields(string(started))
+			if !strings.Contains(string(started), hooks.GuardLive) {
+				t.Errorf("the wrapper logged no live guard: %q", lines)
+			}
+			if ran := strings.Contains(string(started), hooks.GuardWhitelist); ran == withLite {
+				t.Errorf("flower-hook started for the whitelist: %v (flower-hook-lite beside it: %v); started for %q", ran, withLite, lines)
+			}
+		})
+	}
+}
