@@ -99,6 +99,9 @@ func verdictRun(t *testing.T, bed *testbed.Bed, rounds string, ask ...string) ([
 	if len(ask) == 0 {
 		args = append([]string{"continue"}, args...)
 	}
+	// The workspace's default run dir, marked self-tested: these
+	// tests are about the verdict, not the guard canary.
+	flowerbin.MarkSelfTested(t, filepath.Join(bed.Workspace, ".flower", "runs"), bed.Claude)
 	cmd := testbed.Command(t, flower, args...)
 	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 	cmd.Dir = t.TempDir()
@@ -308,6 +311,7 @@ func TestE2E_ForgedGoalWarnsAtTheTerminal(t *testing.T) {
 			t.Parallel()
 			bed := testbed.NewFor(t, verdictScript(judge, forge))
 			flower := testbed.BuildBinary(t, "./cmd/flower")
+			flowerbin.MarkSelfTested(t, filepath.Join(bed.Workspace, ".flower", "runs"), bed.Claude)
 			term := flowerbin.NewTerminal(t, flowerbin.Env(t, bed.Env(), bed.Claude), bed.Workspace,
 				flower+" --timeout 0 --rounds 2 "+flowerbin.ShellQuote(theAsk)+" </dev/null")
 			term.WaitFor("FLOWER-EXIT=")

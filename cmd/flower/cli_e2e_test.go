@@ -187,6 +187,7 @@ func TestE2E_OnlyAnAskStartsARun(t *testing.T) {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	brief := writeBrief(t, bed.Workspace)
 	runDir := filepath.Join(t.TempDir(), "runs")
+	flowerbin.MarkSelfTested(t, runDir, bed.Claude)
 	env := flowerbin.Env(t, bed.Env(), bed.Claude, "FLOWER_RUN_DIR="+runDir)
 	command := func(args ...string) *exec.Cmd {
 		cmd := testbed.Command(t, flower, args...)
