@@ -2,6 +2,7 @@ package acceptance
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,32 +14,31 @@ import (
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
-// TestE2E_DemoPipedForPeople: `flower demo --json=false | cat` (and with
-// FLOWER_JSON=0) prints the human view as plain lines: no JSON, no
-// redraws, and the clarifier's question with its answer on stdout;
-// --json=false wins over FLOWER_JSON=1. (TestE2E_Demo is the control:
-// --json makes the same pipe JSON.)
+// TestE2E_DemoPipedForPeople: `flower demo --json=false | cat` under
+// FLOWER_JSON=1 prints the human view as plain lines: no JSON, no redraws,
+// and the clarifier's question with its answer on stdout (--json=false wins
+// over FLOWER_JSON=1; TestJSONFlag holds the rest of the flag's table,
+// FLOWER_JSON=0 among it). Without --keep the demo leaves no temporary
+// folder behind. (TestE2E_Demo is the control: --json makes the same pipe
+// JSON, and --keep keeps the folder.) One demo run: each costs six claude
+// processes.
 func TestE2E_DemoPipedForPeople(t *testing.T) {
 	t.Parallel()
 	claude := testbed.ClaudePath(t)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	for _, tc := range []struct {
-		name string
-		args []string
-		env  string
-	}{{"--json=false", []string{"demo", "--json=false"}, "FLOWER_JSON=1"}, {"FLOWER_JSON=0", []string{"demo"}, "FLOWER_JSON=0"}} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			cmd := testbed.Command(t, flower, tc.args...)
-			cmd.Env = append(flowerbin.Env(t, os.Environ(), claude), "TMPDIR="+t.TempDir(), tc.env)
-			out, _ := flowerbin.Output(t, cmd, "demo")
-			flowerbin.NoJSONLine(t, tc.name, out)
-			for _, want := range []string{"? hello.txt 里写什么问候语?", "> " + demo.Answer, "→ achieved", "done — $"} {
-				if !strings.Contains(string(out), want) {
-					t.Errorf("stdout lacks %q:\n%s", want, out)
-				}
-			}
-		})
+	tmp := t.TempDir()
+	cmd := testbed.Command(t, flower, "demo", "--json=false")
+	cmd.Env = append(flowerbin.Env(t, os.Environ(), claude), "TMPDIR="+tmp, "FLOWER_JSON=1")
+	out, _ := flowerbin.Output(t, cmd, "demo")
+	flowerbin.NoJSONLine(t, "--json=false", out)
+	for _, want := range []string{"? hello.txt 里写什么问候语?", "> " + demo.Answer, "→ achieved", "done — $"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	// (claude keeps its own sockets in TMPDIR; the demo's folder is flower-demo-*.)
+	if left, _ := filepath.Glob(filepath.Join(tmp, "flower-demo-*")); len(left) != 0 {
+		t.Errorf("demo left %v in TMPDIR", left)
 	}
 }
 

@@ -187,7 +187,6 @@ func TestE2E_OnlyAnAskStartsARun(t *testing.T) {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	brief := writeBrief(t, bed.Workspace)
 	runDir := filepath.Join(t.TempDir(), "runs")
-	flowerbin.MarkSelfTested(t, runDir, bed.Claude)
 	env := flowerbin.Env(t, bed.Env(), bed.Claude, "FLOWER_RUN_DIR="+runDir)
 	command := func(args ...string) *exec.Cmd {
 		cmd := testbed.Command(t, flower, args...)
@@ -218,6 +217,7 @@ func TestE2E_OnlyAnAskStartsARun(t *testing.T) {
 	if _, err := os.Stat(runDir); err == nil {
 		t.Error("a word that is no ask created the run dir")
 	}
+	flowerbin.MarkSelfTested(t, runDir, bed.Claude) // about the ask, not the guard canary
 
 	out, stderr := flowerbin.Output(t, command("continue", "--timeout", "0"), "flower continue")
 	flowerbin.NoJSONLine(t, "continue", out)
