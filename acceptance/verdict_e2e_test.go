@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -361,7 +362,10 @@ func judgeRequestsPerRound(bed *testbed.Bed) float64 {
 // achieved (the contradiction and the failing check's evidence are fed
 // back); a judge that never calls StructuredOutput never ends achieved (the
 // worker is told the judge gave no verdict). Each negative case is the
-// control of the first and the first theirs: the Markdown is the same.
+// control of the first and the first theirs: the Markdown is the same. The
+// two negative cases share one flow of three rounds (the failing check's
+// judge, then the untyped one twice), each round's verdict on record and
+// each one's feedback in the next round's prompt: two flows, not three.
 func TestE2E_TypedVerdictDecides(t *testing.T) {
 	t.Parallel()
 	notYet := scripted.VerdictReply(typedNotYetMD, "not_yet", demoChecks(1), []string{"numbers.txt 有 2000 行"}, "ROUND1-MARK numbers.txt 还没核对")
@@ -373,16 +377,17 @@ func TestE2E_TypedVerdictDecides(t *testing.T) {
 		judge  []scripted.Reply
 		code   int
 		rounds int
-		fed    []string // what the coordinator's round-2 prompt holds
+		fed    [][]string // what the coordinator's prompts of rounds 2, 3… hold
 	}{
-		{"typed not_yet, then achieved with every check passed", []scripted.Reply{notYet, achieved}, 0, 2, []string{"ROUND1-MARK", "numbers.txt 有 2000 行"}},
-		{"typed achieved with one check failing", []scripted.Reply{oneFailing}, 1, 2, []string{"评审的判定自相矛盾", "EVIDENCE-1"}},
-		{"no StructuredOutput call", []scripted.Reply{untyped}, 1, 2, []string{"评审没有给出判定"}},
+		{"typed not_yet, then achieved with every check passed", []scripted.Reply{notYet, achieved}, 0, 2,
+			[][]string{{"ROUND1-MARK", "numbers.txt 有 2000 行"}}},
+		{"typed achieved with one check failing, then no StructuredOutput call", []scripted.Reply{oneFailing, untyped}, 1, 3,
+			[][]string{{"评审的判定自相矛盾", "EVIDENCE-1"}, {"评审没有给出判定"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			bed := testbed.NewFor(t, verdictScript(tt.judge, false))
-			lines, stderr, code := verdictRun(t, bed, "2", theAsk)
+			lines, stderr, code := verdictRun(t, bed, strconv.Itoa(tt.rounds), theAsk)
 			last := lines[len(lines)-1]
 			want := map[int]string{0: "achieved", 1: "not_yet"}[tt.code]
 			if code != tt.code || last.Get("verdict").String() != want || last.Get("ok").Bool() != (tt.code == 0) {
@@ -391,16 +396,22 @@ func TestE2E_TypedVerdictDecides(t *testing.T) {
 			if n := judgeRounds(bed); n != tt.rounds {
 				t.Errorf("judge rounds = %d, want %d", n, tt.rounds)
 			}
-			var round2 string
+			// Each later round's prompt, in order (a round's later requests
+			// carry the same prompt).
+			var later []string
 			for _, r := range bed.Model.RequestsFor("coordinator") {
-				if strings.Contains(r.LastUser(), "独立评审认为") {
-					round2 = r.LastUser()
-					break
+				if u := r.LastUser(); strings.Contains(u, "独立评审认为") && !slices.Contains(later, u) {
+					later = append(later, u)
 				}
 			}
-			for _, f := range tt.fed {
-				if !strings.Contains(round2, f) {
-					t.Errorf("the coordinator's round 2 lacks %q:\n%s", f, round2)
+			if len(later) != len(tt.fed) {
+				t.Fatalf("%d later rounds' prompts, want %d", len(later), len(tt.fed))
+			}
+			for i, fed := range tt.fed {
+				for _, f := range fed {
+					if !strings.Contains(later[i], f) {
+						t.Errorf("the coordinator's round %d lacks %q:\n%s", i+2, f, later[i])
+					}
 				}
 			}
 			// The decision is on record, in the typed verdict's shape.
