@@ -48,6 +48,7 @@ func TestE2E_SignalDuringCoderIsACancel(t *testing.T) {
 			answers := filepath.Join(t.TempDir(), "answers.txt")
 			os.WriteFile(answers, []byte(demo.Answer+"\n"), 0o644)
 			runDir := filepath.Join(t.TempDir(), "runs")
+			flowerbin.MarkSelfTested(t, runDir, bed.Claude)
 			env := flowerbin.Env(t, bed.Env(), bed.Claude)
 			cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "-")
 			cmd.Env, cmd.Dir = env, bed.Workspace

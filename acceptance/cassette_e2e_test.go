@@ -52,7 +52,9 @@ func cassetteStarterRun(t *testing.T, flower, ws, home, url, ask string, extraEn
 	os.MkdirAll(home, 0o700)
 	answers := filepath.Join(t.TempDir(), "answers.txt")
 	os.WriteFile(answers, []byte(demo.Answer+"\n"), 0o600)
-	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", filepath.Join(t.TempDir(), "runs"), ask)
+	runDir := filepath.Join(t.TempDir(), "runs")
+	flowerbin.MarkSelfTested(t, runDir, testbed.ClaudePath(t))
+	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, ask)
 	cmd.Env = flowerbin.Env(t, testbed.BaseEnv(home, url), testbed.ClaudePath(t), extraEnv...)
 	cmd.Dir = ws
 	var stderr bytes.Buffer

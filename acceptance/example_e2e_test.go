@@ -52,7 +52,9 @@ func TestE2E_ExampleStarterFlow(t *testing.T) {
 	}
 	bed := testbed.New(t, s)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
-	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--run-dir", filepath.Join(t.TempDir(), "runs"), "-C", bed.Workspace, "write hello.txt")
+	runDir := filepath.Join(t.TempDir(), "runs")
+	flowerbin.MarkSelfTested(t, runDir, bed.Claude)
+	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--run-dir", runDir, "-C", bed.Workspace, "write hello.txt")
 	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 	out, _ := flowerbin.Output(t, cmd, "flower with the example script")
 	lines := flowerbin.JSONLines(t, out)

@@ -46,6 +46,7 @@ func starterRun(t *testing.T, bed *testbed.Bed, runDir, ask string) string {
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	answers := filepath.Join(t.TempDir(), "answers.txt")
 	os.WriteFile(answers, []byte(demo.Answer+"\n"), 0o600)
+	flowerbin.MarkSelfTested(t, runDir, bed.Claude)
 	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "-C", bed.Workspace, ask)
 	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 	cmd.Dir = t.TempDir()

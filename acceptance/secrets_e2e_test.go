@@ -61,6 +61,7 @@ func TestE2E_NoSecretOnDiskOrStdout(t *testing.T) {
 	answers := filepath.Join(t.TempDir(), "answers.txt")
 	os.WriteFile(answers, []byte(demo.Answer+"\n"), 0o644)
 	runDir := filepath.Join(t.TempDir(), "runs")
+	flowerbin.MarkSelfTested(t, runDir, bed.Claude)
 	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "-")
 	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude, "ANTHROPIC_API_KEY="+testAPIKey, "GITHUB_TOKEN="+testGHToken)
 	cmd.Dir = bed.Workspace
@@ -160,6 +161,7 @@ func TestE2E_EveryShapeKeptOut(t *testing.T) {
 	answers := filepath.Join(t.TempDir(), "answers.txt")
 	os.WriteFile(answers, []byte(demo.Answer+"\n"), 0o644)
 	runDir := filepath.Join(t.TempDir(), "runs")
+	flowerbin.MarkSelfTested(t, runDir, bed.Claude)
 	ask := demo.Ask + "\n" + text
 	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "--store", store, "-")
 	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)

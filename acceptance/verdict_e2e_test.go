@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -99,6 +100,9 @@ func verdictRun(t *testing.T, bed *testbed.Bed, rounds string, ask ...string) ([
 	if len(ask) == 0 {
 		args = append([]string{"continue"}, args...)
 	}
+	// The workspace's default run dir, marked self-tested: these
+	// tests are about the verdict, not the guard canary.
+	flowerbin.MarkSelfTested(t, filepath.Join(bed.Workspace, ".flower", "runs"), bed.Claude)
 	cmd := testbed.Command(t, flower, args...)
 	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 	cmd.Dir = t.TempDir()
@@ -118,7 +122,9 @@ func judgeRounds(bed *testbed.Bed) int {
 // TestE2E_NegatedVerdictIsNotAchieved (issue 21, Done when (a)): a judge
 // that answers "## 结论 没有达成" twice and then "已达成" takes three rounds,
 // and the worker is given the negated verdict's reason. Control: a judge that
-// says "已达成" at once takes one round, so the count can tell.
+// says "已达成" at once takes one round, so the count can tell; that run ends
+// achieved, exit 0, exit_code 0 in the flow_result, which makes it
+// TestE2E_FailedJudgeEndsNotAchieved's control too (one flow for both).
 func TestE2E_NegatedVerdictIsNotAchieved(t *testing.T) {
 	t.Parallel()
 	achieved := scripted.Reply{Text: flowerbin.DemoAchieved}
@@ -136,7 +142,7 @@ func TestE2E_NegatedVerdictIsNotAchieved(t *testing.T) {
 			bed := testbed.NewFor(t, verdictScript(tt.judge, false))
 			lines, stderr, code := verdictRun(t, bed, "3", theAsk)
 			last := lines[len(lines)-1]
-			if code != 0 || !last.Get("ok").Bool() || last.Get("verdict").String() != "achieved" {
+			if code != 0 || last.Get("exit_code").Int() != 0 || !last.Get("ok").Bool() || last.Get("verdict").String() != "achieved" {
 				t.Fatalf("exit %d, last line %s\nstderr: %s", code, last.Raw, stderr)
 			}
 			if n := judgeRounds(bed); n != tt.rounds {
@@ -159,47 +165,30 @@ func TestE2E_NegatedVerdictIsNotAchieved(t *testing.T) {
 // conversation that errors (a 400) is no verdict: every round is not yet,
 // and the flow ends not achieved, exit 1, with the API's error in the
 // flow_result. Control: the same flow with a judge that answers ends
-// achieved, exit 0.
+// achieved, exit 0 — TestE2E_NegatedVerdictIsNotAchieved's "已达成 at once"
+// run, which checks exit_code and ok as well (one flow serves both).
 func TestE2E_FailedJudgeEndsNotAchieved(t *testing.T) {
 	t.Parallel()
 	// The error quotes the judge's prompt, as real ones did: read as a
 	// verdict, its 达成 made the flow "achieved".
 	broken := scripted.Reply{Fault: &scripted.Fault{Status: 400, Type: "invalid_request_error", Message: "JUDGE-BROKE: 请独立评审这一轮工作是否达成了目标 已达成"}}
-	for _, tt := range []struct {
-		name  string
-		judge scripted.Reply
-		code  int
-	}{
-		{"a judge that errors", broken, 1},
-		{"control: a judge that answers", scripted.Reply{Text: flowerbin.DemoAchieved}, 0},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			bed := testbed.NewFor(t, verdictScript([]scripted.Reply{tt.judge}, false))
-			lines, stderr, code := verdictRun(t, bed, "2", theAsk)
-			last := lines[len(lines)-1]
-			if code != tt.code || last.Get("exit_code").Int() != int64(tt.code) || last.Get("ok").Bool() != (tt.code == 0) {
-				t.Fatalf("exit %d (want %d), last line %s\nstderr: %s", code, tt.code, last.Raw, stderr)
-			}
-			if tt.code == 0 {
-				if last.Get("verdict").String() != "achieved" {
-					t.Errorf("control verdict = %s", last.Get("verdict"))
-				}
-				return
-			}
-			if v := last.Get("verdict").String(); v != "not_yet" {
-				t.Errorf("verdict = %q, want not_yet (a failed judge is never achieved)", v)
-			}
-			if e := last.Get("error").String(); !strings.Contains(e, "JUDGE-BROKE") || !strings.Contains(e, "goal not achieved") {
-				t.Errorf("the summary lacks the judge's error: %q", e)
-			}
-			if !strings.Contains(stderr, "JUDGE-BROKE") {
-				t.Errorf("stderr lacks the error: %s", stderr)
-			}
-			if n := judgeRounds(bed); n != 2 {
-				t.Errorf("judge rounds = %d, want 2 (--rounds 2)", n)
-			}
-		})
+	bed := testbed.NewFor(t, verdictScript([]scripted.Reply{broken}, false))
+	lines, stderr, code := verdictRun(t, bed, "2", theAsk)
+	last := lines[len(lines)-1]
+	if code != 1 || last.Get("exit_code").Int() != 1 || last.Get("ok").Bool() {
+		t.Fatalf("exit %d (want 1), last line %s\nstderr: %s", code, last.Raw, stderr)
+	}
+	if v := last.Get("verdict").String(); v != "not_yet" {
+		t.Errorf("verdict = %q, want not_yet (a failed judge is never achieved)", v)
+	}
+	if e := last.Get("error").String(); !strings.Contains(e, "JUDGE-BROKE") || !strings.Contains(e, "goal not achieved") {
+		t.Errorf("the summary lacks the judge's error: %q", e)
+	}
+	if !strings.Contains(stderr, "JUDGE-BROKE") {
+		t.Errorf("stderr lacks the error: %s", stderr)
+	}
+	if n := judgeRounds(bed); n != 2 {
+		t.Errorf("judge rounds = %d, want 2 (--rounds 2)", n)
 	}
 }
 
@@ -308,6 +297,7 @@ func TestE2E_ForgedGoalWarnsAtTheTerminal(t *testing.T) {
 			t.Parallel()
 			bed := testbed.NewFor(t, verdictScript(judge, forge))
 			flower := testbed.BuildBinary(t, "./cmd/flower")
+			flowerbin.MarkSelfTested(t, filepath.Join(bed.Workspace, ".flower", "runs"), bed.Claude)
 			term := flowerbin.NewTerminal(t, flowerbin.Env(t, bed.Env(), bed.Claude), bed.Workspace,
 				flower+" --timeout 0 --rounds 2 "+flowerbin.ShellQuote(theAsk)+" </dev/null")
 			term.WaitFor("FLOWER-EXIT=")
@@ -357,7 +347,10 @@ func judgeRequestsPerRound(bed *testbed.Bed) float64 {
 // achieved (the contradiction and the failing check's evidence are fed
 // back); a judge that never calls StructuredOutput never ends achieved (the
 // worker is told the judge gave no verdict). Each negative case is the
-// control of the first and the first theirs: the Markdown is the same.
+// control of the first and the first theirs: the Markdown is the same. The
+// two negative cases share one flow of three rounds (the failing check's
+// judge, then the untyped one twice), each round's verdict on record and
+// each one's feedback in the next round's prompt: two flows, not three.
 func TestE2E_TypedVerdictDecides(t *testing.T) {
 	t.Parallel()
 	notYet := scripted.VerdictReply(typedNotYetMD, "not_yet", demoChecks(1), []string{"numbers.txt 有 2000 行"}, "ROUND1-MARK numbers.txt 还没核对")
@@ -369,16 +362,17 @@ func TestE2E_TypedVerdictDecides(t *testing.T) {
 		judge  []scripted.Reply
 		code   int
 		rounds int
-		fed    []string // what the coordinator's round-2 prompt holds
+		fed    [][]string // what the coordinator's prompts of rounds 2, 3… hold
 	}{
-		{"typed not_yet, then achieved with every check passed", []scripted.Reply{notYet, achieved}, 0, 2, []string{"ROUND1-MARK", "numbers.txt 有 2000 行"}},
-		{"typed achieved with one check failing", []scripted.Reply{oneFailing}, 1, 2, []string{"评审的判定自相矛盾", "EVIDENCE-1"}},
-		{"no StructuredOutput call", []scripted.Reply{untyped}, 1, 2, []string{"评审没有给出判定"}},
+		{"typed not_yet, then achieved with every check passed", []scripted.Reply{notYet, achieved}, 0, 2,
+			[][]string{{"ROUND1-MARK", "numbers.txt 有 2000 行"}}},
+		{"typed achieved with one check failing, then no StructuredOutput call", []scripted.Reply{oneFailing, untyped}, 1, 3,
+			[][]string{{"评审的判定自相矛盾", "EVIDENCE-1"}, {"评审没有给出判定"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			bed := testbed.NewFor(t, verdictScript(tt.judge, false))
-			lines, stderr, code := verdictRun(t, bed, "2", theAsk)
+			lines, stderr, code := verdictRun(t, bed, strconv.Itoa(tt.rounds), theAsk)
 			last := lines[len(lines)-1]
 			want := map[int]string{0: "achieved", 1: "not_yet"}[tt.code]
 			if code != tt.code || last.Get("verdict").String() != want || last.Get("ok").Bool() != (tt.code == 0) {
@@ -387,16 +381,22 @@ func TestE2E_TypedVerdictDecides(t *testing.T) {
 			if n := judgeRounds(bed); n != tt.rounds {
 				t.Errorf("judge rounds = %d, want %d", n, tt.rounds)
 			}
-			var round2 string
+			// Each later round's prompt, in order (a round's later requests
+			// carry the same prompt).
+			var later []string
 			for _, r := range bed.Model.RequestsFor("coordinator") {
-				if strings.Contains(r.LastUser(), "独立评审认为") {
-					round2 = r.LastUser()
-					break
+				if u := r.LastUser(); strings.Contains(u, "独立评审认为") && !slices.Contains(later, u) {
+					later = append(later, u)
 				}
 			}
-			for _, f := range tt.fed {
-				if !strings.Contains(round2, f) {
-					t.Errorf("the coordinator's round 2 lacks %q:\n%s", f, round2)
+			if len(later) != len(tt.fed) {
+				t.Fatalf("%d later rounds' prompts, want %d", len(later), len(tt.fed))
+			}
+			for i, fed := range tt.fed {
+				for _, f := range fed {
+					if !strings.Contains(later[i], f) {
+						t.Errorf("the coordinator's round %d lacks %q:\n%s", i+2, f, later[i])
+					}
 				}
 			}
 			// The decision is on record, in the typed verdict's shape.

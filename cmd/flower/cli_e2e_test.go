@@ -217,6 +217,7 @@ func TestE2E_OnlyAnAskStartsARun(t *testing.T) {
 	if _, err := os.Stat(runDir); err == nil {
 		t.Error("a word that is no ask created the run dir")
 	}
+	flowerbin.MarkSelfTested(t, runDir, bed.Claude) // about the ask, not the guard canary
 
 	out, stderr := flowerbin.Output(t, command("continue", "--timeout", "0"), "flower continue")
 	flowerbin.NoJSONLine(t, "continue", out)

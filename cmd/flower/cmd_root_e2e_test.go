@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowerhq/flower/internal/demo"
+	"github.com/flowerhq/flower/internal/selftestmark"
 	"github.com/flowerhq/flower/testkit/flowerbin"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
@@ -26,14 +27,19 @@ func schemaLines(t *testing.T, out []byte, what string) []gjson.Result {
 }
 
 // TestE2E_StarterPipeline: `echo ask | flower --json … - | jq` — every line
-// parses and the last one is the result.
+// parses and the last one is the result. This is the flow that runs the real
+// guard self-test first, with the claude and flower-hook under test, and
+// leaves the mark in its run dir (internal/selftestmark) with the key
+// flowerbin.MarkSelfTested writes: the other flows of the suite start
+// marked, so that each does not pay for a canary claude.
 func TestE2E_StarterPipeline(t *testing.T) {
 	t.Parallel()
 	bed := testbed.NewFor(t, demoScript)
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	answers := filepath.Join(t.TempDir(), "answers.txt")
 	os.WriteFile(answers, []byte(demo.Answer+"\n"), 0o644)
-	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", filepath.Join(t.TempDir(), "runs"), "-")
+	runDir := filepath.Join(t.TempDir(), "runs")
+	cmd := testbed.Command(t, flower, "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "-")
 	cmd.Env = flowerbin.Env(t, bed.Env(), bed.Claude)
 	cmd.Dir = bed.Workspace
 	cmd.Stdin = strings.NewReader(demo.Ask + "\n")
@@ -41,6 +47,12 @@ func TestE2E_StarterPipeline(t *testing.T) {
 	lines := schemaLines(t, out, "flower --json")
 	if last := lines[len(lines)-1]; last.Get("kind").String() != "flow_result" || last.Get("exit_code").Int() != 0 {
 		t.Fatalf("last line: %s", last.Raw)
+	}
+	marked := filepath.Join(t.TempDir(), "marked")
+	flowerbin.MarkSelfTested(t, marked, bed.Claude)
+	want, _ := os.ReadFile(filepath.Join(marked, selftestmark.File))
+	if got, err := os.ReadFile(filepath.Join(runDir, selftestmark.File)); err != nil || string(got) != string(want) {
+		t.Errorf("the passed self-test's mark is %q (%v), want the key the tests' marks hold, %q", got, err, want)
 	}
 	if b, _ := os.ReadFile(filepath.Join(bed.Workspace, ".flower", "notes", "需求.md")); !strings.Contains(string(b), "## 目标") {
 		t.Errorf("brief: %q", b)

@@ -167,6 +167,7 @@ func startPolledFlow(t *testing.T, flower string, env []string, runDir string, b
 // workspace, unattended, with runDir as its run dir.
 func startTellFlow(t *testing.T, flower string, env []string, runDir string, bed *testbed.Bed) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
+	flowerbin.MarkSelfTested(t, runDir, bed.Claude)
 	run := testbed.Command(t, flower, "--json", "--timeout", "0", "--no-goal", "--run-dir", runDir, "-C", bed.Workspace, "写个 hello.txt")
 	run.Env, run.Dir = env, t.TempDir()
 	var stdout, stderr bytes.Buffer

@@ -193,6 +193,7 @@ func TestE2E_UIFinishedFlow(t *testing.T) {
 	runDir := filepath.Join(t.TempDir(), "runs")
 	answers := filepath.Join(t.TempDir(), "answers.txt")
 	os.WriteFile(answers, []byte(demo.Answer+"\n"), 0o600)
+	flowerbin.MarkSelfTested(t, runDir, bed.Claude)
 	cmd := testbed.Command(t, testbed.BuildBinary(t, "./cmd/flower"), "--json", "--timeout", "0", "--answers", answers, "--run-dir", runDir, "-C", ws, "写 hello.txt 和 numbers.txt")
 	cmd.Env, cmd.Dir = flowerbin.Env(t, bed.Env(), bed.Claude), t.TempDir()
 	if out, stderr, code := testbed.Exec(t, cmd); code != 0 {
@@ -305,6 +306,7 @@ func TestE2E_UIFollowsARunningFlow(t *testing.T) {
 	}()
 	bed := testbed.NewFor(t, uiLiveScript(release))
 	runDir := filepath.Join(t.TempDir(), "runs")
+	flowerbin.MarkSelfTested(t, runDir, bed.Claude)
 	cmd := testbed.Command(t, testbed.BuildBinary(t, "./cmd/flower"), "--json", "--timeout", "0", "--run-dir", runDir, "-C", bed.Workspace, "写 hello.txt")
 	cmd.Env, cmd.Dir = flowerbin.Env(t, bed.Env(), bed.Claude), t.TempDir()
 	testbed.Start(t, cmd)

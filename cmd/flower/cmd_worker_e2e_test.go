@@ -60,8 +60,10 @@ func TestE2E_WorkerCanRunCommands(t *testing.T) {
 // (--concurrency 2) takes the workspace's flow lock for each: two queued
 // flows on one workspace run one after the other (the second waits, its
 // reason shown by queue ls), and a person's `flower "…"` there meanwhile
-// exits 1 naming the worker; the control, two flows on two workspaces,
-// overlap (the worker does run two at once). `queue add` refuses a
+// exits 1 naming the worker; the control, a third flow on another
+// workspace, overlaps one of them (the worker does run two at once). Three
+// flows, not four: each costs four claude processes, and one other
+// workspace shows the overlap. `queue add` refuses a
 // workspace that does not exist; the control, an existing one, is queued.
 func TestE2E_QueueOneFlowPerWorkspace(t *testing.T) {
 	t.Parallel()
@@ -77,11 +79,10 @@ func TestE2E_QueueOneFlowPerWorkspace(t *testing.T) {
 	if _, errOut, code := fb.flower(m, "queue", "add", "--workspace", filepath.Join(t.TempDir(), "no-such"), "FLOW-9 写 ok.txt"); code != 2 || !strings.Contains(errOut, "no such directory") {
 		t.Fatalf("queue add with a missing workspace: exit %d: %s", code, errOut)
 	}
-	shared, a, b := clone(), clone(), clone()
+	shared, other := clone(), clone()
 	one := fb.add(m, "--workspace", shared, "FLOW-1 写 ok.txt")
 	two := fb.add(m, "--workspace", shared, "FLOW-2 写 ok.txt")
-	fb.add(m, "--workspace", a, "FLOW-3 写 ok.txt")
-	fb.add(m, "--workspace", b, "FLOW-4 写 ok.txt")
+	fb.add(m, "--workspace", other, "FLOW-3 写 ok.txt")
 	w := fb.worker(m, "--rescue-after", "1m", "--concurrency", "2")
 	var sawWait bool
 	testbed.Await(t, time.Minute, "a flow running in the shared workspace", func() bool {
@@ -98,7 +99,7 @@ func TestE2E_QueueOneFlowPerWorkspace(t *testing.T) {
 		t.Errorf("a person's flower in the worker's workspace: exit %d: %s", code, errOut)
 	}
 	var jobs []qjob
-	testbed.Await(t, 4*time.Minute, "all four flows' end", func() bool {
+	testbed.Await(t, 4*time.Minute, "all three flows' end", func() bool {
 		jobs = fb.ls(m)
 		for _, j := range jobs {
 			sawWait = sawWait || strings.Contains(j.Note, "waiting: workspace "+shared+" is busy") && strings.Contains(j.Note, "on worker m1")
@@ -106,6 +107,9 @@ func TestE2E_QueueOneFlowPerWorkspace(t *testing.T) {
 		return finished(jobs)
 	})
 	stopWorker(t, w)
+	if len(jobs) != 3 {
+		t.Fatalf("queue ls: %d jobs, want 3", len(jobs))
+	}
 	for _, j := range jobs {
 		if j.State != "completed" || j.Verdict != "achieved" || j.Attempt != 1 {
 			t.Errorf("job %d: %+v", j.ID, j)
@@ -124,8 +128,8 @@ func TestE2E_QueueOneFlowPerWorkspace(t *testing.T) {
 	if overlap(jobs[0], jobs[1]) {
 		t.Errorf("two flows ran in one workspace at once: %+v / %+v", jobs[0].Attempts, jobs[1].Attempts)
 	}
-	if !overlap(jobs[0], jobs[2]) && !overlap(jobs[0], jobs[3]) && !overlap(jobs[2], jobs[3]) && !overlap(jobs[1], jobs[2]) && !overlap(jobs[1], jobs[3]) {
-		t.Errorf("control: no two flows in different workspaces overlapped: %+v", jobs)
+	if !overlap(jobs[0], jobs[2]) && !overlap(jobs[1], jobs[2]) {
+		t.Errorf("control: the flow in the other workspace overlapped neither: %+v", jobs)
 	}
 	if !sawWait {
 		t.Error("queue ls never said that a flow waits for the busy workspace")

@@ -249,11 +249,12 @@ func TestE2E_QueueOneFlow(t *testing.T) {
 }
 
 // TestE2E_FleetTakeover: three worker processes, each its own HOME, run dir
-// and workspace root, take twelve queued flows; the first worker is killed
-// with -9 while its coder works. All twelve end achieved, each once in
+// and workspace root, take six queued flows (one for the first worker, four
+// for the other two's two slots each, one left waiting); the first worker is
+// killed with -9 while its coder works. All six end achieved, each once in
 // queue ls; only the killed worker's flow has a second attempt (on another
-// machine), although every flow outlasts --rescue-after (the control: a
-// rescue by age would have taken them all); the continuation resumed the
+// machine), although flows outlast --rescue-after (the control: a rescue by
+// age would have taken them); the continuation resumed the
 // same coordinator session (its next request carries the earlier turn),
 // with the brief and goal the first attempt wrote, never asking the
 // clarifier or the goal-setter again.
@@ -276,7 +277,8 @@ func TestE2E_FleetTakeover(t *testing.T) {
 	})
 	m1, m2, m3 := fb.machine("m1"), fb.machine("m2"), fb.machine("m3")
 	victimRoot = m1.root
-	for i := 1; i <= 12; i++ {
+	const flows = 6
+	for i := 1; i <= flows; i++ {
 		fb.add(m2, "--repo", fb.repo, fmt.Sprintf("FLOW-%d 写 ok.txt", i))
 	}
 	w1 := fb.worker(m1, "--rescue-after", rescueAfter.String())
@@ -306,7 +308,7 @@ func TestE2E_FleetTakeover(t *testing.T) {
 	}
 	w1.Wait()
 	var jobs []qjob
-	testbed.Await(t, 4*time.Minute, "all twelve flows' end", func() bool { jobs = fb.ls(m3); return finished(jobs) })
+	testbed.Await(t, 4*time.Minute, "all six flows' end", func() bool { jobs = fb.ls(m3); return finished(jobs) })
 	stopWorker(t, w2)
 	stopWorker(t, w3)
 
@@ -329,7 +331,7 @@ func TestE2E_FleetTakeover(t *testing.T) {
 			long++
 		}
 	}
-	if len(jobs) != 12 || len(seen) != 12 {
+	if len(jobs) != flows || len(seen) != flows {
 		t.Fatalf("queue ls: %d jobs, %d distinct flows", len(jobs), len(seen))
 	}
 	if long == 0 {

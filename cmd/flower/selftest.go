@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +11,7 @@ import (
 
 	flower "github.com/flowerhq/flower"
 	"github.com/flowerhq/flower/harness"
+	"github.com/flowerhq/flower/internal/selftestmark"
 	"github.com/flowerhq/flower/scripted"
 )
 
@@ -209,7 +208,8 @@ func holdCanary(script *scripted.Script, delay string) error {
 	return nil
 }
 
-// selfTestKey identifies this claude and flower-hook (paths, sizes, times).
+// selfTestKey identifies this claude and flower-hook (paths, sizes, times:
+// selftestmark.Key).
 func selfTestKey(o harness.Options, getenv func(string) string) (claude, hook, key string, err error) {
 	if claude, err = harness.FindClaude(o.Claude, getenv); err != nil {
 		return "", "", "", err
@@ -217,15 +217,10 @@ func selfTestKey(o harness.Options, getenv func(string) string) (claude, hook, k
 	if hook, err = harness.FindHook(o.HookPath); err != nil {
 		return "", "", "", err
 	}
-	h := sha256.New()
-	for _, p := range []string{claude, hook} {
-		st, err := os.Stat(p)
-		if err != nil {
-			return "", "", "", err
-		}
-		fmt.Fprintf(h, "%s|%d|%d\n", p, st.Size(), st.ModTime().UnixNano())
+	if key, err = selftestmark.Key(claude, hook); err != nil {
+		return "", "", "", err
 	}
-	return claude, hook, hex.EncodeToString(h.Sum(nil)), nil
+	return claude, hook, key, nil
 }
 
 // selfTestOnce runs the guard self-test unless this claude and flower-hook
@@ -236,7 +231,7 @@ func selfTestOnce(ctx context.Context, e *cmdEnv, o harness.Options) error {
 	if err != nil {
 		return err
 	}
-	if b, err := os.ReadFile(filepath.Join(o.RunDir, "selftest.ok")); err == nil && strings.TrimSpace(string(b)) == key {
+	if selftestmark.Holds(o.RunDir, key) {
 		return nil
 	}
 	return e.SelfTest(ctx, claude, hook)
@@ -245,6 +240,6 @@ func selfTestOnce(ctx context.Context, e *cmdEnv, o harness.Options) error {
 // stampSelfTest records a passed self-test in the (existing) run dir.
 func stampSelfTest(o harness.Options, getenv func(string) string) {
 	if _, _, key, err := selfTestKey(o, getenv); err == nil {
-		os.WriteFile(filepath.Join(o.RunDir, "selftest.ok"), []byte(key+"\n"), 0o600)
+		selftestmark.Write(o.RunDir, key)
 	}
 }

@@ -135,7 +135,7 @@ func unpaired(files []string) []string {
 // TypedGoal, DemoBrief…) are plain values and free for unit tests.
 var e2eOnly = map[string]map[string]bool{
 	"testbed":   {"ClaudePath": true, "New": true, "NewFor": true, "BuildBinary": true, "Command": true, "Exec": true, "Start": true, "RequireTool": true},
-	"flowerbin": {"Flower": true, "Hook": true, "Env": true, "Step": true, "Output": true, "StartModel": true, "NewTerminal": true, "NewTerminalSized": true},
+	"flowerbin": {"Flower": true, "Hook": true, "Env": true, "Step": true, "Output": true, "StartModel": true, "NewTerminal": true, "NewTerminalSized": true, "MarkSelfTested": true},
 }
 
 // TestUnitTestsStartNothing: a test file that is not *_e2e_test.go calls

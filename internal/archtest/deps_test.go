@@ -39,7 +39,7 @@ const child = mod + "internal/child"
 
 // leaves are the small shared packages that import nothing of ours, so any
 // layer (the static flower-hook included) may use them.
-var leaves = []string{hooklite, glance, textclip, atomicfile, redact, lazyre, mod + "internal/envlist", mod + "internal/pinned", mod + "internal/linesock", mod + "internal/login", mod + "internal/demo", mod + "internal/await"}
+var leaves = []string{hooklite, glance, textclip, atomicfile, redact, lazyre, mod + "internal/envlist", mod + "internal/pinned", mod + "internal/linesock", mod + "internal/login", mod + "internal/demo", mod + "internal/await", mod + "internal/selftestmark"}
 
 // pkgInfo is one line of `go list -deps`: a package, whether it has cgo
 // files, and its direct imports.

@@ -11,9 +11,11 @@
 package flowerbin
 
 import (
+	"os"
 	"slices"
 	"testing"
 
+	"github.com/flowerhq/flower/internal/selftestmark"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -42,5 +44,24 @@ func SkipShort(t testing.TB, why string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("e2e: -short is the unit loop; " + why)
+	}
+}
+
+// MarkSelfTested leaves in runDir (created if need be) the mark of a guard
+// self-test that claude and this checkout's flower-hook passed
+// (internal/selftestmark, the key flower computes), so that a flow there
+// does not run the canary claude first. For tests that are not about the
+// self-test; the ones about it (doctor, a failing canary, a signal during
+// it) run it for real. claude is the path FLOWER_CLAUDE names.
+func MarkSelfTested(t testing.TB, runDir, claude string) {
+	t.Helper()
+	key, err := selftestmark.Key(claude, Hook(t))
+	if err == nil {
+		if err = os.MkdirAll(runDir, 0o700); err == nil {
+			err = selftestmark.Write(runDir, key)
+		}
+	}
+	if err != nil {
+		t.Fatalf("marking %s self-tested: %v", runDir, err)
 	}
 }
