@@ -157,9 +157,13 @@ func (r *Redactor) text(b []byte) ([]byte, bool) {
 			}
 		}
 	}
+	if knownClean(b) {
+		return b, changed
+	}
 	set := rules()
 	active, windows := set.active(b)
 	if len(active) == 0 {
+		rememberClean(b)
 		return b, changed
 	}
 	view := blankEscapes(b)
@@ -188,6 +192,7 @@ func (r *Redactor) text(b []byte) ([]byte, bool) {
 		}
 	}
 	if len(spans) == 0 {
+		rememberClean(b)
 		return b, changed
 	}
 	return replaceSpans(b, spans), true
