@@ -2,53 +2,74 @@ package redact
 
 import "sync"
 
-// A Redactor's rules are a pure function of the text they run on, and
-// flower runs them on the same text again and again: each line of claude's
-// transcript is redacted as it is mirrored into the session store, and the
-// transcript file is redacted whole when the step ends, and the transcript
-// repeats its largest strings (the system prompt is in each prompt
-// snapshot, request shape and request blob). shapeClean remembers, in this
-// process, the texts on which the rules found nothing, by their whole
-// bytes (no digest: a text counts as seen only if it is byte for byte the
-// same), so that the regular expressions run once on each of them. It
-// holds no secret: a text is remembered only when no rule found one in it
-// and after r's values were replaced (text), and it never leaves memory.
+// flower redacts the same text again and again: each line of claude's
+// transcript as it is mirrored into the session store, again at the
+// store's boundary, and the transcript file whole when the step ends; and
+// the transcript repeats its largest strings (the system prompt is in
+// each prompt snapshot, request shape and request blob). Redaction is a
+// pure function of the text (and of a Redactor's values), so what is
+// found clean once is remembered, in this process, by its whole bytes (no
+// digest: a text counts as seen only if it is byte for byte the same):
+//
+//   - shapeClean: texts in which the rules found no secret (after a
+//     Redactor's values were replaced), for every Redactor;
+//   - a Redactor's own memo: JSON texts (whole inputs, and the lines of
+//     JSON Lines) that its Bytes returned unchanged (no value of its, no
+//     secret shape). Only JSON: lines takes a remembered line for a JSON
+//     line, which never joins a run of text lines (a private key block).
+//
+// A memo holds no secret (only what was found clean) and never leaves
+// memory.
 
 const (
 	cleanMin = 256     // shorter texts are checked faster than looked up
-	cleanCap = 8 << 20 // bytes remembered at most; then forgotten, all at once
+	cleanCap = 8 << 20 // bytes a memo holds at most; then it forgets, all at once
 )
 
-var shapeClean struct {
-	sync.Mutex
+// memo is a bounded set of texts found clean.
+type memo struct {
+	mu    sync.Mutex
 	seen  map[string]struct{}
 	bytes int
 }
 
-// knownClean reports whether the rules found no secret in b before.
-func knownClean(b []byte) bool {
+var (
+	shapeClean memo // texts the rules found nothing in
+	nilClean   memo // what a nil Redactor's Bytes left unchanged
+)
+
+// has reports whether b was found clean before.
+func (m *memo) has(b []byte) bool {
 	if len(b) < cleanMin {
 		return false
 	}
-	shapeClean.Lock()
-	_, ok := shapeClean.seen[string(b)]
-	shapeClean.Unlock()
+	m.mu.Lock()
+	_, ok := m.seen[string(b)]
+	m.mu.Unlock()
 	return ok
 }
 
-// rememberClean records that the rules found no secret in b.
-func rememberClean(b []byte) {
+// add records that b was found clean.
+func (m *memo) add(b []byte) {
 	if len(b) < cleanMin || len(b) > cleanCap/4 {
 		return
 	}
 	s := string(b)
-	shapeClean.Lock()
-	defer shapeClean.Unlock()
-	if shapeClean.seen == nil || shapeClean.bytes+len(s) > cleanCap {
-		shapeClean.seen, shapeClean.bytes = map[string]struct{}{}, 0
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.seen == nil || m.bytes+len(s) > cleanCap {
+		m.seen, m.bytes = map[string]struct{}{}, 0
 	}
-	if _, ok := shapeClean.seen[s]; !ok {
-		shapeClean.seen[s] = struct{}{}
-		shapeClean.bytes += len(s)
+	if _, ok := m.seen[s]; !ok {
+		m.seen[s] = struct{}{}
+		m.bytes += len(s)
 	}
+}
+
+// clean is the memo of what r's Bytes left unchanged.
+func (r *Redactor) clean() *memo {
+	if r == nil {
+		return &nilClean
+	}
+	return r.memo
 }

@@ -20,7 +20,7 @@ func TestCleanMemo(t *testing.T) {
 	})
 	// Control: the memo is really consulted — a clean text is known after
 	// one pass and a text one byte off is not.
-	if knownClean([]byte(filler + "x")) {
+	if shapeClean.has([]byte(filler + "x")) {
 		t.Error("a text never redacted counts as known clean")
 	}
 	for _, tc := range []struct {
@@ -39,10 +39,10 @@ func TestCleanMemo(t *testing.T) {
 			}
 		}
 	}
-	if !knownClean([]byte(filler)) {
+	if !shapeClean.has([]byte(filler)) {
 		t.Error("a clean text redacted three times is not known clean: the memo is never used")
 	}
-	if knownClean([]byte(filler + secret)) {
+	if shapeClean.has([]byte(filler + secret)) {
 		t.Error("a text holding a secret was remembered as clean")
 	}
 }
@@ -51,17 +51,49 @@ func TestCleanMemo(t *testing.T) {
 // cleanCap bytes, and never holds a text shorter than cleanMin.
 func TestCleanMemoBounded(t *testing.T) {
 	short := strings.Repeat("s", cleanMin-1)
-	rememberClean([]byte(short))
-	if knownClean([]byte(short)) {
+	shapeClean.add([]byte(short))
+	if shapeClean.has([]byte(short)) {
 		t.Error("a text under cleanMin was remembered")
 	}
 	first := []byte(strings.Repeat("f", cleanMin))
-	rememberClean(first)
+	shapeClean.add(first)
 	for i := 0; shapeClean.bytes+cleanCap/8 <= cleanCap; i++ {
-		rememberClean([]byte(strings.Repeat("x", cleanCap/8-8) + strings.Repeat("0", 7) + string(rune('a'+i))))
+		shapeClean.add([]byte(strings.Repeat("x", cleanCap/8-8) + strings.Repeat("0", 7) + string(rune('a'+i))))
 	}
-	rememberClean([]byte(strings.Repeat("y", cleanCap/8)))
-	if knownClean(first) || shapeClean.bytes > cleanCap {
+	shapeClean.add([]byte(strings.Repeat("y", cleanCap/8)))
+	if shapeClean.has(first) || shapeClean.bytes > cleanCap {
 		t.Errorf("the memo holds %d bytes (cap %d) and still the first text", shapeClean.bytes, cleanCap)
+	}
+}
+
+// TestCleanMemoLines: the lines of a JSON Lines file that were redacted
+// one by one before (as flower mirrors them) are taken as they are, and a
+// new line with a secret among them is still redacted; a line clean for
+// one Redactor is not clean for another whose value it holds.
+func TestCleanMemoLines(t *testing.T) {
+	pad := strings.Repeat("a coherent answer, no curl command ", 10) // keywords of two rules
+	value := "sk-value-OTHERSECRET"
+	r := FromEnv([]string{"ANTHROPIC_API_KEY=sk-value-SECRETSECRET"})
+	other := FromEnv([]string{"ANTHROPIC_API_KEY=" + value})
+	lines := []string{`{"n":1,"t":"` + pad + `"}`, `{"n":2,"t":"` + pad + value + `"}`}
+	for _, l := range lines {
+		if got := r.String(l); got != l {
+			t.Fatalf("a clean line changed: %q", got)
+		}
+	}
+	if !r.clean().has([]byte(lines[0])) {
+		t.Error("a clean JSON line redacted whole is not remembered: the memo is never used")
+	}
+	secret := `{"n":3,"t":"` + pad + "ghp_" + strings.Repeat("a1B2", 9) + `"}`
+	file := lines[0] + "\n" + secret + "\n" + lines[1] + "\r\n"
+	want := lines[0] + "\n" + `{"n":3,"t":"` + pad + Mark + `"}` + "\n" + lines[1] + "\r\n"
+	if got := r.String(file); got != want {
+		t.Errorf("the file redacted:\n%q\nwant\n%q", got, want)
+	}
+	if got, want := other.String(file), strings.ReplaceAll(want, value, Mark); got != want {
+		t.Errorf("another Redactor took r's clean line for its own:\n%q\nwant\n%q", got, want)
+	}
+	if r.clean().has([]byte(secret)) {
+		t.Error("a line holding a secret was remembered")
 	}
 }

@@ -59,12 +59,22 @@ func (r *Redactor) lines(b []byte) []byte {
 			end += start + 1
 		}
 		line := b[start:end]
-		if t := bytes.TrimSpace(line); len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(line) {
-			flushText(start)
-			j := r.jsonText(line)
-			changed = changed || !sameStart(j, line) || len(j) != len(line)
-			out = append(out, j...)
-			textStart = end
+		if t := bytes.TrimSpace(line); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+			if key := bytes.TrimRight(line, "\r\n"); r.clean().has(key) {
+				flushText(start) // JSON that Bytes or lines left unchanged before
+				out = append(out, line...)
+				textStart = end
+			} else if json.Valid(line) {
+				flushText(start)
+				j := r.jsonText(line)
+				same := sameStart(j, line) && len(j) == len(line)
+				if same {
+					r.clean().add(key)
+				}
+				changed = changed || !same
+				out = append(out, j...)
+				textStart = end
+			}
 		}
 		start = end
 	}
@@ -157,13 +167,13 @@ func (r *Redactor) text(b []byte) ([]byte, bool) {
 			}
 		}
 	}
-	if knownClean(b) {
+	if shapeClean.has(b) {
 		return b, changed
 	}
 	set := rules()
 	active, windows := set.active(b)
 	if len(active) == 0 {
-		rememberClean(b)
+		shapeClean.add(b)
 		return b, changed
 	}
 	view := blankEscapes(b)
@@ -192,7 +202,7 @@ func (r *Redactor) text(b []byte) ([]byte, bool) {
 		}
 	}
 	if len(spans) == 0 {
-		rememberClean(b)
+		shapeClean.add(b)
 		return b, changed
 	}
 	return replaceSpans(b, spans), true
