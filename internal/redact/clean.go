@@ -1,6 +1,10 @@
 package redact
 
-import "sync"
+import (
+	"slices"
+	"strings"
+	"sync"
+)
 
 // flower redacts the same text again and again: each line of claude's
 // transcript as it is mirrored into the session store, again at the
@@ -13,7 +17,8 @@ import "sync"
 //
 //   - shapeClean: texts in which the rules found no secret (after a
 //     Redactor's values were replaced), for every Redactor;
-//   - a Redactor's own memo: JSON texts (whole inputs, and the lines of
+//   - a Redactor's memo (shared by the Redactors with the same values,
+//     memoOf): JSON texts (whole inputs, and the lines of
 //     JSON Lines) that its Bytes returned unchanged (no value of its, no
 //     secret shape). Only JSON: lines takes a remembered line for a JSON
 //     line, which never joins a run of text lines (a private key block).
@@ -64,6 +69,33 @@ func (m *memo) add(b []byte) {
 		m.seen[s] = struct{}{}
 		m.bytes += len(s)
 	}
+}
+
+// memos are the Redactors' memos by their values: two Redactors with the
+// same values are the same function and share one (a step's Redactor, made
+// from the environment flower gives claude, and Process, which the session
+// store redacts with, when the two hold the same credentials).
+var memos struct {
+	sync.Mutex
+	by map[string]*memo
+}
+
+// memoOf is the memo of the Redactors whose values are vals.
+func memoOf(vals []string) *memo {
+	sorted := slices.Clone(vals)
+	slices.Sort(sorted)
+	key := strings.Join(sorted, "\x00")
+	memos.Lock()
+	defer memos.Unlock()
+	if memos.by == nil {
+		memos.by = map[string]*memo{}
+	}
+	m := memos.by[key]
+	if m == nil {
+		m = &memo{}
+		memos.by[key] = m
+	}
+	return m
 }
 
 // clean is the memo of what r's Bytes left unchanged.

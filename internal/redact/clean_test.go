@@ -96,4 +96,10 @@ func TestCleanMemoLines(t *testing.T) {
 	if r.clean().has([]byte(secret)) {
 		t.Error("a line holding a secret was remembered")
 	}
+	// Redactors with the same values (in any order) share a memo; others not.
+	same := FromEnv([]string{"X_TOKEN=second-value-long", "ANTHROPIC_API_KEY=sk-value-SECRETSECRET"})
+	same2 := FromEnv([]string{"ANTHROPIC_API_KEY=sk-value-SECRETSECRET", "Y_TOKEN=second-value-long"})
+	if same.clean() != same2.clean() || same.clean() == r.clean() || r.clean() == other.clean() {
+		t.Error("memos are shared by Redactors with different values, or not by those with the same")
+	}
 }

@@ -105,7 +105,7 @@ func of(vals []string) *Redactor {
 		return nil
 	}
 	sort.Slice(keep, func(i, j int) bool { return len(keep[i]) > len(keep[j]) })
-	r := &Redactor{memo: &memo{}}
+	r := &Redactor{memo: memoOf(keep)}
 	for _, v := range keep {
 		r.values = append(r.values, []byte(v))
 	}
