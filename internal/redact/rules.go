@@ -60,6 +60,8 @@ type rule struct {
 	allow  []*allowList
 	once   sync.Once
 	re     *regexp.Regexp
+	// needsOnce reads needs.
+	needsOnce sync.Once
 	// assign marks gitleaks' generic-api-key, the one rule with no literal
 	// to anchor on: slow in Go's regexp (about 1 MB/s), it runs only on
 	// windows around a keyword followed by an assignment (see assignAt).
@@ -67,6 +69,9 @@ type rule struct {
 	// wordStart: the compiled pattern lacks the \b it starts with (see
 	// regexp).
 	wordStart bool
+	// needs are what any match of the compiled pattern contains
+	// (required.go), read when it compiles.
+	needs []need
 }
 
 // regexp is the rule's pattern, compiled on first use. A pattern that
@@ -83,6 +88,12 @@ func (r *rule) regexp() *regexp.Regexp {
 		}
 		r.re = regexp.MustCompile(r.def.Regex)
 	})
+	return r.re
+}
+
+// compiled is the rule's pattern with its needs, compiled on first use.
+func (r *rule) compiled() *regexp.Regexp {
+	r.needsOnce.Do(func() { r.needs = needsOf(r.regexp().String()) })
 	return r.re
 }
 

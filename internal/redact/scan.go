@@ -184,6 +184,9 @@ func (r *Redactor) text(b []byte) ([]byte, bool) {
 	var spans [][2]int
 	for _, i := range active {
 		ru := set.rules[i]
+		if !ru.mayMatch(view) {
+			continue // view lacks what every match holds
+		}
 		on := whole
 		if ru.assign {
 			on = merge(windows)
