@@ -18,10 +18,11 @@ import (
 //   - shapeClean: texts in which the rules found no secret (after a
 //     Redactor's values were replaced), for every Redactor;
 //   - a Redactor's memo (shared by the Redactors with the same values,
-//     memoOf): JSON texts (whole inputs, and the lines of
-//     JSON Lines) that its Bytes returned unchanged (no value of its, no
-//     secret shape). Only JSON: lines takes a remembered line for a JSON
-//     line, which never joins a run of text lines (a private key block).
+//     memoOf): JSON texts (whole inputs, the lines of JSON Lines, and the
+//     escaped string literals in them) that its Bytes returns unchanged
+//     (no value of its, no secret shape). Only JSON: lines takes a
+//     remembered line for a JSON line, which never joins a run of text
+//     lines (a private key block), and a line starts with { or [.
 //
 // A memo holds no secret (only what was found clean) and never leaves
 // memory.

@@ -103,3 +103,28 @@ func TestCleanMemoLines(t *testing.T) {
 		t.Error("memos are shared by Redactors with different values, or not by those with the same")
 	}
 }
+
+// TestCleanMemoLiterals: an escaped string literal found clean is
+// remembered and taken as it is where it comes again; one with a secret,
+// or one that does not decode, is not remembered.
+func TestCleanMemoLiterals(t *testing.T) {
+	r := FromEnv([]string{"ANTHROPIC_API_KEY=sk-value-LITERALSECRET"})
+	pad := strings.Repeat(`a coherent line\nwith a curl in it `, 10)
+	lit := `"` + pad + `"`
+	secretLit := `"` + pad + `sk-value-LITERALSECRET"`
+	badLit := `"` + pad + `\x"`
+	doc := `{"a":` + lit + `,"b":` + secretLit + `,"c":` + lit + `}`
+	want := `{"a":` + lit + `,"b":"` + strings.ReplaceAll(pad, `\n`, "\\n") + `[redacted]","c":` + lit + `}`
+	for pass := 1; pass <= 2; pass++ {
+		if got := r.String(doc); got != want {
+			t.Errorf("pass %d: got\n%s\nwant\n%s", pass, got, want)
+		}
+	}
+	if !r.clean().has([]byte(lit)) {
+		t.Error("a clean escaped literal is not remembered: the memo is never used")
+	}
+	r.String(`{"d":` + badLit + `}`)
+	if r.clean().has([]byte(secretLit)) || r.clean().has([]byte(badLit)) {
+		t.Error("a literal with a secret, or one that does not decode, was remembered")
+	}
+}

@@ -129,6 +129,9 @@ func (r *Redactor) jsonString(lit []byte, escaped bool) ([]byte, bool) {
 		}
 		return nil, false
 	}
+	if r.clean().has(lit) {
+		return nil, false // a literal found clean below before
+	}
 	if !hidesKeyword(raw) && !r.mayHold(raw) {
 		return nil, false // decoding cannot bring a keyword or a value out of it
 	}
@@ -140,6 +143,9 @@ func (r *Redactor) jsonString(lit []byte, escaped bool) ([]byte, bool) {
 	if t, ch := r.text([]byte(s)); ch {
 		return quote(t), true
 	}
+	// lit is a JSON text (it decoded) that Bytes leaves unchanged: the
+	// transcript repeats its largest strings (the system prompt).
+	r.clean().add(lit)
 	return nil, false
 }
 
