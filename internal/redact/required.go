@@ -184,8 +184,7 @@ func (n need) met(text []byte) bool {
 
 // mayMatch reports whether text holds every need of the rule's pattern.
 func (r *rule) mayMatch(text []byte) bool {
-	r.compiled()
-	for _, n := range r.needs {
+	for _, n := range r.needsNow() {
 		if !n.met(text) {
 			return false
 		}

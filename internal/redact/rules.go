@@ -69,8 +69,8 @@ type rule struct {
 	// wordStart: the compiled pattern lacks the \b it starts with (see
 	// regexp).
 	wordStart bool
-	// needs are what any match of the compiled pattern contains
-	// (required.go), read when it compiles.
+	// needs are what any match of the pattern contains (required.go),
+	// read on first use (needsNow).
 	needs []need
 }
 
@@ -91,10 +91,14 @@ func (r *rule) regexp() *regexp.Regexp {
 	return r.re
 }
 
-// compiled is the rule's pattern with its needs, compiled on first use.
-func (r *rule) compiled() *regexp.Regexp {
-	r.needsOnce.Do(func() { r.needs = needsOf(r.regexp().String()) })
-	return r.re
+// needsNow is what any match of the rule's pattern contains, read from
+// its syntax on first use. It parses and does not compile, so a rule is
+// compiled only once a text meets its needs. (They hold for what regexp
+// compiles too: a match of the pattern without its leading \b, kept only
+// at a word start, is a match of the whole pattern.)
+func (r *rule) needsNow() []need {
+	r.needsOnce.Do(func() { r.needs = needsOf(r.def.Regex) })
+	return r.needs
 }
 
 // atWordStart reports whether \b holds before b[i].
