@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"weak"
 )
 
 // flower redacts the same text again and again: each line of claude's
@@ -75,10 +76,13 @@ func (m *memo) add(b []byte) {
 // memos are the Redactors' memos by their values: two Redactors with the
 // same values are the same function and share one (a step's Redactor, made
 // from the environment flower gives claude, and Process, which the session
-// store redacts with, when the two hold the same credentials).
+// store redacts with, when the two hold the same credentials). The
+// pointers are weak: a memo lives as long as a Redactor holds it, so a
+// long-lived worker that makes Redactors of many environments keeps the
+// memos of the live ones only.
 var memos struct {
 	sync.Mutex
-	by map[string]*memo
+	by map[string]weak.Pointer[memo]
 }
 
 // memoOf is the memo of the Redactors whose values are vals.
@@ -88,14 +92,19 @@ func memoOf(vals []string) *memo {
 	key := strings.Join(sorted, "\x00")
 	memos.Lock()
 	defer memos.Unlock()
+	if m := memos.by[key].Value(); m != nil {
+		return m
+	}
+	for k, p := range memos.by {
+		if p.Value() == nil {
+			delete(memos.by, k)
+		}
+	}
 	if memos.by == nil {
-		memos.by = map[string]*memo{}
+		memos.by = map[string]weak.Pointer[memo]{}
 	}
-	m := memos.by[key]
-	if m == nil {
-		m = &memo{}
-		memos.by[key] = m
-	}
+	m := &memo{}
+	memos.by[key] = weak.Make(m)
 	return m
 }
 

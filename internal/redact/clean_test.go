@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -127,4 +128,25 @@ func TestCleanMemoLiterals(t *testing.T) {
 	if r.clean().has([]byte(secretLit)) || r.clean().has([]byte(badLit)) {
 		t.Error("a literal with a secret, or one that does not decode, was remembered")
 	}
+}
+
+// TestMemosWeak: a memo no Redactor holds any more is collected and its
+// registry entry dropped; one still held is shared.
+func TestMemosWeak(t *testing.T) {
+	held := FromEnv([]string{"A_TOKEN=held-value-0123"})
+	for i := range 50 {
+		FromEnv([]string{"A_TOKEN=dropped-value-" + strings.Repeat("x", i)})
+	}
+	runtime.GC()
+	FromEnv([]string{"A_TOKEN=one-more-value"}) // prunes the dead entries
+	if again := FromEnv([]string{"A_TOKEN=held-value-0123"}); again.clean() != held.clean() {
+		t.Error("a memo still held is not shared")
+	}
+	memos.Lock()
+	n := len(memos.by)
+	memos.Unlock()
+	if n > 10 {
+		t.Errorf("%d memos registered after 50 Redactors were dropped: the registry keeps dead memos", n)
+	}
+	runtime.KeepAlive(held)
 }
