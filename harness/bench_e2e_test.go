@@ -137,8 +137,9 @@ func median(d []time.Duration) time.Duration {
 // the argv and environment flower gives it (settings with the guards,
 // --session-mirror, stream-json in) but no flower; the same with stdin kept
 // open until the result, as flower must (interrupts and handoffs are
-// control requests on stdin); and flower step itself. What lies between
-// the last two is flower's own process. Like StepVsBare it takes at least
+// control requests on stdin); and flower step itself (and, with
+// FLOWER_BENCH_BASE_FLOWER, another build of it). What lies between the
+// last two is flower's own process. Like StepVsBare it takes at least
 // minPairs samples of each.
 func BenchmarkStepParts(b *testing.B) {
 	bed, flower, hook, runDir := stepBench(b)
@@ -177,23 +178,36 @@ func BenchmarkStepParts(b *testing.B) {
 	}
 	timed := timedRun(b)
 	run := func(cmd *exec.Cmd) sample { return sample{timed(cmd), cpuOf(cmd)} }
-	var bare, withArgs, keptOpen, step []sample
-	n := pairs(b)
-	b.ResetTimer()
-	interleave(n,
+	var bare, withArgs, keptOpen, step, baseStep []sample
+	kinds := []func(){
 		func() {
 			bare = append(bare, run(bareClaude(b, bed)))
 		},
 		func() { withArgs = append(withArgs, replay(false)) },
 		func() { keptOpen = append(keptOpen, replay(true)) },
-		func() { step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi"))) })
+		func() { step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi"))) }}
+	// FLOWER_BENCH_BASE_FLOWER: another build of flower (main's, say),
+	// timed in the same loop, so that a change is measured against its
+	// base under the same load.
+	base := os.Getenv("FLOWER_BENCH_BASE_FLOWER")
+	if base != "" {
+		kinds = append(kinds, func() { baseStep = append(baseStep, run(flowerStep(b, bed, base, hook, runDir, "hi"))) })
+	}
+	n := pairs(b)
+	b.ResetTimer()
+	interleave(n, kinds...)
 	b.StopTimer()
 	perPair(b, n)
-	for _, k := range []struct {
+	type kind struct {
 		name, label string
 		s           []sample
-	}{{"bare", "bare claude -p", bare}, {"flower-args", "claude with flower's argv and environment", withArgs},
-		{"stdin-open", "the same, stdin open until the result", keptOpen}, {"step", "flower step", step}} {
+	}
+	all := []kind{{"bare", "bare claude -p", bare}, {"flower-args", "claude with flower's argv and environment", withArgs},
+		{"stdin-open", "the same, stdin open until the result", keptOpen}, {"step", "flower step", step}}
+	if base != "" {
+		all = append(all, kind{"base-step", "flower step, FLOWER_BENCH_BASE_FLOWER's build", baseStep})
+	}
+	for _, k := range all {
 		b.ReportMetric(median(walls(k.s)).Seconds(), k.name+"-s")
 		b.ReportMetric(median(cpus(k.s)).Seconds(), k.name+"-cpu-s")
 		fmt.Fprintf(os.Stderr, "StepParts: %-44s wall p50 %6.0f ms (%.3f of bare), CPU p50 %5.0f ms (%.3f of bare)\n", k.label,

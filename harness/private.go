@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/flowerhq/flower/internal/atomicfile"
 	"github.com/flowerhq/flower/internal/redact"
@@ -63,7 +66,37 @@ type redactedStore struct {
 }
 
 func (s redactedStore) Mirror(ctx context.Context, line []byte) error {
-	return s.SessionStore.Mirror(ctx, s.red.Bytes(line))
+	return s.SessionStore.Mirror(ctx, redactFrame(s.red, line))
+}
+
+// redactFrame is red.Bytes(line) for a transcript_mirror frame, found
+// entry by entry: each entry of the frame is redacted on its own, then the
+// frame without them. A JSON text is redacted string by string, so the
+// frame is unchanged exactly when each part is; then it is passed on as
+// it is, and a frame in which anything changes is redacted whole, as
+// before. Why: the entries are the very lines of claude's transcript file,
+// and the Redactor remembers each JSON text it found clean
+// (internal/redact), so the session store's own pass over the entries
+// (redact.Process, the same credentials) and the transcript file's scrub
+// at the step's end (scrubTree) find them clean by a lookup.
+func redactFrame(red *redact.Redactor, line []byte) []byte {
+	arr := gjson.GetBytes(line, "entries")
+	end := arr.Index + len(arr.Raw)
+	if !arr.IsArray() || arr.Index <= 0 || end > len(line) || string(line[arr.Index:end]) != arr.Raw || !json.Valid(line) {
+		return red.Bytes(line)
+	}
+	clean := true
+	arr.ForEach(func(_, e gjson.Result) bool {
+		entry := []byte(e.Raw)
+		out := red.Bytes(entry)
+		clean = len(out) == len(entry) && string(out) == e.Raw
+		return clean
+	})
+	frame := append(append(append([]byte{}, line[:arr.Index]...), "[]"...), line[end:]...)
+	if out := red.Bytes(frame); !clean || string(out) != string(frame) {
+		return red.Bytes(line)
+	}
+	return line
 }
 
 func (s redactedStore) Checkpoint(ctx context.Context) error { return checkpoint(ctx, s.SessionStore) }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/flowerhq/flower/internal/redact"
 )
 
 // captureStderr runs fn with os.Stderr redirected and returns what it wrote.
@@ -238,5 +240,44 @@ func TestStartPrivateScopesTheUmask(t *testing.T) {
 	umaskMu.Unlock()
 	if now != 0o022 {
 		t.Errorf("the process umask is %03o after the spawn, want 022 as it was", now)
+	}
+}
+
+// TestRedactFrame: a transcript_mirror frame redacted entry by entry comes
+// out exactly as redacting it whole would make it, wherever a secret is (an
+// entry, the file path, none) and whatever the frame's shape; a clean
+// frame is passed on as it is (no copy).
+func TestRedactFrame(t *testing.T) {
+	const value = "sk-ant-api03-FRAMESECRETFRAME"
+	red := redact.FromEnv([]string{"ANTHROPIC_API_KEY=" + value})
+	pad := strings.Repeat("a coherent line with a curl in it ", 10)
+	entry := func(s string) string { return `{"type":"user","message":{"content":"` + s + `"}}` }
+	frame := func(path string, entries ...string) string {
+		return `{"type":"transcript_mirror","filePath":"` + path + `","entries":[` + strings.Join(entries, ",") + `]}`
+	}
+	for _, tc := range []struct {
+		name, line string
+		changes    bool
+	}{
+		{"clean", frame("/p/s.jsonl", entry(pad), entry("hi")), false},
+		{"a value in an entry", frame("/p/s.jsonl", entry(pad), entry("key "+value)), true},
+		{"a shape in an entry, escaped", frame("/p/s.jsonl", entry(`\u0067hp_`+strings.Repeat("a1B2", 9))), true},
+		{"a value in the file path", frame("/p/"+value+".jsonl", entry(pad)), true},
+		{"no entries", `{"type":"transcript_mirror","filePath":"` + value + `"}`, true},
+		{"entries not an array", `{"type":"transcript_mirror","entries":"` + value + `"}`, true},
+		{"not JSON", frame("/p/s.jsonl", entry(pad)) + ` {"k":"` + value + `"`, true},
+	} {
+		line := []byte(tc.line)
+		got, want := redactFrame(red, line), red.Bytes([]byte(tc.line))
+		if string(got) != string(want) {
+			t.Errorf("%s: redactFrame gave\n%s\nredacting whole gives\n%s", tc.name, got, want)
+		}
+		// Control: the case holds a secret, or is clean, as it claims.
+		if changed := string(want) != tc.line; changed != tc.changes || strings.Contains(string(got), value) {
+			t.Errorf("%s: changed %v, want %v; or the value survived: %s", tc.name, changed, tc.changes, got)
+		}
+		if !tc.changes && &got[0] != &line[0] {
+			t.Errorf("%s: a clean frame was copied", tc.name)
+		}
 	}
 }

@@ -49,6 +49,7 @@ var Suffixes = []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "CREDENTIALS"}
 // Redactor replaces known secret values.
 type Redactor struct {
 	values [][]byte // longest first, so a value containing another goes whole
+	memo   *memo    // what Bytes left unchanged (clean.go)
 }
 
 // New collects the values of Vars from getenv. It returns nil when there are
@@ -104,7 +105,7 @@ func of(vals []string) *Redactor {
 		return nil
 	}
 	sort.Slice(keep, func(i, j int) bool { return len(keep[i]) > len(keep[j]) })
-	r := &Redactor{}
+	r := &Redactor{memo: memoOf(keep)}
 	for _, v := range keep {
 		r.values = append(r.values, []byte(v))
 	}
@@ -118,13 +119,17 @@ func of(vals []string) *Redactor {
 // the JSON holds. Other text is redacted as it is, with JSON-style escapes
 // (\n, \t, \u2028, …) read as separators.
 func (r *Redactor) Bytes(b []byte) []byte {
-	if len(b) == 0 || !r.mayHold(b) && !hidesKeyword(b) {
+	if len(b) == 0 || r.clean().has(b) || !r.mayHold(b) && !hidesKeyword(b) {
 		return b
 	}
-	if json.Valid(b) {
-		return r.jsonText(b)
+	if !json.Valid(b) {
+		return r.lines(b)
 	}
-	return r.lines(b)
+	out := r.jsonText(b)
+	if sameStart(out, b) && len(out) == len(b) {
+		r.clean().add(b) // only JSON: lines takes a memo's text for a JSON line
+	}
+	return out
 }
 
 // String returns s with every secret replaced.

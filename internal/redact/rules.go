@@ -60,6 +60,8 @@ type rule struct {
 	allow  []*allowList
 	once   sync.Once
 	re     *regexp.Regexp
+	// needsOnce reads needs.
+	needsOnce sync.Once
 	// assign marks gitleaks' generic-api-key, the one rule with no literal
 	// to anchor on: slow in Go's regexp (about 1 MB/s), it runs only on
 	// windows around a keyword followed by an assignment (see assignAt).
@@ -67,6 +69,9 @@ type rule struct {
 	// wordStart: the compiled pattern lacks the \b it starts with (see
 	// regexp).
 	wordStart bool
+	// needs are what any match of the pattern contains (required.go),
+	// read on first use (needsNow).
+	needs []need
 }
 
 // regexp is the rule's pattern, compiled on first use. A pattern that
@@ -84,6 +89,16 @@ func (r *rule) regexp() *regexp.Regexp {
 		r.re = regexp.MustCompile(r.def.Regex)
 	})
 	return r.re
+}
+
+// needsNow is what any match of the rule's pattern contains, read from
+// its syntax on first use. It parses and does not compile, so a rule is
+// compiled only once a text meets its needs. (They hold for what regexp
+// compiles too: a match of the pattern without its leading \b, kept only
+// at a word start, is a match of the whole pattern.)
+func (r *rule) needsNow() []need {
+	r.needsOnce.Do(func() { r.needs = needsOf(r.def.Regex) })
+	return r.needs
 }
 
 // atWordStart reports whether \b holds before b[i].

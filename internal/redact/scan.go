@@ -59,12 +59,22 @@ func (r *Redactor) lines(b []byte) []byte {
 			end += start + 1
 		}
 		line := b[start:end]
-		if t := bytes.TrimSpace(line); len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(line) {
-			flushText(start)
-			j := r.jsonText(line)
-			changed = changed || !sameStart(j, line) || len(j) != len(line)
-			out = append(out, j...)
-			textStart = end
+		if t := bytes.TrimSpace(line); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+			if key := bytes.TrimRight(line, "\r\n"); r.clean().has(key) {
+				flushText(start) // JSON that Bytes or lines left unchanged before
+				out = append(out, line...)
+				textStart = end
+			} else if json.Valid(line) {
+				flushText(start)
+				j := r.jsonText(line)
+				same := sameStart(j, line) && len(j) == len(line)
+				if same {
+					r.clean().add(key)
+				}
+				changed = changed || !same
+				out = append(out, j...)
+				textStart = end
+			}
 		}
 		start = end
 	}
@@ -119,6 +129,9 @@ func (r *Redactor) jsonString(lit []byte, escaped bool) ([]byte, bool) {
 		}
 		return nil, false
 	}
+	if r.clean().has(lit) {
+		return nil, false // a literal found clean below before
+	}
 	if !hidesKeyword(raw) && !r.mayHold(raw) {
 		return nil, false // decoding cannot bring a keyword or a value out of it
 	}
@@ -130,6 +143,9 @@ func (r *Redactor) jsonString(lit []byte, escaped bool) ([]byte, bool) {
 	if t, ch := r.text([]byte(s)); ch {
 		return quote(t), true
 	}
+	// lit is a JSON text (it decoded) that Bytes leaves unchanged: the
+	// transcript repeats its largest strings (the system prompt).
+	r.clean().add(lit)
 	return nil, false
 }
 
@@ -157,9 +173,13 @@ func (r *Redactor) text(b []byte) ([]byte, bool) {
 			}
 		}
 	}
+	if shapeClean.has(b) {
+		return b, changed
+	}
 	set := rules()
 	active, windows := set.active(b)
 	if len(active) == 0 {
+		shapeClean.add(b)
 		return b, changed
 	}
 	view := blankEscapes(b)
@@ -170,6 +190,9 @@ func (r *Redactor) text(b []byte) ([]byte, bool) {
 	var spans [][2]int
 	for _, i := range active {
 		ru := set.rules[i]
+		if !ru.mayMatch(view) {
+			continue // view lacks what every match holds
+		}
 		on := whole
 		if ru.assign {
 			on = merge(windows)
@@ -188,6 +211,7 @@ func (r *Redactor) text(b []byte) ([]byte, bool) {
 		}
 	}
 	if len(spans) == 0 {
+		shapeClean.add(b)
 		return b, changed
 	}
 	return replaceSpans(b, spans), true
