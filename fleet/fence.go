@@ -17,9 +17,14 @@ import (
 // current token (flower_fences.epoch, bumped when an attempt starts and
 // when a flow is taken over), the takeover margin of each worker, the token
 // of each attempt row, and a trigger that refuses a worker's change of a
-// running flow job's state (River's completion, retry, snooze, cancel)
-// unless the change carries the current token. A refused change leaves the
-// row as it was. Idempotent.
+// running flow job's state (River's completion, retry, snooze, cancel),
+// and any change of a flow job's recorded output, unless the change
+// carries the current token. The second half matters after an outage: a
+// stopped worker's River completer, back online, merges its attempt's
+// output into the job even once another attempt finished it (River
+// applies metadata merges whatever the job's state), which would put the
+// stale attempt's outcome over the one that completed the flow. A refused
+// change leaves the row as it was. Idempotent.
 const fenceSchema = `
 CREATE TABLE IF NOT EXISTS flower_fences (
     job_id  bigint  PRIMARY KEY,
@@ -45,7 +50,8 @@ BEGIN
 END
 $fence$;
 CREATE OR REPLACE TRIGGER flower_fence BEFORE UPDATE ON river_job FOR EACH ROW
-    WHEN (OLD.kind = 'flower_flow' AND OLD.state = 'running' AND NEW.state <> 'running')
+    WHEN (OLD.kind = 'flower_flow' AND (OLD.state = 'running' AND NEW.state <> 'running'
+        OR NEW.metadata->'output' IS DISTINCT FROM OLD.metadata->'output'))
     EXECUTE FUNCTION flower_fence_job();`
 
 // ErrStale is a write refused because the attempt's token is no longer

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -241,5 +242,61 @@ func TestSpoolReplay(t *testing.T) {
 		if meta != map[bool]string{true: want[0]}[want[1] == "completed"] {
 			t.Errorf("job %d: River's recorded verdict %q, want %q (queue ls and River's metadata agree)", id, meta, want[0])
 		}
+	}
+}
+
+// TestStaleOutputCannotOverwriteAFinishedFlow: once a flow's job is
+// completed, a merge of its recorded output under a stale token (what a
+// stopped worker's River completer does when the database is back: River
+// merges metadata whatever the job's state) is refused; one under the
+// current token goes in. Control: with the trigger dropped, the stale
+// merge overwrites the outcome that completed the flow (what
+// TestE2E_DatabaseOutage/90s once saw: queue ls and River's metadata
+// disagreed).
+func TestStaleOutputCannotOverwriteAFinishedFlow(t *testing.T) {
+	for _, control := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fenced", true: "control: no trigger"}[control], func(t *testing.T) {
+			f := open(t)
+			ctx := context.Background()
+			stop := work(t, f, "w1", time.Minute, time.Minute, func(ctx context.Context, r *FlowRun) (Outcome, error) {
+				return Outcome{Verdict: "achieved", CostUSD: 0.5}, nil
+			})
+			id := add(t, f, "done")
+			testbed.Await(t, 30*time.Second, "the flow's end", func() bool { return state(t, f, id) == "completed" })
+			stop()
+			if control {
+				if _, err := f.pool.Exec(ctx, "DROP TRIGGER flower_fence ON river_job"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var epoch int64
+			if err := f.pool.QueryRow(ctx, "SELECT epoch FROM flower_fences WHERE job_id = $1", id).Scan(&epoch); err != nil {
+				t.Fatal(err)
+			}
+			merge := func(e int64, verdict string) {
+				t.Helper()
+				out := fmt.Sprintf(`{"output": {"verdict": %q, "fence": {"epoch": %d, "worker": "w0"}}}`, verdict, e)
+				if _, err := f.pool.Exec(ctx, "UPDATE river_job SET metadata = metadata || $2::jsonb WHERE id = $1", id, out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			verdict := func() string {
+				var v string
+				if err := f.pool.QueryRow(ctx, "SELECT coalesce(metadata->'output'->>'verdict', '') FROM river_job WHERE id = $1", id).Scan(&v); err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			merge(epoch-1, "")
+			if got, want := verdict(), map[bool]string{false: "achieved", true: ""}[control]; got != want {
+				t.Fatalf("after a stale merge the recorded verdict is %q, want %q", got, want)
+			}
+			if !control {
+				merge(epoch, "not_yet")
+				if got := verdict(); got != "not_yet" {
+					t.Fatalf("a merge under the current token was refused: verdict %q", got)
+				}
+			}
+		})
 	}
 }
