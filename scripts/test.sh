@@ -84,12 +84,14 @@ env -u FLOWER_REQUIRE_CLAUDE -u FLOWER_REQUIRE_POSTGRES \
 say "unit loop: ok in $(( $(date +%s) - start )) s"
 # The e2e run is CPU-bound on a 2-core machine, and most of its processor
 # time is claude's. go test starts packages in the order given: the four
-# that run claude longest go first, four packages at a time (-p 4), so the
+# that run claude longest go first, three packages at a time (-p 3), so the
 # harness's and the hooks' tests, which wait on timers as much as they
 # compute, overlap the two long scenario packages instead of running alone
-# at the end (at -p 2, the default here, they did: ~3.5 min of a 2-core
-# machine half idle).
+# at the end (at -p 2, go's default here, they did: ~3.5 min of a 2-core
+# machine half idle). Measured on this kind of machine, set-up included,
+# the same tests: 731 s at -p 4, 671 s at -p 3 (more claude processes at
+# once cost more processor time each than the overlap wins).
 heavy="./acceptance ./cmd/flower ./harness ./hooks"
 rest=$(go list ./... | sed "s|^$(go list -m)|.|" | grep -vxF -e ./acceptance -e ./cmd/flower -e ./harness -e ./hooks)
 # shellcheck disable=SC2086 # package lists split on purpose
-go test -json -count=1 -p 4 -timeout 60m "$@" $heavy $rest 2>&1 | "$report" $verbose
+go test -json -count=1 -p 3 -timeout 60m "$@" $heavy $rest 2>&1 | "$report" $verbose
