@@ -1,16 +1,13 @@
 package harness_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/hooks"
-	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/testkit/testbed"
 )
 
@@ -36,32 +33,7 @@ func TestRun_GuardsAnsweredInProcess(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			bash := &scripted.Block{Name: "Bash", Input: json.RawMessage(`{"command":"echo guarded","description":"try bash"}`)}
-			b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{
-				{ToolUse: bash}, {Text: "GAVE_UP"},
-			}}}})
-			rt := newRuntime(t, b, func(o *harness.Options) { o.HookPath = filepath.Join(dir, "flower-hook") })
-			var guards []harness.Event
-			var mu sync.Mutex
-			res, err := rt.Run(runCtx(t), harness.NewAgentSpec("judge", "x"), "check it", harness.RunOptions{OnEvent: func(e harness.Event) {
-				if e.Kind == "guard" {
-					mu.Lock()
-					guards = append(guards, e)
-					mu.Unlock()
-				}
-			}})
-			if err != nil || !res.OK {
-				t.Fatalf("%+v %v", res, err)
-			}
-			reqs := b.Model.Requests()
-			if tr := reqs[len(reqs)-1].ToolResults(); len(tr) != 1 || !tr[0].IsError || !strings.Contains(tr[0].Content, "judge") {
-				t.Fatalf("the whitelist guard did not deny Bash for the judge: %+v", tr)
-			}
-			mu.Lock()
-			if len(guards) == 0 || guards[0].Data["decision"] != "deny" || guards[0].Data["guard"] != "whitelist" || guards[0].Step != "judge" {
-				t.Errorf("no whitelist deny report: %+v", guards)
-			}
-			mu.Unlock()
+			judgeTriesBash(t, func(_ *testbed.Bed, o *harness.Options) { o.HookPath = filepath.Join(dir, "flower-hook") })
 			started, _ := os.ReadFile(log)
 			lines := strings.Fields(string(started))
 			if !strings.Contains(string(started), hooks.GuardLive) {

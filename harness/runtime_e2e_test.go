@@ -231,14 +231,31 @@ func TestRun_ResumeFromStore(t *testing.T) {
 
 func TestRun_GuardReportsAndWorkbench(t *testing.T) {
 	t.Parallel()
+	rt, reqs := judgeTriesBash(t, func(b *testbed.Bed, o *harness.Options) { o.Workbench = harness.RunDirWorkbench(b.Workspace, o.RunDir) })
+	firstLine := func(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+	heading, title := firstLine(rt.Workbench().PromptBlock()), firstLine(rt.Workbench().Index())
+	if !strings.Contains(heading, rt.Workbench().Root()) || !strings.Contains(reqs[0].System(), heading) || !strings.Contains(reqs[0].System(), title) {
+		t.Errorf("workbench block not in the system prompt")
+	}
+	if kinds(readEvents(t, rt.EventsPath()))["guard"] == 0 {
+		t.Errorf("events.jsonl lacks the guard report")
+	}
+}
+
+// judgeTriesBash runs a judge step whose model calls Bash once, on a
+// runtime that opts changes, and checks that the whitelist guard denied it
+// (the model saw the denial) and reported the deny over the socket. It
+// returns the runtime and the model's requests.
+func judgeTriesBash(t *testing.T, opts func(*testbed.Bed, *harness.Options)) (*harness.Runtime, []scripted.Request) {
+	t.Helper()
 	bash := &scripted.Block{Name: "Bash", Input: json.RawMessage(`{"command":"echo guarded","description":"try bash"}`)}
 	b := testbed.New(t, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main", Replies: []scripted.Reply{
 		{ToolUse: bash}, {Text: "GAVE_UP"},
 	}}}})
-	rt := newRuntime(t, b, func(o *harness.Options) { o.Workbench = harness.RunDirWorkbench(b.Workspace, o.RunDir) })
+	r := newRuntime(t, b, func(o *harness.Options) { opts(b, o) })
 	var guards []harness.Event
 	var mu sync.Mutex
-	res, err := rt.Run(runCtx(t), harness.NewAgentSpec("judge", "x"), "check it", harness.RunOptions{OnEvent: func(e harness.Event) {
+	res, err := r.Run(runCtx(t), harness.NewAgentSpec("judge", "x"), "check it", harness.RunOptions{OnEvent: func(e harness.Event) {
 		if e.Kind == "guard" {
 			mu.Lock()
 			guards = append(guards, e)
@@ -249,21 +266,13 @@ func TestRun_GuardReportsAndWorkbench(t *testing.T) {
 		t.Fatalf("%+v %v", res, err)
 	}
 	reqs := b.Model.Requests()
-	tr := reqs[len(reqs)-1].ToolResults()
-	if len(tr) != 1 || !tr[0].IsError || !strings.Contains(tr[0].Content, "judge") {
+	if tr := reqs[len(reqs)-1].ToolResults(); len(tr) != 1 || !tr[0].IsError || !strings.Contains(tr[0].Content, "judge") {
 		t.Fatalf("the whitelist guard did not deny Bash for the judge: %+v", tr)
-	}
-	firstLine := func(s string) string { return strings.SplitN(s, "\n", 2)[0] }
-	heading, title := firstLine(rt.Workbench().PromptBlock()), firstLine(rt.Workbench().Index())
-	if !strings.Contains(heading, rt.Workbench().Root()) || !strings.Contains(reqs[0].System(), heading) || !strings.Contains(reqs[0].System(), title) {
-		t.Errorf("workbench block not in the system prompt")
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(guards) == 0 || guards[0].Data["decision"] != "deny" || guards[0].Data["guard"] != "whitelist" || guards[0].Step != "judge" {
 		t.Fatalf("no whitelist deny report over the socket: %+v", guards)
 	}
-	if kinds(readEvents(t, rt.EventsPath()))["guard"] == 0 {
-		t.Errorf("events.jsonl lacks the guard report")
-	}
+	return r, reqs
 }

@@ -59,7 +59,22 @@ func cmdline() ([]string, bool) {
 
 // readAll reads fd to its end, at most limit bytes.
 func readAll(fd, limit int) []byte {
-	buf := make([]byte, 0, 8<<10)
+	buf, _ := read(fd, limit, 8<<10, false)
+	return buf
+}
+
+// readLine reads from fd up to the first newline (not included), at most
+// limit bytes; false when the stream ends or fails before one.
+func readLine(fd, limit int) ([]byte, bool) {
+	return read(fd, limit, 4<<10, true)
+}
+
+// read reads fd into a buffer of initial size size, at most limit bytes:
+// to its end (line false: what was read, true), or up to the first
+// newline (line true: the bytes before it and true; nil and false when
+// none came).
+func read(fd, limit, size int, line bool) ([]byte, bool) {
+	buf := make([]byte, 0, size)
 	for len(buf) < limit {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -71,9 +86,19 @@ func readAll(fd, limit int) []byte {
 		if n <= 0 || err != nil {
 			break
 		}
+		if line {
+			for i, c := range buf[len(buf) : len(buf)+n] {
+				if c == '\n' {
+					return buf[:len(buf)+i], true
+				}
+			}
+		}
 		buf = buf[:len(buf)+n]
 	}
-	return buf
+	if line {
+		return nil, false
+	}
+	return buf, true
 }
 
 // write writes all of b to fd.
@@ -219,31 +244,6 @@ func sendAll(fd int, b []byte) bool {
 		b = b[n:]
 	}
 	return true
-}
-
-// readLine reads from fd up to the first newline (not included), at most
-// limit bytes.
-func readLine(fd, limit int) ([]byte, bool) {
-	buf := make([]byte, 0, 4<<10)
-	for len(buf) < limit {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := syscall.Read(fd, buf[len(buf):min(cap(buf), limit)])
-		if err == syscall.EINTR {
-			continue
-		}
-		if n <= 0 || err != nil {
-			return nil, false
-		}
-		for i, c := range buf[len(buf) : len(buf)+n] {
-			if c == '\n' {
-				return buf[:len(buf)+i], true
-			}
-		}
-		buf = buf[:len(buf)+n]
-	}
-	return nil, false
 }
 
 // fallback execs flower-hook (argv[0]) with argv, this environment and
