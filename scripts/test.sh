@@ -69,8 +69,7 @@ GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -o /dev/null ./cmd/flower-hook
 # naming the tests still running, and a closing "test: N passed, N failed"
 # line (with -v: every line as go test -v prints it).
 report=$(mktemp)
-skipped=$(mktemp)
-trap 'rm -f "$report" "$skipped"' EXIT
+trap 'rm -f "$report"' EXIT
 go build -o "$report" ./scripts/testreport
 verbose=
 case " $* " in *" -v "*) verbose=-v ;; esac
@@ -81,22 +80,8 @@ start=$(date +%s)
 say "unit loop (go test -short ./..., no claude, no PostgreSQL)"
 env -u FLOWER_REQUIRE_CLAUDE -u FLOWER_REQUIRE_POSTGRES \
   PATH="$(dirname "$(command -v go)"):/usr/bin:/bin" FLOWER_CLAUDE=/nonexistent/claude \
-  go test -json -short -count=1 ./... 2>&1 | "$report" -skipped="$skipped" || die "the unit loop (go test -short ./...) failed"
+  go test -json -short -count=1 ./... 2>&1 | "$report" || die "the unit loop (go test -short ./...) failed"
 say "unit loop: ok in $(( $(date +%s) - start )) s"
-# The second pass runs what the unit loop skipped (a test skips under
-# -short, or a subtest of it does, when it starts claude, PostgreSQL, a
-# built binary or bwrap): every other test ran whole already, since no
-# test does anything under -short but skip. Unless the caller chose -run.
-only=()
-case " $* " in
-  *" -run "* | *" -run="*) ;;
-  *)
-    names=$(paste -sd'|' "$skipped")
-    [ -n "$names" ] || { say "the unit loop skipped nothing: no e2e test to run"; exit 0; }
-    only=(-run "^($names)\$")
-    say "e2e: the $(wc -l < "$skipped") tests the unit loop skipped"
-    ;;
-esac
 # The e2e run is CPU-bound on a 2-core machine, and most of its processor
 # time is claude's. go test starts packages in the order given: the four
 # that run claude longest go first, three packages at a time (-p 3), so the
@@ -109,4 +94,4 @@ esac
 heavy="./acceptance ./cmd/flower ./harness ./hooks"
 rest=$(go list ./... | sed "s|^$(go list -m)|.|" | grep -vxF -e ./acceptance -e ./cmd/flower -e ./harness -e ./hooks)
 # shellcheck disable=SC2086 # package lists split on purpose
-go test -json -count=1 -p 3 -timeout 60m "${only[@]}" "$@" $heavy $rest 2>&1 | "$report" $verbose
+go test -json -count=1 -p 3 -timeout 60m "$@" $heavy $rest 2>&1 | "$report" $verbose

@@ -7,34 +7,20 @@
 //
 //	go test -json ./... | go run ./scripts/testreport [-v]
 //
-// With -v every output line is printed as it comes (go test -v). With
-// -skipped=FILE it writes to FILE the names of the top-level tests that
-// skipped in whole or in part, one a line (after a -short run: the tests
-// a full run still has to run). It exits 1 when a test or a package
-// failed, 0 otherwise. Lines on its input that are not JSON events pass
-// through as they are.
+// With -v every output line is printed as it comes (go test -v). It exits
+// 1 when a test or a package failed, 0 otherwise. Lines on its input that
+// are not JSON events pass through as they are.
 //
 // Lifecycle: one pass over standard input; a ticker prints the progress
 // line while it reads.
 package main
 
 import (
-	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"time"
 )
 
 func main() {
-	code, r := run(os.Stdin, os.Stdout, slices.Contains(os.Args[1:], "-v"), 30*time.Second)
-	for _, a := range os.Args[1:] {
-		if path, ok := strings.CutPrefix(a, "-skipped="); ok {
-			if err := os.WriteFile(path, []byte(strings.Join(r.Skipped(), "\n")+"\n"), 0o600); err != nil {
-				fmt.Fprintln(os.Stderr, "testreport:", err)
-				code = 1
-			}
-		}
-	}
-	os.Exit(code)
+	os.Exit(run(os.Stdin, os.Stdout, slices.Contains(os.Args[1:], "-v"), 30*time.Second))
 }

@@ -35,9 +35,6 @@ type report struct {
 	failed   int
 	skipped  int
 	pkgFails int
-	// skippedTop: the top-level tests that skipped, or one of whose
-	// subtests skipped (Skipped).
-	skippedTop map[string]bool
 }
 
 // maxSaid bounds the output kept of one test (its last lines are shown).
@@ -45,12 +42,12 @@ const maxSaid = 500
 
 func newReport(out io.Writer, verbose bool, now time.Time) *report {
 	return &report{out: out, verbose: verbose, start: now, running: map[string]map[string]time.Time{},
-		pkgStart: map[string]time.Time{}, said: map[string][]string{}, skippedTop: map[string]bool{}}
+		pkgStart: map[string]time.Time{}, said: map[string][]string{}}
 }
 
 // run reads go test -json from in until its end, printing to out, with a
-// progress line every tick; it returns the exit code and the report.
-func run(in io.Reader, out io.Writer, verbose bool, tick time.Duration) (int, *report) {
+// progress line every tick; it returns the exit code.
+func run(in io.Reader, out io.Writer, verbose bool, tick time.Duration) int {
 	lines := make(chan string)
 	go func() {
 		sc := bufio.NewScanner(in)
@@ -67,7 +64,7 @@ func run(in io.Reader, out io.Writer, verbose bool, tick time.Duration) (int, *r
 		select {
 		case l, ok := <-lines:
 			if !ok {
-				return r.finish(), r
+				return r.finish()
 			}
 			r.line(l)
 		case now := <-ticker.C:
@@ -139,8 +136,6 @@ func (r *report) testEvent(e event) {
 			r.passed++
 		case "skip":
 			r.skipped++
-			top, _, _ := strings.Cut(e.Test, "/")
-			r.skippedTop[top] = true
 		case "fail":
 			r.failed++
 			if !r.verbose {
@@ -197,19 +192,6 @@ func (r *report) finish() int {
 		return 1
 	}
 	return 0
-}
-
-// Skipped is the sorted names of the top-level tests that skipped in
-// whole or in part: what a run without -short still has to run after a
-// -short run (scripts/test.sh's e2e pass). A top-level test none of whose
-// parts skipped ran whole already.
-func (r *report) Skipped() []string {
-	names := make([]string, 0, len(r.skippedTop))
-	for n := range r.skippedTop {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // short is a package path without the module's prefix.

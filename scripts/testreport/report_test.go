@@ -80,23 +80,6 @@ func TestReport(t *testing.T) {
 	}
 }
 
-// TestSkipped: the top-level tests that skipped in whole or in part (a
-// subtest's skip names its top-level test), each once, sorted; a test
-// that passed whole is not among them (control: TestOK).
-func TestSkipped(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := newReport(io.Discard, false, t0)
-	lines := append(stream(t0), `{"Action":"skip","Package":"github.com/flowerhq/flower/b","Test":"TestTable/e2e_case"}`,
-		`{"Action":"pass","Package":"github.com/flowerhq/flower/b","Test":"TestTable/unit_case"}`,
-		`{"Action":"skip","Package":"github.com/flowerhq/flower/b","Test":"TestSkip"}`)
-	for _, l := range lines {
-		r.line(l)
-	}
-	if got, want := strings.Join(r.Skipped(), " "), "TestSkip TestTable"; got != want {
-		t.Errorf("skipped: %q, want %q", got, want)
-	}
-}
-
 // TestProgress: the progress line names the running tests with how long
 // each has run, not a test paused by t.Parallel (waiting, not running),
 // and a package between tests; with nothing running it says so.
@@ -133,7 +116,7 @@ func TestRunTicks(t *testing.T) {
 	pr, pw := io.Pipe()
 	var out syncBuilder
 	done := make(chan int)
-	go func() { code, _ := run(pr, &out, false, time.Millisecond); done <- code }()
+	go func() { done <- run(pr, &out, false, time.Millisecond) }()
 	pw.Write([]byte(`{"Action":"start","Package":"p"}` + "\n"))
 	testbed.Await(t, time.Minute, "a progress line", func() bool { return strings.Contains(out.String(), "still running: p (between tests)") })
 	pw.Close()
