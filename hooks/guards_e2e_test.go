@@ -187,30 +187,7 @@ func lastResult(t *testing.T, r scripted.Request) scripted.ToolResult {
 func TestE2E_DelegateDeniesMainThreadSubagentRuns(t *testing.T) {
 	t.Parallel()
 	hook := testbed.BuildBinary(t, "./cmd/flower-hook")
-	bed := delegationBed(t, "delegate please", "echo", bashCall("echo main-bash-ran", "echo"), bashCall("echo sub-bash-ran", "echo"))
-	sk := listen(t)
-	settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.DefaultDelegateTools, hook + " delegate"})
-	agents := `{"worker":{"description":"does work","prompt":"You are WORKER","tools":["Bash"]}}`
-	run := runClaude(t, bed, []string{"FLOWER_SOCKET=" + sk.path}, "delegate please", "--settings", settings, "--agents", agents)
-	if run.Result.Get("result").String() != "main done" {
-		t.Fatalf("exit %d result %s stderr %s", run.ExitCode, run.Result.Raw, run.Stderr)
-	}
-	main := bed.Model.RequestsFor("main")
-	if len(main) != 3 {
-		t.Fatalf("main requests = %d", len(main))
-	}
-	denied := lastResult(t, main[1])
-	if !denied.IsError || strings.Contains(denied.Content, "main-bash-ran") ||
-		!strings.Contains(denied.Content, hooks.DelegateReason("Bash")) {
-		t.Errorf("main-thread Bash was not denied with the guidance: %+v", denied)
-	}
-	sub := bed.Model.RequestsFor("sub")
-	if len(sub) != 2 {
-		t.Fatalf("sub requests = %d", len(sub))
-	}
-	if r := lastResult(t, sub[1]); r.IsError || !strings.Contains(r.Content, "sub-bash-ran") {
-		t.Errorf("subagent Bash did not run: %+v", r)
-	}
+	sk := delegation(t, hook+" delegate")
 	var deny, pass int
 	for _, r := range sk.reports(2) {
 		if r.Guard != hooks.GuardDelegate || r.V != 1 || r.Kind != "guard" || r.SessionID == "" {
@@ -328,4 +305,37 @@ func TestE2E_IsolatePutsMarkedRoleIntoWorktree(t *testing.T) {
 	if r := lastResult(t, plain[1]); strings.Contains(r.Content, "worktrees") || !strings.HasSuffix(strings.TrimSpace(r.Content), "/ws") {
 		t.Errorf("unmarked role was isolated: pwd = %q", r.Content)
 	}
+}
+
+// delegation runs a main thread whose Bash must be denied and a worker
+// subagent whose Bash must run, with command as the PreToolUse hook of
+// the delegated tools and env added to claude's environment; it checks
+// what the model saw (the denial with the guidance, the subagent's output)
+// and returns the report socket.
+func delegation(t *testing.T, command string, env ...string) *sock {
+	t.Helper()
+	bed := delegationBed(t, "delegate please", "echo", bashCall("echo main-bash-ran", "echo"), bashCall("echo sub-bash-ran", "echo"))
+	sk := listen(t)
+	settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.DefaultDelegateTools, command})
+	agents := `{"worker":{"description":"does work","prompt":"You are WORKER","tools":["Bash"]}}`
+	run := runClaude(t, bed, append([]string{"FLOWER_SOCKET=" + sk.path}, env...), "delegate please", "--settings", settings, "--agents", agents)
+	if run.Result.Get("result").String() != "main done" {
+		t.Fatalf("exit %d result %s stderr %s", run.ExitCode, run.Result.Raw, run.Stderr)
+	}
+	main := bed.Model.RequestsFor("main")
+	if len(main) != 3 {
+		t.Fatalf("main requests = %d", len(main))
+	}
+	if denied := lastResult(t, main[1]); !denied.IsError || strings.Contains(denied.Content, "main-bash-ran") ||
+		!strings.Contains(denied.Content, hooks.DelegateReason("Bash")) {
+		t.Errorf("main-thread Bash was not denied with the guidance: %+v", denied)
+	}
+	sub := bed.Model.RequestsFor("sub")
+	if len(sub) != 2 {
+		t.Fatalf("sub requests = %d", len(sub))
+	}
+	if r := lastResult(t, sub[1]); r.IsError || !strings.Contains(r.Content, "sub-bash-ran") {
+		t.Errorf("subagent Bash did not run: %+v", r)
+	}
+	return sk
 }

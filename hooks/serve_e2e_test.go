@@ -33,29 +33,7 @@ func liteCommand(t *testing.T, args ...string) string {
 // both (not flower-hook).
 func TestE2E_LiteServedDelegate(t *testing.T) {
 	t.Parallel()
-	bed := delegationBed(t, "delegate please", "echo", bashCall("echo main-bash-ran", "echo"), bashCall("echo sub-bash-ran", "echo"))
-	sk := listen(t)
-	settings := writeSettings(t, bed.Home, hookEntry{"PreToolUse", hooks.DefaultDelegateTools, liteCommand(t, hooks.GuardDelegate)})
-	agents := `{"worker":{"description":"does work","prompt":"You are WORKER","tools":["Bash"]}}`
-	run := runClaude(t, bed, []string{"FLOWER_SOCKET=" + sk.path, hooks.ServerEnv + "=" + strconv.Itoa(os.Getpid())}, "delegate please", "--settings", settings, "--agents", agents)
-	if run.Result.Get("result").String() != "main done" {
-		t.Fatalf("exit %d result %s stderr %s", run.ExitCode, run.Result.Raw, run.Stderr)
-	}
-	main := bed.Model.RequestsFor("main")
-	if len(main) != 3 {
-		t.Fatalf("main requests = %d", len(main))
-	}
-	if denied := lastResult(t, main[1]); !denied.IsError || strings.Contains(denied.Content, "main-bash-ran") ||
-		!strings.Contains(denied.Content, hooks.DelegateReason("Bash")) {
-		t.Errorf("main-thread Bash was not denied with the guidance: %+v", denied)
-	}
-	sub := bed.Model.RequestsFor("sub")
-	if len(sub) != 2 {
-		t.Fatalf("sub requests = %d", len(sub))
-	}
-	if r := lastResult(t, sub[1]); r.IsError || !strings.Contains(r.Content, "sub-bash-ran") {
-		t.Errorf("subagent Bash did not run: %+v", r)
-	}
+	sk := delegation(t, liteCommand(t, hooks.GuardDelegate), hooks.ServerEnv+"="+strconv.Itoa(os.Getpid()))
 	var deny, pass int
 	for _, r := range sk.reports(2) {
 		switch {
