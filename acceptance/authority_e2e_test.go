@@ -186,8 +186,10 @@ func TestE2E_GuardsProveTheyAreLive(t *testing.T) {
 		{"managed hooks only", map[string]any{"allowManagedHooksOnly": true}, false},
 		{"control", map[string]any{"cleanupPeriodDays": 30}, true},
 	} {
+		// Not parallel: the first case waits out the live bound (a minute
+		// of nothing); run at once in the parent's slot it waits while the
+		// other tests compute, instead of queued behind them at the end.
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
 			bed := testbed.NewFor(t, touchScript)
 			out, code := flowerbin.Step(t, bed, sandboxedClaude(t, bed, tc.managed), "worker", nil, "mark it")
 			if tc.live {

@@ -83,15 +83,18 @@ env -u FLOWER_REQUIRE_CLAUDE -u FLOWER_REQUIRE_POSTGRES \
   go test -json -short -count=1 ./... 2>&1 | "$report" || die "the unit loop (go test -short ./...) failed"
 say "unit loop: ok in $(( $(date +%s) - start )) s"
 # The e2e run is CPU-bound on a 2-core machine, and most of its processor
-# time is claude's. go test starts packages in the order given: the four
-# that run claude longest go first, three packages at a time (-p 3), so the
-# harness's and the hooks' tests, which wait on timers as much as they
-# compute, overlap the two long scenario packages instead of running alone
-# at the end (at -p 2, go's default here, they did: ~3.5 min of a 2-core
-# machine half idle). Measured on this kind of machine, set-up included,
-# the same tests: 731 s at -p 4, 671 s at -p 3 (more claude processes at
-# once cost more processor time each than the overlap wins).
-heavy="./acceptance ./cmd/flower ./harness ./hooks"
-rest=$(go list ./... | sed "s|^$(go list -m)|.|" | grep -vxF -e ./acceptance -e ./cmd/flower -e ./harness -e ./hooks)
+# time is claude's. go test starts packages in the order given, three at a
+# time (-p 3): the two long scenario packages first, then the two whose
+# tests mostly wait (fleet's leases and outages, internal/child's
+# deadlines) so that their waits overlap the scenarios' computing instead
+# of leaving the machine half idle at the end, then harness and hooks,
+# then the rest. Measured on this kind of machine, set-up included, the
+# same tests: 731 s at -p 4, 671 s at -p 3 (more claude processes at once
+# cost more processor time each than the overlap wins). The e2e pass alone
+# took 519 s in the old order (acceptance, cmd/flower, harness, hooks
+# first; the waiting subtests queued last), and that without the UI tests;
+# 474 s in this one with them (docs/testing.md).
+first="./acceptance ./cmd/flower ./fleet ./internal/child ./harness ./hooks"
+rest=$(go list ./... | sed "s|^$(go list -m)|.|" | grep -vxF $(printf -- '-e %s ' $first))
 # shellcheck disable=SC2086 # package lists split on purpose
-go test -json -count=1 -p 3 -timeout 60m "$@" $heavy $rest 2>&1 | "$report" $verbose
+go test -json -count=1 -p 3 -timeout 60m "$@" $first $rest 2>&1 | "$report" $verbose

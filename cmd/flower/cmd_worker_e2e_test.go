@@ -214,8 +214,10 @@ func TestE2E_QueueJudgeFailureRetried(t *testing.T) {
 func TestE2E_WorkerPausedPastRescue(t *testing.T) {
 	t.Parallel()
 	for _, how := range []string{"SIGSTOP", "kill -9"} {
+		// Not parallel: mostly waiting (the rescue window), run at once in
+		// the parent's slot rather than queued behind the package's other
+		// tests (see TestE2E_DatabaseOutage).
 		t.Run(how, func(t *testing.T) {
-			t.Parallel()
 			pausedWorker(t, how)
 		})
 	}
