@@ -39,31 +39,35 @@ installed=""
 if [ -f "$cli_dir/node_modules/@anthropic-ai/claude-code/package.json" ]; then
   installed=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$cli_dir/node_modules/@anthropic-ai/claude-code/package.json" | head -1)
 fi
+# npm waits on the network for about a minute: it runs in the background
+# while Go compiles flower below, and is waited for after the builds.
+npm_pid=""
 if [ "$installed" != "$CLAUDE_VERSION" ] || [ ! -x "$claude" ]; then
-  say "installing @anthropic-ai/claude-code@$CLAUDE_VERSION into $cli_dir"
+  say "installing @anthropic-ai/claude-code@$CLAUDE_VERSION into $cli_dir (in the background, while flower builds)"
   mkdir -p "$cli_dir"
   [ -f "$cli_dir/package.json" ] || echo '{"name":"flower-claude-cli","private":true}' > "$cli_dir/package.json"
-  # npm is silent for about a minute: a heartbeat every 10 s says it works.
   npm install --prefix "$cli_dir" --no-audit --no-fund --loglevel=error \
       "@anthropic-ai/claude-code@$CLAUDE_VERSION" >"$cli_dir/npm.log" 2>&1 &
-  npm_pid=$! s=0
+  npm_pid=$!
+  npm_start=$(date +%s)
+fi
+
+# await_npm: wait for the background npm install, a heartbeat every 10 s.
+await_npm() {
+  [ -n "$npm_pid" ] || return 0
+  local s=0
   while kill -0 "$npm_pid" 2>/dev/null; do
     sleep 1
     s=$((s + 1))
-    if [ $((s % 10)) = 0 ] && kill -0 "$npm_pid" 2>/dev/null; then say "  still installing claude (${s}s; about a minute)"; fi
+    if [ $((s % 10)) = 0 ] && kill -0 "$npm_pid" 2>/dev/null; then say "  still installing claude ($(( $(date +%s) - npm_start ))s; about a minute)"; fi
   done
   if ! wait "$npm_pid"; then
     tail -20 "$cli_dir/npm.log" >&2
     die "npm could not install @anthropic-ai/claude-code@$CLAUDE_VERSION — is the npm registry reachable? (log: $cli_dir/npm.log)"
   fi
-  say "  installed claude in ${s}s"
-fi
-[ -x "$claude" ] || die "the native claude binary is missing at $claude (the npm package's linux-x64 part did not install)"
-version=$("$claude" --version 2>/dev/null | head -1 || true)
-case "$version" in
-  "$CLAUDE_VERSION"*) ;;
-  *) die "claude at $claude reports '$version', want $CLAUDE_VERSION" ;;
-esac
+  say "  installed claude in $(( $(date +%s) - npm_start ))s"
+  npm_pid=""
+}
 
 # The commit goes into the binaries with -X as well: `flower version` falls
 # back to it when the toolchain stamps no VCS info (no git at build time,
@@ -112,6 +116,14 @@ if [ -d cmd/flower-hook ]; then
     cp bin/flower-hook plugin/bin/flower-hook
   fi
 fi
+
+await_npm
+[ -x "$claude" ] || die "the native claude binary is missing at $claude (the npm package's linux-x64 part did not install)"
+version=$("$claude" --version 2>/dev/null | head -1 || true)
+case "$version" in
+  "$CLAUDE_VERSION"*) ;;
+  *) die "claude at $claude reports '$version', want $CLAUDE_VERSION" ;;
+esac
 
 cat <<MSG
 setup: done

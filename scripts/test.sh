@@ -19,12 +19,13 @@ cd "$root"
 say() { echo "test: $*"; }
 die() { echo "test: $*" >&2; exit 1; }
 
-# apt_install PKG: install a Debian package when we are root with apt.
+can_apt() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }
+
+# apt_install PKG…: install Debian packages when we are root with apt.
 apt_install() {
-  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 1
-  say "installing $1 (the tests need it)"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null 2>&1 || \
-    { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null 2>&1; }
+  can_apt || return 1
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1 || \
+    { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1; }
 }
 
 pg_bin() {
@@ -36,26 +37,56 @@ pg_bin() {
   done
   return 1
 }
-if ! pg_bin >/dev/null && ! { apt_install postgresql && pg_bin >/dev/null; }; then
-  msg="PostgreSQL is missing (no initdb/postgres on PATH or in /usr/lib/postgresql/*/bin): install it (apt-get install postgresql); the PostgreSQL session store tests need it"
-  [ "${FLOWER_REQUIRE_POSTGRES:-}" = 1 ] && die "$msg"
-  echo "test: warning: $msg — they will skip" >&2
-fi
-if [ "$(uname -s)" = Linux ] && ! command -v bwrap >/dev/null 2>&1 && ! apt_install bubblewrap; then
-  echo "test: warning: bubblewrap is missing; the read-only sandbox tests will skip (fail under FLOWER_REQUIRE_CLAUDE=1)" >&2
-fi
-if ! command -v tmux >/dev/null 2>&1 && ! apt_install tmux; then
-  echo "test: warning: tmux is missing; the terminal tests of 'flower claude' will skip" >&2
+cjk_font() { command -v fc-list >/dev/null 2>&1 && [ -n "$(fc-list :lang=zh 2>/dev/null)" ]; }
+
+# What is missing is installed in the background: apt waits on the network
+# and the disk, while the checks and the unit loop below, which need none
+# of it, keep the processor busy (on a fresh machine Chromium alone takes
+# about a minute). The e2e pass waits for it.
+missing=()
+pg_bin >/dev/null || missing+=(postgresql)
+if [ "$(uname -s)" = Linux ] && ! command -v bwrap >/dev/null 2>&1; then missing+=(bubblewrap); fi
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+cjk_font || missing+=(fonts-wqy-microhei)
+install_pid=
+if [ ${#missing[@]} -gt 0 ] && can_apt; then
+  say "installing ${missing[*]} in the background (the e2e tests need them)"
+  # One apt call for all; if it fails, one call each, so that one missing
+  # package does not keep the others out.
+  ( apt_install "${missing[@]}" || for p in "${missing[@]}"; do apt_install "$p" || true; done ) &
+  install_pid=$!
 fi
 
-if ! command -v chromium >/dev/null 2>&1 && ! { apt_install chromium && command -v chromium >/dev/null 2>&1; }; then
-  msg="chromium is missing: install it (apt-get install chromium); the flower ui tests drive a headless one"
-  [ "${FLOWER_REQUIRE_CLAUDE:-}" = 1 ] && die "$msg"
-  echo "test: warning: $msg — they will skip" >&2
-fi
-if command -v fc-list >/dev/null 2>&1 && [ -z "$(fc-list :lang=zh 2>/dev/null)" ]; then
-  apt_install fonts-wqy-microhei || echo "test: warning: no CJK font: the flower ui screenshots show boxes for Chinese text" >&2
-fi
+# need: wait for the background install, then fail or warn for what is
+# still missing, as each test group needs.
+need() {
+  if [ -n "$install_pid" ]; then
+    local s=0
+    while kill -0 "$install_pid" 2>/dev/null; do
+      sleep 1
+      s=$((s + 1))
+      if [ $((s % 15)) = 0 ]; then say "  still installing ${missing[*]} (${s}s)"; fi
+    done
+    wait "$install_pid" || true
+    install_pid=
+  fi
+  if ! pg_bin >/dev/null; then
+    msg="PostgreSQL is missing (no initdb/postgres on PATH or in /usr/lib/postgresql/*/bin): install it (apt-get install postgresql); the PostgreSQL session store tests need it"
+    [ "${FLOWER_REQUIRE_POSTGRES:-}" = 1 ] && die "$msg"
+    echo "test: warning: $msg — they will skip" >&2
+  fi
+  if [ "$(uname -s)" = Linux ] && ! command -v bwrap >/dev/null 2>&1; then
+    echo "test: warning: bubblewrap is missing; the read-only sandbox tests will skip (fail under FLOWER_REQUIRE_CLAUDE=1)" >&2
+  fi
+  command -v tmux >/dev/null 2>&1 || echo "test: warning: tmux is missing; the terminal tests of 'flower claude' will skip" >&2
+  if ! command -v chromium >/dev/null 2>&1; then
+    msg="chromium is missing: install it (apt-get install chromium); the flower ui tests drive a headless one"
+    [ "${FLOWER_REQUIRE_CLAUDE:-}" = 1 ] && die "$msg"
+    echo "test: warning: $msg — they will skip" >&2
+  fi
+  if command -v fc-list >/dev/null 2>&1 && ! cjk_font; then echo "test: warning: no CJK font (apt-get install fonts-wqy-microhei): the flower ui screenshots show boxes for Chinese text" >&2; fi
+}
 
 # go.mod is tidy (direct and indirect requirements apart): fail when tidy would change it.
 go mod tidy -diff
@@ -82,6 +113,7 @@ env -u FLOWER_REQUIRE_CLAUDE -u FLOWER_REQUIRE_POSTGRES \
   PATH="$(dirname "$(command -v go)"):/usr/bin:/bin" FLOWER_CLAUDE=/nonexistent/claude \
   go test -json -short -count=1 ./... 2>&1 | "$report" || die "the unit loop (go test -short ./...) failed"
 say "unit loop: ok in $(( $(date +%s) - start )) s"
+need
 # The e2e run is CPU-bound on a 2-core machine, and most of its processor
 # time is claude's. go test starts packages in the order given, three at a
 # time (-p 3): the two long scenario packages first, then the two whose
