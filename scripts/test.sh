@@ -17,6 +17,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 say() { echo "test: $*"; }
+began=$(date +%s)
 die() { echo "test: $*" >&2; exit 1; }
 
 can_apt() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }
@@ -93,14 +94,27 @@ go mod tidy -diff
 go vet ./...
 # macOS: every package vets, and the static flower-hook builds, for
 # darwin/arm64 without cgo (nothing darwin runs here; see docs/install.md).
-GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go vet ./...
-GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -o /dev/null ./cmd/flower-hook
+# In the background beside the unit loop: a first run compiles the standard
+# library and every dependency for darwin (~130 s of processor time, a
+# minute of wall), which nothing else shares, while the unit loop's tests
+# leave a core idle as they wait; the e2e pass waits for it.
+darwin_log=$(mktemp)
+( GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go vet ./... && \
+  GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -o /dev/null ./cmd/flower-hook ) >"$darwin_log" 2>&1 &
+darwin_pid=$!
+darwin_ok() {
+  if ! wait "$darwin_pid"; then
+    cat "$darwin_log" >&2
+    die "go vet or the flower-hook build failed for darwin/arm64 (above)"
+  fi
+  rm -f "$darwin_log"
+}
 # go test's output goes through scripts/testreport: each package line as the
 # package ends, the output of a failing test, a line at least every 30 s
 # naming the tests still running, and a closing "test: N passed, N failed"
 # line (with -v: every line as go test -v prints it).
 report=$(mktemp)
-trap 'rm -f "$report"' EXIT
+trap 'rm -f "$report" "$darwin_log"' EXIT
 go build -o "$report" ./scripts/testreport
 verbose=
 case " $* " in *" -v "*) verbose=-v ;; esac
@@ -113,6 +127,7 @@ env -u FLOWER_REQUIRE_CLAUDE -u FLOWER_REQUIRE_POSTGRES \
   PATH="$(dirname "$(command -v go)"):/usr/bin:/bin" FLOWER_CLAUDE=/nonexistent/claude \
   go test -json -short -count=1 ./... 2>&1 | "$report" || die "the unit loop (go test -short ./...) failed"
 say "unit loop: ok in $(( $(date +%s) - start )) s"
+darwin_ok
 need
 # The e2e run is CPU-bound on a 2-core machine, and most of its processor
 # time is claude's. go test starts packages in the order given, three at a
@@ -129,4 +144,7 @@ need
 first="./acceptance ./cmd/flower ./fleet ./internal/child ./harness ./hooks"
 rest=$(go list ./... | sed "s|^$(go list -m)|.|" | grep -vxF $(printf -- '-e %s ' $first))
 # shellcheck disable=SC2086 # package lists split on purpose
-go test -json -count=1 -p 3 -timeout 60m "$@" $first $rest 2>&1 | "$report" $verbose
+status=0
+go test -json -count=1 -p 3 -timeout 60m "$@" $first $rest 2>&1 | "$report" $verbose || status=$?
+say "the whole test command took $(( $(date +%s) - began )) s"
+exit "$status"
