@@ -28,7 +28,14 @@ type report struct {
 	start   time.Time
 	// running: package → test → when it started or continued (a test
 	// paused by t.Parallel, waiting for its turn, is not running).
-	running  map[string]map[string]time.Time
+	running map[string]map[string]time.Time
+	// inline: package → the running subtests started by "run" and never
+	// paused (not parallel). test2json reports a subtest's end only when
+	// its parent ends, so these are known to have ended earlier, when a
+	// sibling starts (subtests that are not parallel run one at a time) or
+	// continues (parallel ones continue once the parent's function, and so
+	// every inline subtest, has returned).
+	inline   map[string]map[string]bool
 	pkgStart map[string]time.Time // packages started and not ended
 	said     map[string][]string  // package+"\x00"+test → its output so far
 	passed   int
@@ -42,7 +49,7 @@ const maxSaid = 500
 
 func newReport(out io.Writer, verbose bool, now time.Time) *report {
 	return &report{out: out, verbose: verbose, start: now, running: map[string]map[string]time.Time{},
-		pkgStart: map[string]time.Time{}, said: map[string][]string{}}
+		inline: map[string]map[string]bool{}, pkgStart: map[string]time.Time{}, said: map[string][]string{}}
 }
 
 // run reads go test -json from in until its end, printing to out, with a
@@ -104,6 +111,7 @@ func (r *report) pkgEvent(e event) {
 	case "pass", "fail", "skip":
 		delete(r.pkgStart, e.Package)
 		delete(r.running, e.Package)
+		delete(r.inline, e.Package)
 		if e.Action == "fail" {
 			r.pkgFails++
 		}
@@ -117,10 +125,16 @@ func (r *report) testEvent(e event) {
 	case "run", "cont":
 		if r.running[e.Package] == nil {
 			r.running[e.Package] = map[string]time.Time{}
+			r.inline[e.Package] = map[string]bool{}
 		}
+		r.endedSiblings(e.Package, e.Test)
 		r.running[e.Package][e.Test] = e.Time
+		if e.Action == "run" && strings.Contains(e.Test, "/") {
+			r.inline[e.Package][e.Test] = true
+		}
 	case "pause":
 		delete(r.running[e.Package], e.Test)
+		delete(r.inline[e.Package], e.Test)
 	case "output":
 		if r.verbose {
 			fmt.Fprint(r.out, e.Output)
@@ -130,7 +144,12 @@ func (r *report) testEvent(e event) {
 			r.said[key] = s
 		}
 	case "pass", "fail", "skip":
-		delete(r.running[e.Package], e.Test)
+		for name := range r.running[e.Package] { // the test, and its subtests: a parent ends after them
+			if name == e.Test || strings.HasPrefix(name, e.Test+"/") {
+				delete(r.running[e.Package], name)
+				delete(r.inline[e.Package], name)
+			}
+		}
 		switch e.Action {
 		case "pass":
 			r.passed++
@@ -143,6 +162,29 @@ func (r *report) testEvent(e event) {
 			}
 		}
 		delete(r.said, key)
+	}
+}
+
+// endedSiblings drops from the running tests the inline subtests of
+// test's parent other than test, with their own subtests: test starting or
+// continuing means they returned (see report.inline).
+func (r *report) endedSiblings(pkg, test string) {
+	i := strings.LastIndexByte(test, '/')
+	if i < 0 {
+		return
+	}
+	parent := test[:i+1]
+	for sib := range r.inline[pkg] {
+		if sib == test || !strings.HasPrefix(sib, parent) || strings.Contains(sib[len(parent):], "/") {
+			continue
+		}
+		for name := range r.running[pkg] {
+			if name == sib || strings.HasPrefix(name, sib+"/") {
+				delete(r.running[pkg], name)
+				delete(r.inline[pkg], name)
+			}
+		}
+		delete(r.inline[pkg], sib)
 	}
 }
 

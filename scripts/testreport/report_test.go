@@ -143,3 +143,50 @@ func (s *syncBuilder) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestSubtestsEnd: test2json reports a subtest's end only when its parent
+// ends, so an inline (not parallel) subtest is taken as ended when a
+// sibling starts, and the last one when a parallel sibling continues — as
+// TestE2E_GuardsProveTheyAreLive runs: two inline cases (the first with a
+// subtest of its own), then a parallel one. A parallel subtest is never
+// taken as ended by a sibling that continues beside it (the control).
+func TestSubtestsEnd(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var out strings.Builder
+	r := newReport(&out, false, t0)
+	send := func(s int, action, test string) {
+		b, _ := json.Marshal(event{Time: t0.Add(time.Duration(s) * time.Second), Action: action, Package: "p", Test: test})
+		r.line(string(b))
+	}
+	running := func(at int) string {
+		out.Reset()
+		r.progress(t0.Add(time.Duration(at) * time.Second))
+		_, list, _ := strings.Cut(out.String(), "still running: ")
+		return strings.TrimSpace(list)
+	}
+	send(0, "run", "TestP")
+	send(0, "pause", "TestP")
+	send(1, "cont", "TestP")
+	send(1, "run", "TestP/slow")
+	send(2, "run", "TestP/slow/inner")
+	if got, want := running(30), "p TestP (29s), p TestP/slow (29s), p TestP/slow/inner (28s)"; got != want {
+		t.Errorf("inline case running: %q, want %q", got, want)
+	}
+	send(61, "run", "TestP/control")
+	if got, want := running(62), "p TestP (1m1s), p TestP/control (1s)"; got != want {
+		t.Errorf("after the next case started: %q, want %q", got, want)
+	}
+	send(70, "run", "TestP/par1")
+	send(70, "pause", "TestP/par1")
+	send(70, "run", "TestP/par2")
+	send(70, "pause", "TestP/par2")
+	send(71, "cont", "TestP/par1")
+	send(71, "cont", "TestP/par2")
+	if got, want := running(80), "p TestP (1m19s), p TestP/par1 (9s), p TestP/par2 (9s)"; got != want {
+		t.Errorf("parallel cases: %q, want %q (the inline one ended, neither parallel one did)", got, want)
+	}
+	send(90, "pass", "TestP")
+	if got := running(91); got != "" {
+		t.Errorf("after the parent's end: %q", got)
+	}
+}
