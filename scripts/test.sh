@@ -137,10 +137,10 @@ need
 # of leaving the machine half idle at the end, then harness and hooks,
 # then the rest. Measured on this kind of machine, set-up included, the
 # same tests: 731 s at -p 4, 671 s at -p 3 (more claude processes at once
-# cost more processor time each than the overlap wins). The e2e pass alone
-# took 519 s in the old order (acceptance, cmd/flower, harness, hooks
-# first; the waiting subtests queued last), and that without the UI tests;
-# 474 s in this one with them (docs/testing.md).
+# cost more processor time each than the overlap wins). The e2e pass alone,
+# back to back on one machine: 778 s in the old order (acceptance,
+# cmd/flower, harness, hooks first; the waiting subtests queued last), then
+# 730 s in this one (docs/testing.md).
 first="./acceptance ./cmd/flower ./fleet ./internal/child ./harness ./hooks"
 rest=$(go list ./... | sed "s|^$(go list -m)|.|" | grep -vxF $(printf -- '-e %s ' $first))
 # shellcheck disable=SC2086 # package lists split on purpose
