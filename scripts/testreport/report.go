@@ -144,12 +144,7 @@ func (r *report) testEvent(e event) {
 			r.said[key] = s
 		}
 	case "pass", "fail", "skip":
-		for name := range r.running[e.Package] { // the test, and its subtests: a parent ends after them
-			if name == e.Test || strings.HasPrefix(name, e.Test+"/") {
-				delete(r.running[e.Package], name)
-				delete(r.inline[e.Package], name)
-			}
-		}
+		r.ended(e.Package, e.Test) // and its subtests: a parent ends after them
 		switch e.Action {
 		case "pass":
 			r.passed++
@@ -178,13 +173,21 @@ func (r *report) endedSiblings(pkg, test string) {
 		if sib == test || !strings.HasPrefix(sib, parent) || strings.Contains(sib[len(parent):], "/") {
 			continue
 		}
-		for name := range r.running[pkg] {
-			if name == sib || strings.HasPrefix(name, sib+"/") {
-				delete(r.running[pkg], name)
-				delete(r.inline[pkg], name)
-			}
+		r.ended(pkg, sib)
+	}
+}
+
+// ended drops test and its subtests from the running ones.
+func (r *report) ended(pkg, test string) {
+	for name := range r.running[pkg] {
+		if name == test || strings.HasPrefix(name, test+"/") {
+			delete(r.running[pkg], name)
 		}
-		delete(r.inline[pkg], sib)
+	}
+	for name := range r.inline[pkg] {
+		if name == test || strings.HasPrefix(name, test+"/") {
+			delete(r.inline[pkg], name)
+		}
 	}
 }
 

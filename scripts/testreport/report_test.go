@@ -176,12 +176,14 @@ func TestSubtestsEnd(t *testing.T) {
 	if got, want := running(62), "p TestP (1m1s), p TestP/control (1s)"; got != want {
 		t.Errorf("after the next case started: %q, want %q", got, want)
 	}
-	send(70, "run", "TestP/par1")
-	send(70, "pause", "TestP/par1")
-	send(70, "run", "TestP/par2")
-	send(70, "pause", "TestP/par2")
-	send(71, "cont", "TestP/par1")
-	send(71, "cont", "TestP/par2")
+	parallel := []string{"TestP/par1", "TestP/par2"}
+	for _, name := range parallel { // as go test runs them: each pauses before the next starts
+		send(70, "run", name)
+		send(70, "pause", name)
+	}
+	for _, name := range parallel {
+		send(71, "cont", name)
+	}
 	if got, want := running(80), "p TestP (1m19s), p TestP/par1 (9s), p TestP/par2 (9s)"; got != want {
 		t.Errorf("parallel cases: %q, want %q (the inline one ended, neither parallel one did)", got, want)
 	}
