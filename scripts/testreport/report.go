@@ -42,7 +42,22 @@ type report struct {
 	failed   int
 	skipped  int
 	pkgFails int
+	// failures: each failed test and package in the order they failed,
+	// with its last lines when -v interleaved them with everything else;
+	// finish repeats them so the end of a log names what failed.
+	failures []failure
 }
+
+// failure is one failed test or package (test empty) and, under -v, the
+// last lines it said.
+type failure struct {
+	pkg, test string
+	said      []string
+}
+
+// recapLines bounds the lines of one failure repeated at the end, and
+// recapMax how many failures are repeated with their lines.
+const recapLines, recapMax = 60, 5
 
 // maxSaid bounds the output kept of one test (its last lines are shown).
 const maxSaid = 500
@@ -114,6 +129,7 @@ func (r *report) pkgEvent(e event) {
 		delete(r.inline, e.Package)
 		if e.Action == "fail" {
 			r.pkgFails++
+			r.failures = append(r.failures, failure{pkg: e.Package})
 		}
 	}
 }
@@ -138,7 +154,8 @@ func (r *report) testEvent(e event) {
 	case "output":
 		if r.verbose {
 			fmt.Fprint(r.out, e.Output)
-		} else if s := append(r.said[key], e.Output); len(s) > maxSaid {
+		}
+		if s := append(r.said[key], e.Output); len(s) > maxSaid {
 			r.said[key] = s[len(s)-maxSaid:]
 		} else {
 			r.said[key] = s
@@ -152,9 +169,13 @@ func (r *report) testEvent(e event) {
 			r.skipped++
 		case "fail":
 			r.failed++
-			if !r.verbose {
+			f := failure{pkg: e.Package, test: e.Test}
+			if r.verbose {
+				f.said = r.said[key]
+			} else {
 				fmt.Fprint(r.out, strings.Join(r.said[key], ""))
 			}
+			r.failures = append(r.failures, f)
 		}
 		delete(r.said, key)
 	}
@@ -230,8 +251,22 @@ func (r *report) progress(now time.Time) {
 	fmt.Fprintln(r.out, head+"still running: "+strings.Join(names, ", "))
 }
 
-// finish prints the summary line and returns the exit code.
+// finish names what failed (under -v with the last lines of the first
+// few failed tests, which the interleaved log scattered), prints the
+// summary line and returns the exit code.
 func (r *report) finish() int {
+	shown := 0
+	for _, f := range r.failures {
+		if f.test == "" {
+			fmt.Fprintf(r.out, "test: FAILED package %s\n", short(f.pkg))
+			continue
+		}
+		fmt.Fprintf(r.out, "test: FAILED %s %s\n", short(f.pkg), f.test)
+		if len(f.said) > 0 && shown < recapMax {
+			shown++
+			fmt.Fprint(r.out, strings.Join(f.said[max(0, len(f.said)-recapLines):], ""))
+		}
+	}
 	fmt.Fprintf(r.out, "test: %d passed, %d failed, %d skipped\n", r.passed, r.failed, r.skipped)
 	if r.failed > 0 || r.pkgFails > 0 {
 		return 1

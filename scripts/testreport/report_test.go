@@ -63,7 +63,7 @@ func TestReport(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
-	if !strings.HasSuffix(got, "\ntest: 2 passed, 1 failed, 1 skipped\n") || code != 1 {
+	if !strings.HasSuffix(got, "\ntest: FAILED b TestBad\ntest: FAILED package b\ntest: 2 passed, 1 failed, 1 skipped\n") || code != 1 {
 		t.Errorf("exit %d, output:\n%s", code, got)
 	}
 	if strings.Contains(got, "=== RUN") || strings.Contains(got, "PASS\n") {
@@ -75,8 +75,32 @@ func TestReport(t *testing.T) {
 			r.line(l)
 		}
 	}
-	if code := r.finish(); code != 0 {
-		t.Errorf("control: exit %d without the failure", code)
+	out.Reset()
+	if code := r.finish(); code != 0 || strings.Contains(out.String(), "FAILED") {
+		t.Errorf("control: exit %d without the failure:\n%s", code, out.String())
+	}
+}
+
+// TestVerboseRecap: under -v a failing test's lines are scattered among
+// every other package's, so the end of the log names it again with its
+// last lines, after the last package line. The control: a test that
+// passed is not repeated.
+func TestVerboseRecap(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var out strings.Builder
+	r := newReport(&out, true, t0)
+	for _, l := range stream(t0) {
+		r.line(l)
+	}
+	r.finish()
+	got := out.String()
+	_, recap, _ := strings.Cut(got, "ok  \tgithub.com/flowerhq/flower/a\t5.0s\n")
+	want := "test: FAILED b TestBad\n    bad_test.go:9: want 2, got 3\n--- FAIL: TestBad (1.00s)\ntest: FAILED package b\n"
+	if !strings.Contains(recap, want) {
+		t.Errorf("the end of the log lacks %q:\n%s", want, recap)
+	}
+	if strings.Contains(recap, "TestOK") || !strings.Contains(got, "=== RUN   TestOK") {
+		t.Errorf("control: a passing test is repeated, or -v hid it:\n%s", got)
 	}
 }
 
