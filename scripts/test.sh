@@ -116,8 +116,15 @@ darwin_ok() {
 report=$(mktemp)
 trap 'rm -f "$report" "$darwin_log"' EXIT
 go build -o "$report" ./scripts/testreport
+# -v is the reporter's (print every line), never go test's: with -json,
+# go test -v makes the test binaries print plain -v output, whose subtests'
+# results come only when their parent ends, instead of test2json's framed
+# events, which report each test's end as it happens.
 verbose=
-case " $* " in *" -v "*) verbose=-v ;; esac
+args=()
+for a in "$@"; do
+  if [ "$a" = -v ]; then verbose=-v; else args+=("$a"); fi
+done
 # The unit loop first, as a developer runs it: no claude and no PostgreSQL
 # within reach (a bare PATH: Debian keeps initdb off it; FLOWER_CLAUDE
 # pointing nowhere), so that a unit test that quietly needs either fails here.
@@ -145,6 +152,6 @@ first="./acceptance ./cmd/flower ./fleet ./internal/child ./harness ./hooks"
 rest=$(go list ./... | sed "s|^$(go list -m)|.|" | grep -vxF $(printf -- '-e %s ' $first))
 # shellcheck disable=SC2086 # package lists split on purpose
 status=0
-go test -json -count=1 -p 3 -timeout 60m "$@" $first $rest 2>&1 | "$report" $verbose || status=$?
+go test -json -count=1 -p 3 -timeout 60m ${args[@]+"${args[@]}"} $first $rest 2>&1 | "$report" $verbose || status=$?
 say "the whole test command took $(( $(date +%s) - began )) s"
 exit "$status"

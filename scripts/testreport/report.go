@@ -28,14 +28,7 @@ type report struct {
 	start   time.Time
 	// running: package → test → when it started or continued (a test
 	// paused by t.Parallel, waiting for its turn, is not running).
-	running map[string]map[string]time.Time
-	// inline: package → the running subtests started by "run" and never
-	// paused (not parallel). test2json reports a subtest's end only when
-	// its parent ends, so these are known to have ended earlier, when a
-	// sibling starts (subtests that are not parallel run one at a time) or
-	// continues (parallel ones continue once the parent's function, and so
-	// every inline subtest, has returned).
-	inline   map[string]map[string]bool
+	running  map[string]map[string]time.Time
 	pkgStart map[string]time.Time // packages started and not ended
 	said     map[string][]string  // package+"\x00"+test → its output so far
 	passed   int
@@ -64,7 +57,7 @@ const maxSaid = 500
 
 func newReport(out io.Writer, verbose bool, now time.Time) *report {
 	return &report{out: out, verbose: verbose, start: now, running: map[string]map[string]time.Time{},
-		inline: map[string]map[string]bool{}, pkgStart: map[string]time.Time{}, said: map[string][]string{}}
+		pkgStart: map[string]time.Time{}, said: map[string][]string{}}
 }
 
 // run reads go test -json from in until its end, printing to out, with a
@@ -126,7 +119,6 @@ func (r *report) pkgEvent(e event) {
 	case "pass", "fail", "skip":
 		delete(r.pkgStart, e.Package)
 		delete(r.running, e.Package)
-		delete(r.inline, e.Package)
 		if e.Action == "fail" {
 			r.pkgFails++
 			r.failures = append(r.failures, failure{pkg: e.Package})
@@ -141,19 +133,23 @@ func (r *report) testEvent(e event) {
 	case "run", "cont":
 		if r.running[e.Package] == nil {
 			r.running[e.Package] = map[string]time.Time{}
-			r.inline[e.Package] = map[string]bool{}
 		}
-		r.endedSiblings(e.Package, e.Test)
+		if i := strings.LastIndexByte(e.Test, '/'); i > 0 && e.Action == "cont" {
+			// A parallel subtest continues once its parent's function
+			// has returned: the parent only waits for its subtests now.
+			delete(r.running[e.Package], e.Test[:i])
+		}
 		r.running[e.Package][e.Test] = e.Time
-		if e.Action == "run" && strings.Contains(e.Test, "/") {
-			r.inline[e.Package][e.Test] = true
-		}
 	case "pause":
 		delete(r.running[e.Package], e.Test)
-		delete(r.inline[e.Package], e.Test)
 	case "output":
 		if r.verbose {
 			fmt.Fprint(r.out, e.Output)
+		}
+		if endLine(e.Output, e.Test) {
+			// test2json holds a parallel subtest's pass event until its
+			// parent ends; the "--- PASS" line itself comes as it ends.
+			r.ended(e.Package, e.Test)
 		}
 		if s := append(r.said[key], e.Output); len(s) > maxSaid {
 			r.said[key] = s[len(s)-maxSaid:]
@@ -181,23 +177,6 @@ func (r *report) testEvent(e event) {
 	}
 }
 
-// endedSiblings drops from the running tests the inline subtests of
-// test's parent other than test, with their own subtests: test starting or
-// continuing means they returned (see report.inline).
-func (r *report) endedSiblings(pkg, test string) {
-	i := strings.LastIndexByte(test, '/')
-	if i < 0 {
-		return
-	}
-	parent := test[:i+1]
-	for sib := range r.inline[pkg] {
-		if sib == test || !strings.HasPrefix(sib, parent) || strings.Contains(sib[len(parent):], "/") {
-			continue
-		}
-		r.ended(pkg, sib)
-	}
-}
-
 // ended drops test and its subtests from the running ones.
 func (r *report) ended(pkg, test string) {
 	for name := range r.running[pkg] {
@@ -205,11 +184,20 @@ func (r *report) ended(pkg, test string) {
 			delete(r.running[pkg], name)
 		}
 	}
-	for name := range r.inline[pkg] {
-		if name == test || strings.HasPrefix(name, test+"/") {
-			delete(r.inline[pkg], name)
-		}
+}
+
+// endLine reports whether output is test's result line ("--- PASS: test
+// (1.00s)", FAIL or SKIP; indented under -v).
+func endLine(output, test string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimLeft(output, " "), "--- ")
+	if !ok || len(rest) < 6 {
+		return false
 	}
+	switch rest[:6] {
+	case "PASS: ", "FAIL: ", "SKIP: ":
+		return strings.HasPrefix(rest[6:], test+" (")
+	}
+	return false
 }
 
 // progress prints what is still running, longest-running first.

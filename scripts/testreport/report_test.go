@@ -168,18 +168,19 @@ func (s *syncBuilder) String() string {
 	return s.b.String()
 }
 
-// TestSubtestsEnd: test2json reports a subtest's end only when its parent
-// ends, so an inline (not parallel) subtest is taken as ended when a
-// sibling starts, and the last one when a parallel sibling continues — as
-// TestE2E_GuardsProveTheyAreLive runs: two inline cases (the first with a
-// subtest of its own), then a parallel one. A parallel subtest is never
-// taken as ended by a sibling that continues beside it (the control).
+// TestSubtestsEnd: the progress line drops a parent whose parallel
+// subtests continue (its function has returned) and a parallel subtest as
+// its "--- PASS" line comes, though test2json holds its pass event until
+// the parent ends — the stream as go test -json (Go 1.26) writes it for
+// TestE2E_GuardsProveTheyAreLive's shape: an inline case with a subtest
+// of its own, then two parallel ones. The control: without the result
+// line the finished parallel case would still be shown.
 func TestSubtestsEnd(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var out strings.Builder
 	r := newReport(&out, false, t0)
-	send := func(s int, action, test string) {
-		b, _ := json.Marshal(event{Time: t0.Add(time.Duration(s) * time.Second), Action: action, Package: "p", Test: test})
+	send := func(s int, action, test, output string) {
+		b, _ := json.Marshal(event{Time: t0.Add(time.Duration(s) * time.Second), Action: action, Package: "p", Test: test, Output: output})
 		r.line(string(b))
 	}
 	running := func(at int) string {
@@ -188,31 +189,64 @@ func TestSubtestsEnd(t *testing.T) {
 		_, list, _ := strings.Cut(out.String(), "still running: ")
 		return strings.TrimSpace(list)
 	}
-	send(0, "run", "TestP")
-	send(0, "pause", "TestP")
-	send(1, "cont", "TestP")
-	send(1, "run", "TestP/slow")
-	send(2, "run", "TestP/slow/inner")
+	send(0, "run", "TestP", "")
+	send(0, "pause", "TestP", "")
+	send(1, "cont", "TestP", "")
+	send(1, "run", "TestP/slow", "")
+	send(2, "run", "TestP/slow/inner", "")
 	if got, want := running(30), "p TestP (29s), p TestP/slow (29s), p TestP/slow/inner (28s)"; got != want {
 		t.Errorf("inline case running: %q, want %q", got, want)
 	}
-	send(61, "run", "TestP/control")
-	if got, want := running(62), "p TestP (1m1s), p TestP/control (1s)"; got != want {
-		t.Errorf("after the next case started: %q, want %q", got, want)
-	}
+	send(40, "output", "TestP/slow/inner", "--- PASS: TestP/slow/inner (38.00s)\n")
+	send(40, "pass", "TestP/slow/inner", "")
+	send(60, "output", "TestP/slow", "--- PASS: TestP/slow (59.00s)\n")
+	send(60, "pass", "TestP/slow", "")
 	parallel := []string{"TestP/par1", "TestP/par2"}
 	for _, name := range parallel { // as go test runs them: each pauses before the next starts
-		send(70, "run", name)
-		send(70, "pause", name)
+		send(70, "run", name, "")
+		send(70, "pause", name, "")
+	}
+	if got, want := running(70), "p TestP (1m9s)"; got != want {
+		t.Errorf("parallel cases waiting: %q, want %q", got, want)
 	}
 	for _, name := range parallel {
-		send(71, "cont", name)
+		send(71, "cont", name, "")
 	}
-	if got, want := running(80), "p TestP (1m19s), p TestP/par1 (9s), p TestP/par2 (9s)"; got != want {
-		t.Errorf("parallel cases: %q, want %q (the inline one ended, neither parallel one did)", got, want)
+	if got, want := running(80), "p TestP/par1 (9s), p TestP/par2 (9s)"; got != want {
+		t.Errorf("parallel cases: %q, want %q (the parent's function returned)", got, want)
 	}
-	send(90, "pass", "TestP")
+	send(85, "output", "TestP/par1", "    pass_test.go:9: a line that is not the end\n")
+	send(85, "output", "TestP/par1", "--- PASS: TestP/par1 (14.00s)\n")
+	if got, want := running(86), "p TestP/par2 (15s)"; got != want {
+		t.Errorf("after par1's result line: %q, want %q", got, want)
+	}
+	send(90, "output", "TestP/par2", "--- FAIL: TestP/par2 (19.00s)\n")
+	for _, name := range append(parallel, "TestP") {
+		send(90, "pass", name, "")
+	}
 	if got := running(91); got != "" {
 		t.Errorf("after the parent's end: %q", got)
+	}
+}
+
+// TestEndLine: a test's own result line, as go test -json and -v (indented)
+// write it; never another test's, a longer name's or a log line's.
+func TestEndLine(t *testing.T) {
+	for _, c := range []struct {
+		output, test string
+		want         bool
+	}{
+		{"--- PASS: TestA (1.00s)\n", "TestA", true},
+		{"    --- SKIP: TestA/b (0.00s)\n", "TestA/b", true},
+		{"--- FAIL: TestA (1.00s)\n", "TestA", true},
+		{"--- PASS: TestAB (1.00s)\n", "TestA", false},
+		{"--- PASS: TestA/b (1.00s)\n", "TestA", false},
+		{"    x_test.go:3: --- PASS: TestA (1.00s)\n", "TestA", false},
+		{"--- BENCH: TestA (1.00s)\n", "TestA", false},
+		{"--- PA", "TestA", false},
+	} {
+		if got := endLine(c.output, c.test); got != c.want {
+			t.Errorf("endLine(%q, %q) = %v", c.output, c.test, got)
+		}
 	}
 }
