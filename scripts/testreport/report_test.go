@@ -50,13 +50,7 @@ func stream(t0 time.Time) []string {
 // failure. The control: without the failing package the exit is 0.
 func TestReport(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var out strings.Builder
-	r := newReport(&out, false, t0)
-	for _, l := range stream(t0) {
-		r.line(l)
-	}
-	code := r.finish()
-	got := out.String()
+	got, code := reportOf(stream(t0), false, t0)
 	for _, want := range []string{"ok  \tgithub.com/flowerhq/flower/a\t5.0s\n", "FAIL\tgithub.com/flowerhq/flower/b\t1.0s\n",
 		"bad_test.go:9: want 2, got 3\n--- FAIL: TestBad", "# not JSON: passed through\n"} {
 		if !strings.Contains(got, want) {
@@ -69,16 +63,26 @@ func TestReport(t *testing.T) {
 	if strings.Contains(got, "=== RUN") || strings.Contains(got, "PASS\n") {
 		t.Errorf("a passing test's chatter is shown:\n%s", got)
 	}
-	r = newReport(&out, false, t0)
+	var passing []string
 	for _, l := range stream(t0) {
 		if !strings.Contains(l, "flower/b") {
-			r.line(l)
+			passing = append(passing, l)
 		}
 	}
-	out.Reset()
-	if code := r.finish(); code != 0 || strings.Contains(out.String(), "FAILED") {
-		t.Errorf("control: exit %d without the failure:\n%s", code, out.String())
+	if got, code := reportOf(passing, false, t0); code != 0 || strings.Contains(got, "FAILED") {
+		t.Errorf("control: exit %d without the failure:\n%s", code, got)
 	}
+}
+
+// reportOf is what the reporter prints for lines, and its exit code.
+func reportOf(lines []string, verbose bool, t0 time.Time) (string, int) {
+	var out strings.Builder
+	r := newReport(&out, verbose, t0)
+	for _, l := range lines {
+		r.line(l)
+	}
+	code := r.finish()
+	return out.String(), code
 }
 
 // TestVerboseRecap: under -v a failing test's lines are scattered among
@@ -87,13 +91,7 @@ func TestReport(t *testing.T) {
 // passed is not repeated.
 func TestVerboseRecap(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var out strings.Builder
-	r := newReport(&out, true, t0)
-	for _, l := range stream(t0) {
-		r.line(l)
-	}
-	r.finish()
-	got := out.String()
+	got, _ := reportOf(stream(t0), true, t0)
 	_, recap, _ := strings.Cut(got, "ok  \tgithub.com/flowerhq/flower/a\t5.0s\n")
 	want := "test: FAILED b TestBad\n    bad_test.go:9: want 2, got 3\n--- FAIL: TestBad (1.00s)\ntest: FAILED package b\n"
 	if !strings.Contains(recap, want) {
