@@ -149,6 +149,10 @@ func (w *Workflow) runStep(ctx context.Context, h Host, lin *Lineage, c Ctx, s *
 		var err error
 		res, err = runOnce(ctx, h, s.Spec, promptCur, harness.RunOptions{
 			StepName: s.label(attempt), Resume: resumeCur, Fork: forkCur && resumeCur != "", OnEvent: onEvent,
+			// Every session a flow resumes is its own (lineage, an earlier
+			// step, a rejected answer): one that was never written starts
+			// fresh rather than failing each retry of the flow.
+			ResumeOwn: true,
 		}, func(sid string) {
 			c.sessions()[s.Name] = sid
 			_ = lin.Remember(s.Name, sid)

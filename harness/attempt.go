@@ -23,6 +23,7 @@ type attemptArgs struct {
 	resume   string
 	fork     bool
 	resumeAt string
+	own      bool        // resume is the flow's own session (RunOptions.ResumeOwn)
 	emit     func(Event) // nil: record nothing (the handoff round)
 	warned   *bool
 	handoff  HandoffPolicy

@@ -98,7 +98,9 @@
 //   - A session the store cannot load (a damaged store moved aside, see
 //     ErrSessionLost) that claude's config dir does not hold either starts
 //     fresh, with a "store" event (fresh: true), rather than fail with
-//     "No conversation found".
+//     "No conversation found"; so does a flow's own session
+//     (RunOptions.ResumeOwn) that nothing holds because claude never wrote
+//     it (its attempt was stopped right after claude named it).
 //   - Crossing HandoffPolicy.At interrupts the turn (control request) and
 //     ends the attempt with HandoffDue even if a result follows.
 //   - An overflow error ("prompt is too long" …) hands off with the degraded

@@ -53,11 +53,19 @@ type Event struct {
 
 // RunOptions are the per-call options of Runtime.Run.
 type RunOptions struct {
-	StepName string      // default: spec.Name
-	Resume   string      // session id to resume
-	Fork     bool        // with Resume: --fork-session
-	ResumeAt string      // with Resume: --resume-session-at
-	OnEvent  func(Event) // nil: events are only recorded; calls never overlap
+	StepName string // default: spec.Name
+	Resume   string // session id to resume
+	Fork     bool   // with Resume: --fork-session
+	ResumeAt string // with Resume: --resume-session-at
+	// ResumeOwn says Resume is this step's own session from an earlier
+	// attempt of the flow (a wake, a retried job): one that nothing holds —
+	// the store says it does not, claude's config dir has no transcript,
+	// as when that attempt was stopped before claude wrote a line — starts
+	// fresh (a "store" event, fresh: true) instead of failing every retry
+	// with claude's "No conversation found". A caller's own unknown
+	// Resume still fails, as claude's would.
+	ResumeOwn bool
+	OnEvent   func(Event) // nil: events are only recorded; calls never overlap
 }
 
 // Runtime.Run's signature:

@@ -28,7 +28,9 @@ import (
 // not hold either starts fresh (a.resume cleared, a "store" event with
 // fresh: true), since claude would only answer "No conversation found"; one
 // that is simply not stored is resumed as asked (a run that was not portable
-// then reads the user's own dir), and claude says whether it knows it.
+// then reads the user's own dir), and claude says whether it knows it —
+// unless it is the flow's own (RunOptions.ResumeOwn) and claude's dir has
+// no transcript of it either: that starts fresh the same way.
 // Without a store, or for a fresh session, nothing is loaded and claude
 // reads its own files.
 func (r *Runtime) loadResume(ctx context.Context, a *attemptArgs, stepDir string) (env map[string]string, done func(), err error) {
@@ -66,6 +68,13 @@ func (r *Runtime) loadResume(ctx context.Context, a *attemptArgs, stepDir string
 			ev.Fresh = true
 			a.resume, a.fork, a.resumeAt = "", false, ""
 		}
+	case a.own && sessionNotFound(err) && !r.claudeHolds(file, a.resume):
+		ev.Fresh = true
+		a.resume, a.fork, a.resumeAt = "", false, ""
+		if r.configDir == "" {
+			done()
+			env, done = nil, func() {}
+		}
 	case r.configDir == "":
 		// Not stored: claude may still hold it in the user's own dir.
 		done()
@@ -75,6 +84,26 @@ func (r *Runtime) loadResume(ctx context.Context, a *attemptArgs, stepDir string
 		a.emit(Event{Kind: EventStore, Data: EventData(ev)})
 	}
 	return env, done, nil
+}
+
+// sessionNotFound reports whether a Materialize error says the store does
+// not hold the session (an error in its chain with SessionNotFound() true,
+// as sessionstore.ErrNotFound has), not that the store failed.
+func sessionNotFound(err error) bool {
+	var nf interface{ SessionNotFound() bool }
+	return errors.As(err, &nf) && nf.SessionNotFound()
+}
+
+// claudeHolds reports whether the claude of this attempt could resume
+// session id without the store: its transcript is at file (a portable
+// run's config dir), or, when the run is not portable, in the user's own
+// config dir under the workspace's project key.
+func (r *Runtime) claudeHolds(file, id string) bool {
+	if r.configDir == "" {
+		file = filepath.Join(UserConfigDir(envlist.Getter(r.env)), "projects", ProjectKey(r.workspace), id+".jsonl")
+	}
+	_, err := os.Stat(file)
+	return err == nil
 }
 
 // copyUserConfig puts the user's login (through Options.CopyCredentials,

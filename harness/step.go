@@ -131,7 +131,7 @@ func (r *Runtime) newStepRun(spec AgentSpec, prompt string, o RunOptions) *stepR
 		st.observe(ev)
 	}
 	st.next = attemptArgs{spec: spec, prompt: prompt, step: step, resume: o.Resume, fork: o.Fork, resumeAt: o.ResumeAt,
-		emit: st.emit, warned: &st.warned, handoff: r.opts.Handoff, spawned: func() {
+		own: o.ResumeOwn, emit: st.emit, warned: &st.warned, handoff: r.opts.Handoff, spawned: func() {
 			if st.begun == nil {
 				st.begun = r.row.begin(step, st.res.StartedAt)
 			}
