@@ -48,8 +48,12 @@ func (w *flowWorker) Work(ctx context.Context, job *river.Job[FlowArgs]) error {
 	// From here on every change River makes for this attempt carries the
 	// token (the trigger refuses one that does not).
 	river.RecordOutput(ctx, recorded{Fence: tok})
-	if !w.h.live() {
-		return river.JobSnooze(time.Second) // the lease is being renewed; try again
+	if !w.h.live() || w.h.down.Load() {
+		// The lease is being renewed, or the database came back before
+		// keepLease renewed it: a flow started now could be stopped at
+		// once by a deadline that passed in the outage (and claude named
+		// a session it never wrote). Try again once the lease is sure.
+		return river.JobSnooze(time.Second)
 	}
 	run := &FlowRun{JobID: job.ID, Attempt: job.Attempt, Worker: w.o.ID, Args: job.Args, Flow: flowName(job.ID), fence: storeFence(job.ID, tok),
 		outbox: storeOutbox(w.o, job.ID, tok)}

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/url"
@@ -11,6 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/flowerhq/flower/testkit/pgtest"
 	"github.com/flowerhq/flower/testkit/testbed"
@@ -166,4 +170,39 @@ func outage(t *testing.T, long bool) {
 	}
 	id2 := add(t, f, "after the outage")
 	testbed.Await(t, 30*time.Second, "a new flow after the outage", func() bool { return state(t, f, id2) == "completed" })
+}
+
+// TestNoFlowStartsBeforeTheLeaseIsSure: a flow River hands a worker whose
+// database is back but whose lease keepLease has not renewed yet (the
+// holder is down) is snoozed, not started: its lease's deadline may have
+// passed in the outage, and a flow started then was stopped at once, after
+// claude had named a session it never wrote (TestE2E_DatabaseOutage/10s).
+// Control: the same job on a holder that is up runs.
+func TestNoFlowStartsBeforeTheLeaseIsSure(t *testing.T) {
+	f := open(t)
+	for _, down := range []bool{true, false} {
+		var runs atomic.Int32
+		o := WorkOptions{ID: "w-sure", Runner: func(context.Context, *FlowRun) (Outcome, error) {
+			runs.Add(1)
+			return Outcome{}, errors.New("ran") // a verdict would complete a job River never handed out
+		}, Logf: t.Logf, SpoolDir: filepath.Join(t.TempDir(), "spool")}
+		if err := o.fill(); err != nil {
+			t.Fatal(err)
+		}
+		h := newHolder(time.Minute, "", t.Logf)
+		h.renewed(time.Now())
+		h.down.Store(down)
+		id := add(t, f, "after an outage")
+		running(t, f, id, o.ID, 1)
+		job := &river.Job[FlowArgs]{JobRow: &rivertype.JobRow{ID: id, Attempt: 1}, Args: FlowArgs{Ask: "after an outage"}}
+		err := (&flowWorker{f: f, o: o, h: h}).Work(context.Background(), job)
+		var snooze *rivertype.JobSnoozeError
+		if down && (runs.Load() != 0 || !errors.As(err, &snooze)) {
+			t.Errorf("down: the flow ran %d times, Work returned %v (want a snooze)", runs.Load(), err)
+		}
+		if !down && (runs.Load() != 1 || errors.As(err, &snooze)) {
+			t.Errorf("control: up: the flow ran %d times, Work returned %v", runs.Load(), err)
+		}
+		h.close()
+	}
 }
