@@ -185,6 +185,7 @@ func (st *stepRun) resumeWithWords(words string) {
 // prompt.
 func (st *stepRun) resumeSession(prompt string) {
 	st.next.resume, st.next.fork, st.next.resumeAt = st.res.SessionID, false, ""
+	st.next.own = true // the step's own: one claude never wrote starts fresh
 	st.next.prompt = prompt
 }
 
