@@ -9,9 +9,9 @@
 //	go test -json ./... | go run ./scripts/testreport [-v]
 //
 // With -v every output line is printed as it comes (go test -v), and the
-// FAILED lines at the end repeat the last lines of the first failed tests,
-// which the interleaved output scattered. It exits
-// 1 when a test or a package failed, 0 otherwise. Lines on its input that
+// end repeats the last lines of the first failed tests, which the
+// interleaved output scattered, before the FAILED lines. It exits 1 when a
+// test or a package failed, 0 otherwise. Lines on its input that
 // are not JSON events pass through as they are.
 //
 // Lifecycle: one pass over standard input; a ticker prints the progress

@@ -239,20 +239,24 @@ func (r *report) progress(now time.Time) {
 	fmt.Fprintln(r.out, head+"still running: "+strings.Join(names, ", "))
 }
 
-// finish names what failed (under -v with the last lines of the first
-// few failed tests, which the interleaved log scattered), prints the
-// summary line and returns the exit code.
+// finish names what failed, prints the summary line and returns the exit
+// code. Under -v the last lines of the first few failed tests, which the
+// interleaved log scattered, come first; the names come last, beside the
+// summary, where the shortest tail of a log still shows them.
 func (r *report) finish() int {
 	shown := 0
 	for _, f := range r.failures {
-		if f.test == "" {
-			fmt.Fprintf(r.out, "test: FAILED package %s\n", short(f.pkg))
-			continue
-		}
-		fmt.Fprintf(r.out, "test: FAILED %s %s\n", short(f.pkg), f.test)
 		if len(f.said) > 0 && shown < recapMax {
 			shown++
+			fmt.Fprintf(r.out, "test: the last lines of %s %s:\n", short(f.pkg), f.test)
 			fmt.Fprint(r.out, strings.Join(f.said[max(0, len(f.said)-recapLines):], ""))
+		}
+	}
+	for _, f := range r.failures {
+		if f.test == "" {
+			fmt.Fprintf(r.out, "test: FAILED package %s\n", short(f.pkg))
+		} else {
+			fmt.Fprintf(r.out, "test: FAILED %s %s\n", short(f.pkg), f.test)
 		}
 	}
 	fmt.Fprintf(r.out, "test: %d passed, %d failed, %d skipped\n", r.passed, r.failed, r.skipped)

@@ -86,15 +86,16 @@ func reportOf(lines []string, verbose bool, t0 time.Time) (string, int) {
 }
 
 // TestVerboseRecap: under -v a failing test's lines are scattered among
-// every other package's, so the end of the log names it again with its
-// last lines, after the last package line. The control: a test that
+// every other package's, so the end of the log repeats its last lines,
+// after the last package line, and then names it beside the summary. The control: a test that
 // passed is not repeated.
 func TestVerboseRecap(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	got, _ := reportOf(stream(t0), true, t0)
 	_, recap, _ := strings.Cut(got, "ok  \tgithub.com/flowerhq/flower/a\t5.0s\n")
-	want := "test: FAILED b TestBad\n    bad_test.go:9: want 2, got 3\n--- FAIL: TestBad (1.00s)\ntest: FAILED package b\n"
-	if !strings.Contains(recap, want) {
+	want := "test: the last lines of b TestBad:\n    bad_test.go:9: want 2, got 3\n--- FAIL: TestBad (1.00s)\n" +
+		"test: FAILED b TestBad\ntest: FAILED package b\ntest: 2 passed, 1 failed, 1 skipped\n"
+	if !strings.HasSuffix(recap, want) {
 		t.Errorf("the end of the log lacks %q:\n%s", want, recap)
 	}
 	if strings.Contains(recap, "TestOK") || !strings.Contains(got, "=== RUN   TestOK") {
