@@ -142,6 +142,12 @@ func (r *report) testEvent(e event) {
 		r.running[e.Package][e.Test] = e.Time
 	case "pause":
 		delete(r.running[e.Package], e.Test)
+		if i := strings.LastIndexByte(e.Test, '/'); i > 0 {
+			// A parallel subtest waits for a slot, which frees only as
+			// other tests end: its parent has started its cases and
+			// waits for them (taken as not running, as they are not).
+			delete(r.running[e.Package], e.Test[:i])
+		}
 	case "output":
 		if r.verbose {
 			fmt.Fprint(r.out, e.Output)
