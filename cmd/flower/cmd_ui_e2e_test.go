@@ -110,7 +110,16 @@ func follow(t *testing.T, env []string, args ...string) (*exec.Cmd, *followed) {
 // the temp folder's flower-ui-screenshots) and logs where.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	// A loaded machine's Chromium can be between layouts (a body the page
+	// just replaced: "Cannot take screenshot with 0 width"): await a laid
+	// out page, and try again a few times.
+	await(t, ctx, `document.body && document.documentElement.clientWidth > 0 && document.body.scrollWidth > 0`)
+	var png []byte
+	var err error
+	testbed.Eventually(30*time.Second, func() bool {
+		png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		return err == nil
+	})
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
@@ -220,7 +229,16 @@ func TestE2E_UIFinishedFlow(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#runs .run a"))); err != nil {
 		t.Fatal(err)
 	}
-	await(t, ctx, `document.getElementById("steps")`)
+	// Every judge round on the page before it is read: a page that took
+	// the run as still live refreshes its body as the stream ends.
+	judges := 0
+	for _, r := range row.Results {
+		if strings.Contains(r.Step, "-评审") {
+			judges++
+		}
+	}
+	await(t, ctx, fmt.Sprintf(`document.getElementById("steps") && document.querySelectorAll(".judge .checks").length == %d`, judges))
+	t.Logf("the run page took the finished run as live: %v", js[bool](t, ctx, `!!document.getElementById("run").dataset.live`))
 	checkRunPage(t, ctx, row, cost)
 	shot(t, ctx, "ui-finished-flow")
 
