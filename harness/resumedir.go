@@ -61,24 +61,21 @@ func (r *Runtime) loadResume(ctx context.Context, a *attemptArgs, stepDir string
 	}
 	ev := ErrorEvent{Error: err.Error(), Op: "materialize", SessionID: a.resume}
 	file := filepath.Join(dir, "projects", project, a.resume+".jsonl")
-	switch {
-	case errors.Is(err, ErrSessionLost):
+	if errors.Is(err, ErrSessionLost) {
 		os.Remove(file) // what a load cut short by the damage wrote
-		if _, serr := os.Stat(file); serr != nil {
-			ev.Fresh = true
-			a.resume, a.fork, a.resumeAt = "", false, ""
-		}
-	case a.own && sessionNotFound(err) && !r.claudeHolds(file, a.resume):
-		ev.Fresh = true
-		a.resume, a.fork, a.resumeAt = "", false, ""
+		_, serr := os.Stat(file)
+		ev.Fresh = serr != nil
+	} else {
+		ev.Fresh = a.own && sessionNotFound(err) && !r.claudeHolds(file, a.resume)
 		if r.configDir == "" {
+			// Not stored: claude may still hold it in the user's own dir
+			// (and a fresh session belongs there too).
 			done()
 			env, done = nil, func() {}
 		}
-	case r.configDir == "":
-		// Not stored: claude may still hold it in the user's own dir.
-		done()
-		env, done = nil, func() {}
+	}
+	if ev.Fresh {
+		a.resume, a.fork, a.resumeAt = "", false, ""
 	}
 	if a.emit != nil {
 		a.emit(Event{Kind: EventStore, Data: EventData(ev)})

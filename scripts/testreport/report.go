@@ -34,7 +34,6 @@ type report struct {
 	passed   int
 	failed   int
 	skipped  int
-	pkgFails int
 	// failures: each failed test and package in the order they failed,
 	// with its last lines when -v interleaved them with everything else;
 	// finish repeats them so the end of a log names what failed.
@@ -120,7 +119,6 @@ func (r *report) pkgEvent(e event) {
 		delete(r.pkgStart, e.Package)
 		delete(r.running, e.Package)
 		if e.Action == "fail" {
-			r.pkgFails++
 			r.failures = append(r.failures, failure{pkg: e.Package})
 		}
 	}
@@ -134,20 +132,13 @@ func (r *report) testEvent(e event) {
 		if r.running[e.Package] == nil {
 			r.running[e.Package] = map[string]time.Time{}
 		}
-		if i := strings.LastIndexByte(e.Test, '/'); i > 0 && e.Action == "cont" {
-			// A parallel subtest continues once its parent's function
-			// has returned: the parent only waits for its subtests now.
-			delete(r.running[e.Package], e.Test[:i])
+		if e.Action == "cont" {
+			r.parentWaits(e.Package, e.Test)
 		}
 		r.running[e.Package][e.Test] = e.Time
 	case "pause":
 		delete(r.running[e.Package], e.Test)
-		if i := strings.LastIndexByte(e.Test, '/'); i > 0 {
-			// A parallel subtest waits for a slot, which frees only as
-			// other tests end: its parent has started its cases and
-			// waits for them (taken as not running, as they are not).
-			delete(r.running[e.Package], e.Test[:i])
-		}
+		r.parentWaits(e.Package, e.Test)
 	case "output":
 		if r.verbose {
 			fmt.Fprint(r.out, e.Output)
@@ -180,6 +171,15 @@ func (r *report) testEvent(e event) {
 			r.failures = append(r.failures, f)
 		}
 		delete(r.said, key)
+	}
+}
+
+// parentWaits drops test's parent from the running tests when test is a
+// parallel subtest that pauses (waiting for a slot) or continues: either
+// way its parent has started its cases and only waits for them now.
+func (r *report) parentWaits(pkg, test string) {
+	if i := strings.LastIndexByte(test, '/'); i > 0 {
+		delete(r.running[pkg], test[:i])
 	}
 }
 
@@ -266,7 +266,7 @@ func (r *report) finish() int {
 		}
 	}
 	fmt.Fprintf(r.out, "test: %d passed, %d failed, %d skipped\n", r.passed, r.failed, r.skipped)
-	if r.failed > 0 || r.pkgFails > 0 {
+	if len(r.failures) > 0 { // a failed test, or a package that failed to build or exit
 		return 1
 	}
 	return 0
