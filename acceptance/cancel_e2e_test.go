@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -58,7 +57,7 @@ func TestE2E_SignalDuringCoderIsACancel(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			if !testbed.Eventually(3*time.Minute, func() bool { _, err := os.Stat(filepath.Join(bed.Workspace, "CODER_RUNS")); return err == nil }) {
+			if !testbed.Eventually(testbed.Left(t), func() bool { _, err := os.Stat(filepath.Join(bed.Workspace, "CODER_RUNS")); return err == nil }) {
 				t.Fatalf("the coder never ran\n%s", stderr.String())
 			}
 			cmd.Process.Signal(sig)

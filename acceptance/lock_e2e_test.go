@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -49,7 +48,7 @@ func TestE2E_OneFlowPerWorkspace(t *testing.T) {
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if !testbed.Eventually(120*time.Second, func() bool { return len(bed.Model.RequestsFor("coordinator")) >= 1 }) {
+	if !testbed.Eventually(testbed.Left(t), func() bool { return len(bed.Model.RequestsFor("coordinator")) >= 1 }) {
 		t.Fatalf("the first flow's coordinator never started\nstderr: %s\nstdout: %s", stderr.String(), flowerbin.Tail(stdout.Bytes()))
 	}
 	const second = "SECOND-WORDS 也要支持乘法"
@@ -101,7 +100,7 @@ func TestE2E_OneFlowPerWorkspace(t *testing.T) {
 	if err := killed.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if !testbed.Eventually(120*time.Second, func() bool { return len(bed.Model.RequestsFor("coordinator")) > polls }) {
+	if !testbed.Eventually(testbed.Left(t), func() bool { return len(bed.Model.RequestsFor("coordinator")) > polls }) {
 		t.Fatal("the third flow's coordinator never started")
 	}
 	if out, code := again(); code != 1 || !strings.Contains(out, "pid "+strconv.Itoa(killed.Process.Pid)) {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/flowerhq/flower/harness"
 	"github.com/flowerhq/flower/scripted"
@@ -178,7 +177,7 @@ func TestE2E_KilledMidStepMarked(t *testing.T) {
 	}
 	path := filepath.Join(b.runDir, "manifest.json")
 	var rows []harness.ManifestRow
-	if !testbed.Eventually(30*time.Second, func() bool {
+	if !testbed.Eventually(testbed.Left(t), func() bool {
 		rows, _ = harness.ReadManifest(path)
 		return len(rows) == 1 && len(rows[0].Running) == 1 && len(b.bed.Model.Requests()) > 0
 	}) {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/flowerhq/flower/internal/demo"
 	"github.com/flowerhq/flower/scripted"
@@ -106,7 +105,7 @@ func signalDuringSelfTest(t *testing.T, args []string) {
 				data, _ := os.ReadFile(strings.Join(m, ""))
 				return len(m) == 1 && bytes.Contains(data, []byte(`"running"`))
 			}
-			if !testbed.Eventually(time.Minute, canaryRuns) {
+			if !testbed.Eventually(testbed.Left(t), canaryRuns) {
 				t.Fatalf("the canary step never ran\n%s%s", stdout.String(), stderr.String())
 			}
 			cmd.Process.Signal(c.sig)

@@ -56,7 +56,7 @@ func benchLatency(b *testing.B, batch int, cooldown time.Duration) {
 		}
 	}()
 	// The workers are up (four live leases) and one flow went through.
-	testbed.Await(b, 30*time.Second, "four workers", func() bool {
+	testbed.Await(b, "four workers", func() bool {
 		var n int
 		f.pool.QueryRow(context.Background(), "SELECT count(*) FROM flower_workers WHERE expires_at > now()").Scan(&n)
 		return n == 4

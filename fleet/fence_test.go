@@ -81,17 +81,17 @@ CREATE TRIGGER a_note_end BEFORE UPDATE ON river_job FOR EACH ROW
 	close(wake)
 	frozen.Store(false)
 	if control {
-		testbed.Await(t, 30*time.Second, "control: A's hand-back applied to B's running job", func() bool { return state(t, f, id) != "running" })
+		testbed.Await(t, "control: A's hand-back applied to B's running job", func() bool { return state(t, f, id) != "running" })
 		close(bRelease)
 		stopB()
 		return
 	}
 	// A's end is refused: await its word, then B's job is still B's.
-	testbed.Await(t, 30*time.Second, "A's attempt row not overwritten and B still running", func() bool {
+	testbed.Await(t, "A's attempt row not overwritten and B still running", func() bool {
 		j, _ := f.Get(ctx, id)
 		return j.State == "running" && j.Worker == "B" && len(j.Attempts) == 2
 	})
-	testbed.Await(t, 30*time.Second, "A's completer's try to end the job", func() bool {
+	testbed.Await(t, "A's completer's try to end the job", func() bool {
 		var n int
 		f.pool.QueryRow(ctx, "SELECT count(*) FROM test_job_ends WHERE worker = 'A'").Scan(&n)
 		return n > 0
@@ -100,7 +100,7 @@ CREATE TRIGGER a_note_end BEFORE UPDATE ON river_job FOR EACH ROW
 		t.Fatalf("A's stale hand-back changed B's job: %+v", j)
 	}
 	close(bRelease)
-	testbed.Await(t, 30*time.Second, "B's end", func() bool { return state(t, f, id) == "completed" })
+	testbed.Await(t, "B's end", func() bool { return state(t, f, id) == "completed" })
 	stopB()
 	j, _ := f.Get(ctx, id)
 	if runs.Load() != 2 || j.Attempt != 2 || len(j.Attempts) != 2 || j.Verdict != "achieved" || j.TakenOver != 1 {
@@ -111,7 +111,7 @@ CREATE TRIGGER a_note_end BEFORE UPDATE ON river_job FOR EACH ROW
 	}
 	// A goes on serving.
 	id2 := add(t, f, "second")
-	testbed.Await(t, 30*time.Second, "A serves the next flow", func() bool { return state(t, f, id2) == "completed" })
+	testbed.Await(t, "A serves the next flow", func() bool { return state(t, f, id2) == "completed" })
 	if j, _ := f.Get(ctx, id2); j.Worker != "A" {
 		t.Errorf("the next flow ran on %s", j.Worker)
 	}
@@ -165,13 +165,13 @@ func TestWaitAndPermanent(t *testing.T) {
 	defer stop()
 	busy, missing, flaky := add(t, f, "busy"), add(t, f, "missing"), add(t, f, "flaky")
 	<-seen
-	testbed.Await(t, 30*time.Second, "the outcomes", func() bool {
+	testbed.Await(t, "the outcomes", func() bool {
 		j, _ := f.Get(context.Background(), flaky)
 		return state(t, f, missing) == "cancelled" && j.State != "running" && len(j.Errors) > 0
 	})
-	testbed.Await(t, 30*time.Second, "the busy flow's second try", func() bool { return waited.Load() >= 2 })
+	testbed.Await(t, "the busy flow's second try", func() bool { return waited.Load() >= 2 })
 	close(release)
-	testbed.Await(t, 30*time.Second, "the busy flow's end", func() bool { return state(t, f, busy) == "completed" })
+	testbed.Await(t, "the busy flow's end", func() bool { return state(t, f, busy) == "completed" })
 	ctx := context.Background()
 	if j, _ := f.Get(ctx, busy); j.Attempt != 1 || len(j.Attempts) != 1 {
 		t.Errorf("the flow that waited spent attempts: %d, rows %d", j.Attempt, len(j.Attempts))
@@ -262,7 +262,7 @@ func TestStaleOutputCannotOverwriteAFinishedFlow(t *testing.T) {
 				return Outcome{Verdict: "achieved", CostUSD: 0.5}, nil
 			})
 			id := add(t, f, "done")
-			testbed.Await(t, 30*time.Second, "the flow's end", func() bool { return state(t, f, id) == "completed" })
+			testbed.Await(t, "the flow's end", func() bool { return state(t, f, id) == "completed" })
 			stop()
 			if control {
 				if _, err := f.pool.Exec(ctx, "DROP TRIGGER flower_fence ON river_job"); err != nil {

@@ -181,9 +181,9 @@ func TestLiveLongFlowNotTakenOver(t *testing.T) {
 	}
 	stop1 := work(t, f, "w1", rescue, time.Minute, runner)
 	id := add(t, f, "long")
-	testbed.Await(t, 30*time.Second, "the flow's start", func() bool { return state(t, f, id) == "running" })
+	testbed.Await(t, "the flow's start", func() bool { return state(t, f, id) == "running" })
 	stop2 := work(t, f, "w2", rescue, time.Minute, runner)
-	testbed.Await(t, 30*time.Second, "the flow's end", func() bool { return state(t, f, id) == "completed" })
+	testbed.Await(t, "the flow's end", func() bool { return state(t, f, id) == "completed" })
 	stop1()
 	stop2()
 	j, _ := f.Get(context.Background(), id)
@@ -207,7 +207,7 @@ func TestOutcomes(t *testing.T) {
 	}
 	stop := work(t, f, "w1", time.Minute, time.Minute, runner)
 	notYet, unreachable, fails := add(t, f, "not yet"), add(t, f, "unreachable"), add(t, f, "fails")
-	testbed.Await(t, 30*time.Second, "the outcomes", func() bool {
+	testbed.Await(t, "the outcomes", func() bool {
 		return state(t, f, notYet) == "completed" && state(t, f, unreachable) == "completed" && state(t, f, fails) == "retryable"
 	})
 	stop()
@@ -282,10 +282,10 @@ func TestLostLeaseStopsFlowsWorkerGoesOn(t *testing.T) {
 	stop := work(t, f, "w1", time.Second, time.Minute, runner) // a lease a loaded machine renews in time
 	defer stop()
 	id := add(t, f, "fenced")
-	testbed.Await(t, 30*time.Second, "the flow's start", func() bool { return state(t, f, id) == "running" })
+	testbed.Await(t, "the flow's start", func() bool { return state(t, f, id) == "running" })
 	// Several renewals (each moves the lease's end) pass with the flow running.
 	leaseEnds := map[time.Time]bool{}
-	testbed.Await(t, 30*time.Second, "three renewals of w1's lease", func() bool {
+	testbed.Await(t, "three renewals of w1's lease", func() bool {
 		var end time.Time
 		if err := f.pool.QueryRow(context.Background(), "SELECT expires_at FROM flower_workers WHERE id = 'w1'").Scan(&end); err == nil {
 			leaseEnds[end] = true
@@ -305,7 +305,7 @@ func TestLostLeaseStopsFlowsWorkerGoesOn(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the flow ran on after its worker lost the lease")
 	}
-	testbed.Await(t, 30*time.Second, "the flow taken again by the same worker", func() bool { return state(t, f, id) == "completed" })
+	testbed.Await(t, "the flow taken again by the same worker", func() bool { return state(t, f, id) == "completed" })
 	if j, _ := f.Get(context.Background(), id); j.Verdict != "achieved" || j.Worker != "w1" || runs.Load() != 2 {
 		t.Errorf("after the lost lease: %+v, runs %d", j, runs.Load())
 	}

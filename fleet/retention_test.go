@@ -72,10 +72,10 @@ func TestFinishedFlowsKeptForKeepFinished(t *testing.T) {
 				done <- f.Work(ctx, WorkOptions{ID: "cleaner", KeepFinished: c.keep, PollInterval: 100 * time.Millisecond, RescueAfter: time.Second,
 					Runner: func(context.Context, *FlowRun) (Outcome, error) { return Outcome{Verdict: "achieved"}, nil }})
 			}()
-			testbed.Await(t, 30*time.Second, "the 60-day-old flow deleted by the cleaner", func() bool { return !listed(t, f, old) })
-			testbed.Await(t, 30*time.Second, "the deleted flow's attempt rows deleted", func() bool { return attempts(t, f, old) == 0 })
+			testbed.Await(t, "the 60-day-old flow deleted by the cleaner", func() bool { return !listed(t, f, old) })
+			testbed.Await(t, "the deleted flow's attempt rows deleted", func() bool { return attempts(t, f, old) == 0 })
 			if !c.twoDaysOld {
-				testbed.Await(t, 30*time.Second, "the two-day-old flow deleted", func() bool { return !listed(t, f, recent) })
+				testbed.Await(t, "the two-day-old flow deleted", func() bool { return !listed(t, f, recent) })
 			}
 			cancel()
 			if err := <-done; err != nil {

@@ -153,7 +153,7 @@ func outage(t *testing.T, long bool) {
 		<-started // taken again once the database is back
 	}
 	close(release)
-	testbed.Await(t, 30*time.Second, "the flow's end", func() bool { return state(t, f, id) == "completed" })
+	testbed.Await(t, "the flow's end", func() bool { return state(t, f, id) == "completed" })
 	j, _ := f.Get(context.Background(), id)
 	if j.Verdict != "achieved" || j.CostUSD != 0.25 {
 		t.Errorf("the flow's record after the outage: %+v", j)
@@ -169,7 +169,7 @@ func outage(t *testing.T, long bool) {
 		t.Errorf("after the long outage: runs %d, %+v", runs.Load(), j)
 	}
 	id2 := add(t, f, "after the outage")
-	testbed.Await(t, 30*time.Second, "a new flow after the outage", func() bool { return state(t, f, id2) == "completed" })
+	testbed.Await(t, "a new flow after the outage", func() bool { return state(t, f, id2) == "completed" })
 }
 
 // TestNoFlowStartsBeforeTheLeaseIsSure: a flow River hands a worker whose

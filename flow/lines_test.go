@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"testing"
-	"time"
 
 	"github.com/flowerhq/flower/testkit/testbed"
 )
@@ -27,7 +26,7 @@ func TestLines(t *testing.T) {
 	// state awaits the reader's state: n askers waiting, p lines kept.
 	state := func(n, p int) {
 		t.Helper()
-		testbed.Await(t, 10*time.Second, fmt.Sprintf("%d askers waiting, %d lines kept", n, p), func() bool {
+		testbed.Await(t, fmt.Sprintf("%d askers waiting, %d lines kept", n, p), func() bool {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			return len(l.waiters) == n && len(l.pending) == p

@@ -269,7 +269,7 @@ func followedStep(b *testing.B, bed *testbed.Bed, flower, hook, runDir string) (
 		b.Fatal(err)
 	}
 	var run string
-	testbed.Await(b, time.Minute, "the step's manifest row and events log", func() bool {
+	testbed.Await(b, "the step's manifest row and events log", func() bool {
 		for r := range runsIn(runDir) {
 			if !before[r] {
 				run = r

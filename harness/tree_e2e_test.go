@@ -96,7 +96,7 @@ func TestFlowerStep_ToolTreeDiesWithFlower(t *testing.T) {
 				}
 				return
 			}
-			if !testbed.Eventually(2*time.Minute, func() bool { _, err := os.Stat(started); return err == nil }) {
+			if !testbed.Eventually(testbed.Left(t), func() bool { _, err := os.Stat(started); return err == nil }) {
 				t.Fatalf("the Bash call never started\n%s", out.String())
 			}
 			step := child.Descendants(cmd.Process.Pid)

@@ -208,7 +208,7 @@ func TestE2E_SandboxDiesWithItsShell(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sleeps []int
-	testbed.Await(t, 30*time.Second, "both sleeps run", func() bool {
+	testbed.Await(t, "both sleeps run", func() bool {
 		sleeps = sleeps[:0]
 		for pid, comm := range testbed.Descendants(cmd.Process.Pid) {
 			if comm == "sleep" {
@@ -219,7 +219,7 @@ func TestE2E_SandboxDiesWithItsShell(t *testing.T) {
 	})
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	_ = cmd.Wait()
-	testbed.Await(t, 30*time.Second, "the sleeps are gone", func() bool {
+	testbed.Await(t, "the sleeps are gone", func() bool {
 		for _, pid := range sleeps {
 			if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !strings.Contains(string(stat), ") Z ") {
 				return false

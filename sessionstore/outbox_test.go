@@ -75,7 +75,7 @@ func TestOutboxKeepsWritesThroughAnOutage(t *testing.T) {
 		t.Fatalf("%d entries stored while the store was away", len(got))
 	}
 	away.Store(false)
-	testbed.Await(t, time.Minute, "the kept writes made", func() bool {
+	testbed.Await(t, "the kept writes made", func() bool {
 		got, _ := s.Load(ctx, key)
 		runs, _ := s.Runs(ctx)
 		docs, _ := s.Documents(ctx, "job-1")

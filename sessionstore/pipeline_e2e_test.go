@@ -17,7 +17,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -281,7 +280,7 @@ func TestE2E_KilledMidToolCallResumesWithoutError(t *testing.T) {
 		}
 		killed = true
 		// Kill once the tool runs: its `sleep 30` has started below claude.
-		testbed.Await(t, time.Minute, "the slow tool's sleep", func() bool {
+		testbed.Await(t, "the slow tool's sleep", func() bool {
 			return slices.Contains(slices.Collect(maps.Values(testbed.Descendants(pid))), "sleep")
 		})
 		syscall.Kill(-pid, syscall.SIGKILL)

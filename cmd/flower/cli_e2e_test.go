@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -146,7 +145,7 @@ func TestE2E_InterruptedSaysHowToResume(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	testbed.Await(t, 60*time.Second, "the step's request reaching the model", func() bool { return len(bed.Model.RequestsFor("main")) > 0 })
+	testbed.Await(t, "the step's request reaching the model", func() bool { return len(bed.Model.RequestsFor("main")) > 0 })
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
 	lines := flowerbin.JSONLines(t, out.Bytes())

@@ -157,7 +157,7 @@ func TestE2E_Tell(t *testing.T) {
 func startPolledFlow(t *testing.T, flower string, env []string, runDir string, bed *testbed.Bed) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	run, stdout, stderr := startTellFlow(t, flower, env, runDir, bed)
-	if !testbed.Eventually(120*time.Second, func() bool { return len(bed.Model.RequestsFor("coordinator")) >= 2 }) {
+	if !testbed.Eventually(testbed.Left(t), func() bool { return len(bed.Model.RequestsFor("coordinator")) >= 2 }) {
 		t.Fatalf("the coordinator never polled its inbox\nstderr: %s\nstdout: %s", stderr.String(), flowerbin.Tail(stdout.Bytes()))
 	}
 	return run, stdout, stderr

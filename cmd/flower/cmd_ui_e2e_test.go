@@ -45,7 +45,7 @@ func uiBrowser(t *testing.T) context.Context {
 		t.Fatal(err)
 	}
 	var ws string
-	testbed.Await(t, time.Minute, "chromium's DevToolsActivePort", func() bool {
+	testbed.Await(t, "chromium's DevToolsActivePort", func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
 		f := strings.Fields(string(b))
 		if err != nil || len(f) < 2 {
@@ -331,7 +331,7 @@ func TestE2E_UIFollowsARunningFlow(t *testing.T) {
 	cmd.Env, cmd.Dir = flowerbin.Env(t, bed.Env(), bed.Claude), t.TempDir()
 	testbed.Start(t, cmd)
 	var run string
-	testbed.Await(t, 3*time.Minute, "the work step under way", func() bool {
+	testbed.Await(t, "the work step under way", func() bool {
 		rows, _ := harness.ReadManifest(filepath.Join(runDir, "manifest.json"))
 		if len(rows) == 1 && len(rows[0].Running) == 1 && rows[0].Running[0].Step == "执行" {
 			run = rows[0].Run
@@ -448,7 +448,7 @@ func TestE2E_UIFleet(t *testing.T) {
 	if s := state(ids[0]); s != "cancelled" {
 		t.Errorf("job %s is %s after cancel, want cancelled", ids[0], s)
 	}
-	testbed.Await(t, time.Minute, "queue ls --watch printing the cancel", func() bool {
+	testbed.Await(t, "queue ls --watch printing the cancel", func() bool {
 		return strings.Contains(watched.String(), fmt.Sprintf("%-6s %-10s", ids[0], "cancelled"))
 	})
 	shot(t, ctx, "ui-fleet")

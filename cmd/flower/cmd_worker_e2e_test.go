@@ -85,7 +85,7 @@ func TestE2E_QueueOneFlowPerWorkspace(t *testing.T) {
 	fb.add(m, "--workspace", other, "FLOW-3 写 ok.txt")
 	w := fb.worker(m, "--rescue-after", "1m", "--concurrency", "2")
 	var sawWait bool
-	testbed.Await(t, time.Minute, "a flow running in the shared workspace", func() bool {
+	testbed.Await(t, "a flow running in the shared workspace", func() bool {
 		for _, j := range fb.ls(m) {
 			if (j.ID == one || j.ID == two) && j.State == "running" {
 				return true
@@ -99,7 +99,7 @@ func TestE2E_QueueOneFlowPerWorkspace(t *testing.T) {
 		t.Errorf("a person's flower in the worker's workspace: exit %d: %s", code, errOut)
 	}
 	var jobs []qjob
-	testbed.Await(t, 4*time.Minute, "all three flows' end", func() bool {
+	testbed.Await(t, "all three flows' end", func() bool {
 		jobs = fb.ls(m)
 		for _, j := range jobs {
 			sawWait = sawWait || strings.Contains(j.Note, "waiting: workspace "+shared+" is busy") && strings.Contains(j.Note, "on worker m1")
@@ -176,7 +176,7 @@ func TestE2E_QueueJudgeFailureRetried(t *testing.T) {
 	w := fb.worker(m, "--rescue-after", "1m")
 	var jobs []qjob
 	var sawRetry bool
-	testbed.Await(t, 4*time.Minute, "both flows' end", func() bool {
+	testbed.Await(t, "both flows' end", func() bool {
 		jobs = fb.ls(m)
 		for _, j := range jobs {
 			sawRetry = sawRetry || j.ID == failing && strings.Contains(j.Note, "retried (infrastructure") && strings.Contains(j.Note, "judge gave no verdict")
@@ -244,7 +244,7 @@ func pausedWorker(t *testing.T, how string) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the flow's coder never started")
 	}
-	testbed.Await(t, time.Minute, "the coordinator's turn in the store", func() bool { return fb.workTurnStored(fmt.Sprintf("job-%d", id)) })
+	testbed.Await(t, "the coordinator's turn in the store", func() bool { return fb.workTurnStored(fmt.Sprintf("job-%d", id)) })
 	hasClaude := func(pid int) bool {
 		for _, name := range testbed.Descendants(pid) {
 			if strings.Contains(name, "claude") {
@@ -286,7 +286,7 @@ func pausedWorker(t *testing.T, how string) {
 	}
 	w2 := fb.worker(m2, "--rescue-after", rescueAfter.String())
 	w2pid.Store(int64(w2.Process.Pid))
-	testbed.Await(t, 2*time.Minute, "m2 running the flow", func() bool {
+	testbed.Await(t, "m2 running the flow", func() bool {
 		j := fb.ls(m2)[0]
 		return j.State == "running" && j.Worker == "m2"
 	})
@@ -297,7 +297,7 @@ func pausedWorker(t *testing.T, how string) {
 		w1.Process.Signal(syscall.SIGCONT)
 	}
 	var jobs []qjob
-	testbed.Await(t, 3*time.Minute, "the flow's end", func() bool { jobs = fb.ls(m2); return finished(jobs) })
+	testbed.Await(t, "the flow's end", func() bool { jobs = fb.ls(m2); return finished(jobs) })
 	j := jobs[0]
 	if j.State != "completed" || j.Verdict != "achieved" || j.Attempt != 2 || len(j.Attempts) != 2 || j.Worker != "m2" ||
 		j.Attempts[0].Worker != "m1" || !strings.Contains(j.Attempts[0].Error, "taken over") {
@@ -312,7 +312,7 @@ func pausedWorker(t *testing.T, how string) {
 	}
 	stopWorker(t, w2) // the next flow can only run on m1
 	id2 := fb.add(m1, "--repo", fb.repo, "FLOW-2 写 ok.txt")
-	testbed.Await(t, 3*time.Minute, "the woken m1 serving the next flow", func() bool { jobs = fb.ls(m1); return finished(jobs) })
+	testbed.Await(t, "the woken m1 serving the next flow", func() bool { jobs = fb.ls(m1); return finished(jobs) })
 	stopWorker(t, w1)
 	if j2 := jobs[1]; j2.ID != id2 || j2.Verdict != "achieved" || j2.Worker != "m1" {
 		t.Errorf("the next flow: %+v", j2)
@@ -382,12 +382,12 @@ func TestE2E_QueueDiskFullJudgeRetried(t *testing.T) {
 		t.Fatal("the judge was never asked")
 	}
 	var jobs []qjob
-	testbed.Await(t, 3*time.Minute, "the attempt's end with the disk full", func() bool {
+	testbed.Await(t, "the attempt's end with the disk full", func() bool {
 		jobs = fb.ls(m)
 		return len(jobs[0].Attempts) > 0 && jobs[0].Attempts[0].EndedAt != ""
 	})
 	os.Remove(filler)
-	testbed.Await(t, 3*time.Minute, "the flow's end", func() bool { jobs = fb.ls(m); return finished(jobs) })
+	testbed.Await(t, "the flow's end", func() bool { jobs = fb.ls(m); return finished(jobs) })
 	stopWorker(t, w)
 	j := jobs[0]
 	if j.ID != id || j.State != "completed" || j.Verdict != "achieved" || j.Attempt != 2 || len(j.Attempts) != 2 {

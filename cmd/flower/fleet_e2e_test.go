@@ -239,7 +239,7 @@ func TestE2E_QueueOneFlow(t *testing.T) {
 	id := fb.add(m, "--repo", fb.repo, "FLOW-1 写 ok.txt")
 	w := fb.worker(m, "--rescue-after", "3s")
 	var jobs []qjob
-	testbed.Await(t, 2*time.Minute, "the flow's end", func() bool { jobs = fb.ls(m); return finished(jobs) })
+	testbed.Await(t, "the flow's end", func() bool { jobs = fb.ls(m); return finished(jobs) })
 	stopWorker(t, w)
 	j := jobs[0]
 	if j.ID != id || j.State != "completed" || j.Verdict != "achieved" || j.Attempt != 1 || j.Worker != "m1" || j.Run == "" ||
@@ -282,7 +282,7 @@ func TestE2E_FleetTakeover(t *testing.T) {
 		fb.add(m2, "--repo", fb.repo, fmt.Sprintf("FLOW-%d 写 ok.txt", i))
 	}
 	w1 := fb.worker(m1, "--rescue-after", rescueAfter.String())
-	testbed.Await(t, time.Minute, "the first worker's first flow", func() bool {
+	testbed.Await(t, "the first worker's first flow", func() bool {
 		for _, j := range fb.ls(m2) {
 			if j.State == "running" && j.Worker == "m1" {
 				return true
@@ -300,7 +300,7 @@ func TestE2E_FleetTakeover(t *testing.T) {
 	}
 	// Mid-flow: the work step's session is in the store's lineage of the
 	// flow and its first turn (the delegation) is mirrored.
-	testbed.Await(t, time.Minute, "the first attempt's coordinator turn in the store", func() bool {
+	testbed.Await(t, "the first attempt's coordinator turn in the store", func() bool {
 		return fb.workTurnStored("job-" + victim)
 	})
 	if err := w1.Process.Kill(); err != nil {
@@ -308,7 +308,7 @@ func TestE2E_FleetTakeover(t *testing.T) {
 	}
 	w1.Wait()
 	var jobs []qjob
-	testbed.Await(t, 4*time.Minute, "all six flows' end", func() bool { jobs = fb.ls(m3); return finished(jobs) })
+	testbed.Await(t, "all six flows' end", func() bool { jobs = fb.ls(m3); return finished(jobs) })
 	stopWorker(t, w2)
 	stopWorker(t, w3)
 
@@ -476,16 +476,16 @@ func TestE2E_QueueCancelRunning(t *testing.T) {
 		t.Fatalf("queue cancel: exit %d: %s%s", code, out, errOut)
 	}
 	var jobs []qjob
-	testbed.Await(t, time.Minute, "the cancelled flow's end", func() bool { jobs = fb.ls(m); return finished(jobs) })
+	testbed.Await(t, "the cancelled flow's end", func() bool { jobs = fb.ls(m); return finished(jobs) })
 	if j := jobs[0]; j.State != "cancelled" || j.Attempt != 1 || len(j.Attempts) != 1 || j.Attempts[0].EndedAt == "" {
 		t.Fatalf("cancelled job: %+v", j)
 	}
 	if j := jobs[0]; !strings.HasPrefix(j.Note, "cancelled") || !strings.Contains(j.Attempts[0].Error, "cancelled") || strings.Contains(j.Note+j.Attempts[0].Error, "run the same command") {
 		t.Errorf("the cancelled job does not say it was cancelled: note %q, attempt error %q", j.Note, j.Attempts[0].Error)
 	}
-	testbed.Await(t, 30*time.Second, "the cancelled flow's claude gone", func() bool { return !hasClaude() })
+	testbed.Await(t, "the cancelled flow's claude gone", func() bool { return !hasClaude() })
 	id2 := fb.add(m, "--repo", fb.repo, "FLOW-2 写 ok.txt")
-	testbed.Await(t, 2*time.Minute, "the next flow's end", func() bool { jobs = fb.ls(m); return finished(jobs) })
+	testbed.Await(t, "the next flow's end", func() bool { jobs = fb.ls(m); return finished(jobs) })
 	stopWorker(t, w)
 	if j := jobs[1]; j.ID != id2 || j.State != "completed" || j.Verdict != "achieved" {
 		t.Fatalf("control: the flow after the cancel: %+v", j)
@@ -517,7 +517,7 @@ func TestE2E_WorkerSigtermHandsBack(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the flow's coder never started")
 	}
-	testbed.Await(t, time.Minute, "the coordinator's turn in the store", func() bool { return fb.workTurnStored(fmt.Sprintf("job-%d", id)) })
+	testbed.Await(t, "the coordinator's turn in the store", func() bool { return fb.workTurnStored(fmt.Sprintf("job-%d", id)) })
 	t0 := time.Now()
 	stopWorker(t, w1)
 	if d := time.Since(t0); d > 15*time.Second {
@@ -529,7 +529,7 @@ func TestE2E_WorkerSigtermHandsBack(t *testing.T) {
 	}
 	w2 := fb.worker(m2, "--rescue-after", "1m")
 	var jobs []qjob
-	testbed.Await(t, 2*time.Minute, "the resumed flow's end", func() bool { jobs = fb.ls(m2); return finished(jobs) })
+	testbed.Await(t, "the resumed flow's end", func() bool { jobs = fb.ls(m2); return finished(jobs) })
 	stopWorker(t, w2)
 	vj := jobs[0]
 	if vj.State != "completed" || vj.Verdict != "achieved" || vj.Attempt != 1 || len(vj.Attempts) != 2 || vj.Worker != "m2" {
@@ -578,7 +578,7 @@ func BenchmarkWorkerOverhead(b *testing.B) {
 				b.Fatal(err)
 			}
 			// Seen done within a poll (at most 200 ms) of its end.
-			testbed.Await(b, testbed.Cap, fmt.Sprintf("job %d's end", id), func() bool {
+			testbed.Await(b, fmt.Sprintf("job %d's end", id), func() bool {
 				j, err := f.Get(context.Background(), id)
 				if err != nil {
 					b.Fatal(err)
@@ -725,7 +725,7 @@ func (fb *fleetBed) readyWorkers(ms []*fleetMachine, concurrency int) []*exec.Cm
 		ws = append(ws, fb.worker(m, "--rescue-after", "1m", "--concurrency", strconv.Itoa(concurrency)))
 	}
 	for _, m := range ms {
-		testbed.Await(fb.t, time.Minute, m.name+"'s worker taking flows", func() bool {
+		testbed.Await(fb.t, m.name+"'s worker taking flows", func() bool {
 			b, _ := os.ReadFile(m.log)
 			return strings.Contains(string(b), "taking flows")
 		})
@@ -762,7 +762,7 @@ func (fb *fleetBed) measure(f *fleet.Fleet, pool *pgxpool.Pool, ws []*exec.Cmd, 
 		}
 		ids = append(ids, id)
 	}
-	testbed.Await(fb.t, 20*time.Minute, "the queued flows' end", func() bool {
+	testbed.AwaitWithin(fb.t, 20*time.Minute, "the queued flows' end", func() bool {
 		var n int
 		err := pool.QueryRow(ctx, "SELECT count(*) FROM river_job WHERE id = ANY($1) AND finalized_at IS NOT NULL", ids).Scan(&n)
 		return err == nil && n == len(ids)

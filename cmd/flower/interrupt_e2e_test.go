@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/flowerhq/flower/scripted"
 	"github.com/flowerhq/flower/testkit/flowerbin"
@@ -60,7 +59,7 @@ func interruptAt(t *testing.T, bed *testbed.Bed, conv, words, flags, prompt stri
 	flower := testbed.BuildBinary(t, "./cmd/flower")
 	env := flowerbin.Env(t, bed.Env(), bed.Claude)
 	term := flowerbin.NewTerminal(t, env, bed.Workspace, flower+" "+flags+" --run-dir "+filepath.Join(t.TempDir(), "runs")+" "+prompt)
-	if !testbed.Eventually(60*time.Second, func() bool { return len(bed.Model.RequestsFor(conv)) > 0 }) {
+	if !testbed.Eventually(testbed.Left(t), func() bool { return len(bed.Model.RequestsFor(conv)) > 0 }) {
 		t.Fatalf("conversation %s never called the model:\n%s", conv, term.Screen())
 	}
 	term.Keys("C-c")
@@ -102,7 +101,7 @@ func TestE2E_InterruptAfterQuestion(t *testing.T) {
 	term.WaitFor("QUESTION-ONE")
 	term.TypeLine("ANSWER-ONE")
 	// The slow request after the answer is in flight.
-	if !testbed.Eventually(60*time.Second, func() bool { return anyCarries(bed.Model.RequestsFor("clarify"), "ANSWER-ONE") }) {
+	if !testbed.Eventually(testbed.Left(t), func() bool { return anyCarries(bed.Model.RequestsFor("clarify"), "ANSWER-ONE") }) {
 		t.Fatalf("the answer never reached the model:\n%s", term.Screen())
 	}
 	// First Ctrl-C: an empty line resumes without words.
@@ -112,7 +111,7 @@ func TestE2E_InterruptAfterQuestion(t *testing.T) {
 	term.WaitFor("no words: the step goes on as it was")
 	// Second interrupt: words.
 	term.Keys("C-c")
-	if !testbed.Eventually(30*time.Second, func() bool { return strings.Count(term.Screen(), "What should it do instead?") >= 2 }) {
+	if !testbed.Eventually(testbed.Left(t), func() bool { return strings.Count(term.Screen(), "What should it do instead?") >= 2 }) {
 		t.Fatalf("the second interrupt prompt never came:\n%s", term.Screen())
 	}
 	term.TypeLine("WORDS-AFTER-ANSWER")

@@ -111,7 +111,7 @@ func databaseOutage(t *testing.T, down, rescue, judgeDelay time.Duration, wantAt
 	if wantAttempts > 1 {
 		// The lease's local deadline stops the flow's claude, no database
 		// needed.
-		testbed.Await(t, 3*rescue, "the flow's claude stopped at the lease deadline", func() bool { return !hasClaudeBelow(wr.Process.Pid) })
+		testbed.Await(t, "the flow's claude stopped at the lease deadline", func() bool { return !hasClaudeBelow(wr.Process.Pid) })
 	}
 	// The outage's own length: a deliberate span, nothing to wait for.
 	<-time.After(down - time.Since(t0))
@@ -123,7 +123,7 @@ func databaseOutage(t *testing.T, down, rescue, judgeDelay time.Duration, wantAt
 	pc.Start()
 	back := time.Now()
 	var jobs []qjob
-	testbed.Await(t, 5*time.Minute, "the flow's end after the outage", func() bool { jobs = fb.ls(m1); return finished(jobs) })
+	testbed.Await(t, "the flow's end after the outage", func() bool { jobs = fb.ls(m1); return finished(jobs) })
 	t.Logf("outage %s (--rescue-after %s): the flow ended %s after the database came back", down, rescue, time.Since(back).Round(100*time.Millisecond))
 	j := jobs[0]
 	if j.ID != id || j.State != "completed" || j.Verdict != "achieved" || j.Attempt != wantAttempts || len(j.Attempts) != wantAttempts {
@@ -143,7 +143,7 @@ func databaseOutage(t *testing.T, down, rescue, judgeDelay time.Duration, wantAt
 		}
 	}
 	id2 := fb.add(m1, "--repo", fb.repo, "FLOW-2 写 ok.txt")
-	testbed.Await(t, 4*time.Minute, "the next flow's end", func() bool { jobs = fb.ls(m1); return finished(jobs) })
+	testbed.Await(t, "the next flow's end", func() bool { jobs = fb.ls(m1); return finished(jobs) })
 	if j2 := jobs[1]; j2.ID != id2 || j2.State != "completed" || j2.Verdict != "achieved" || j2.Attempt != 1 {
 		t.Errorf("the flow after the outage: %+v", j2)
 	}

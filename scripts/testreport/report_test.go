@@ -141,7 +141,7 @@ func TestRunTicks(t *testing.T) {
 	done := make(chan int)
 	go func() { done <- run(pr, &out, false, time.Millisecond) }()
 	pw.Write([]byte(`{"Action":"start","Package":"p"}` + "\n"))
-	testbed.Await(t, time.Minute, "a progress line", func() bool { return strings.Contains(out.String(), "still running: p (between tests)") })
+	testbed.Await(t, "a progress line", func() bool { return strings.Contains(out.String(), "still running: p (between tests)") })
 	pw.Close()
 	if code := <-done; code != 0 || !strings.HasSuffix(out.String(), "test: 0 passed, 0 failed, 0 skipped\n") {
 		t.Errorf("exit %d:\n%s", code, out.String())

@@ -95,12 +95,13 @@ func (term *Terminal) Keys(keys ...string) {
 	term.Tmux(append([]string{"send-keys", "-t", "t"}, keys...)...)
 }
 
-// WaitFor polls the screen until it shows what (60 s at most): a terminal
-// offers no event to await.
+// WaitFor polls the screen until it shows what, at most until the test's
+// deadline (testbed.Deadline): a terminal offers no event to await, and a
+// whole flow behind the screen can take minutes on a loaded machine.
 func (term *Terminal) WaitFor(what string) string {
 	term.t.Helper()
 	var sc string
-	if !testbed.Eventually(60*time.Second, func() bool { sc = term.Screen(); return strings.Contains(sc, what) }) {
+	if !testbed.Eventually(testbed.Left(term.t), func() bool { sc = term.Screen(); return strings.Contains(sc, what) }) {
 		term.t.Fatalf("screen never showed %q:\n%s", what, sc)
 	}
 	return sc

@@ -145,13 +145,27 @@ func contain(t testing.TB, cmd *exec.Cmd) {
 }
 
 // Await polls cond until it holds and fails the test (naming what it
-// awaited) when it does not hold by timeout. It is for conditions that offer
-// no event to wait on: a process gone, a file another process writes, a
-// request the scripted model recorded, a terminal's screen.
-func Await(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+// awaited) when it does not hold by the test's deadline (Deadline: Cap from
+// now at most). It is for conditions that must come and offer no event to
+// wait on: a process gone, a file another process writes, a request the
+// scripted model recorded, a terminal's screen. The bound is the test's,
+// not a guess of how long the condition takes: on a loaded machine a flow
+// step can take 20 s, and only a failing test pays for the wait.
+func Await(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	AwaitWithin(t, Left(t), what, cond)
+}
+
+// Left is the time until Deadline(t): the bound of a wait for something
+// that must come, where the test reports more than "it did not come".
+func Left(t testing.TB) time.Duration { return time.Until(Deadline(t)) }
+
+// AwaitWithin is Await bounded by timeout: for a benchmark whose wait is
+// longer than Cap (a fleet's whole burst).
+func AwaitWithin(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	if !Eventually(timeout, cond) {
-		t.Fatalf("testbed: %s did not happen within %s", what, timeout)
+		t.Fatalf("testbed: %s did not happen within %s", what, timeout.Round(time.Second))
 	}
 }
 
