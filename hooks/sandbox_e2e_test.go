@@ -175,9 +175,33 @@ func TestE2E_SandboxDifferential(t *testing.T) {
 	if len(cmds) < 500 {
 		t.Fatalf("only %d commands", len(cmds))
 	}
+	// The hook rewrites each command here (it may fail the test, which
+	// only the test's goroutine may do); the pairs then run four at a
+	// time: a sandbox's start mostly waits on the kernel (namespaces,
+	// mounts), and 600 pairs one after the other took 250 s of a suite
+	// whose end waited for them.
+	boxedLines := make([]string, len(cmds))
+	for i, c := range cmds {
+		boxedLines[i] = sandboxLine(t, hook, c, false)
+	}
+	bares, boxeds := make([]string, len(cmds)), make([]string, len(cmds))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for i := range next {
+				bares[i], boxeds[i] = run(cmds[i]), run(boxedLines[i])
+			}
+		})
+	}
+	for i := range cmds {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	same := 0
-	for _, c := range cmds {
-		bare, boxed := run(c), run(sandboxLine(t, hook, c, false))
+	for i, c := range cmds {
+		bare, boxed := bares[i], boxeds[i]
 		if c == "test -w . && echo RW || echo RO" {
 			if !strings.Contains(bare, "RW") || !strings.Contains(boxed, "RO") {
 				t.Errorf("control: writable bare and read-only boxed, got %q and %q", bare, boxed)
