@@ -150,7 +150,7 @@ func TestFlowerStep_SIGINT(t *testing.T) {
 	}
 	select {
 	case <-inFlight:
-	case <-time.After(time.Minute):
+	case <-time.After(testbed.Left(t)):
 		t.Fatal("the model never got the request")
 	}
 	kids := childrenOf(cmd.Process.Pid)

@@ -290,7 +290,7 @@ func TestE2E_TellUnreadAtTheEnd(t *testing.T) {
 	run, stdout, stderr := startTellFlow(t, flower, env, runDir, bed)
 	select {
 	case <-holding:
-	case <-time.After(2 * time.Minute):
+	case <-time.After(testbed.Left(t)):
 		t.Fatalf("the coordinator never came back from its inbox call\nstderr: %s", stderr.String())
 	}
 	cmd := testbed.Command(t, flower, "tell", "--run-dir", runDir, "-C", bed.Workspace, "LATE-1; 也写个 bye.txt")

@@ -241,7 +241,7 @@ func pausedWorker(t *testing.T, how string) {
 	w1 := fb.worker(m1, "--rescue-after", rescueAfter.String())
 	select {
 	case <-hit:
-	case <-time.After(2 * time.Minute):
+	case <-time.After(testbed.Left(t)):
 		t.Fatal("the flow's coder never started")
 	}
 	testbed.Await(t, "the coordinator's turn in the store", func() bool { return fb.workTurnStored(fmt.Sprintf("job-%d", id)) })
@@ -378,7 +378,7 @@ func TestE2E_QueueDiskFullJudgeRetried(t *testing.T) {
 	w := fb.worker(m, "--rescue-after", "1m")
 	select {
 	case <-filled:
-	case <-time.After(3 * time.Minute):
+	case <-time.After(testbed.Left(t)):
 		t.Fatal("the judge was never asked")
 	}
 	var jobs []qjob

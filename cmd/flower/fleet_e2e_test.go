@@ -295,7 +295,7 @@ func TestE2E_FleetTakeover(t *testing.T) {
 	var victim string
 	select {
 	case victim = <-hit:
-	case <-time.After(2 * time.Minute):
+	case <-time.After(testbed.Left(t)):
 		t.Fatal("the first worker's coder never started")
 	}
 	// Mid-flow: the work step's session is in the store's lineage of the
@@ -457,7 +457,7 @@ func TestE2E_QueueCancelRunning(t *testing.T) {
 	w := fb.worker(m, "--rescue-after", "3s")
 	select {
 	case <-hit:
-	case <-time.After(2 * time.Minute):
+	case <-time.After(testbed.Left(t)):
 		t.Fatal("the flow's coder never started")
 	}
 	hasClaude := func() bool {
@@ -514,7 +514,7 @@ func TestE2E_WorkerSigtermHandsBack(t *testing.T) {
 	w1 := fb.worker(m1, "--rescue-after", "1m", "--grace", "1s")
 	select {
 	case <-hit:
-	case <-time.After(2 * time.Minute):
+	case <-time.After(testbed.Left(t)):
 		t.Fatal("the flow's coder never started")
 	}
 	testbed.Await(t, "the coordinator's turn in the store", func() bool { return fb.workTurnStored(fmt.Sprintf("job-%d", id)) })

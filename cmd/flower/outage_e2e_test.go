@@ -95,7 +95,7 @@ func databaseOutage(t *testing.T, down, rescue, judgeDelay time.Duration, wantAt
 	logs := map[string]string{"m1": workerLog(t, w1), "m2": workerLog(t, w2)}
 	select {
 	case <-asked:
-	case <-time.After(4 * time.Minute):
+	case <-time.After(testbed.Left(t)):
 		t.Fatal("the flow's judge was never asked")
 	}
 	workers := map[string]*exec.Cmd{"m1": w1, "m2": w2}
