@@ -137,21 +137,21 @@ say "unit loop: ok in $(( $(date +%s) - start )) s"
 darwin_ok
 need
 # The e2e run is CPU-bound on a 2-core machine, and most of its processor
-# time is claude's. go test starts packages in the order given, three at a
-# time (-p 3): the two long scenario packages first, then the two whose
-# tests mostly wait (fleet's leases and outages, internal/child's
-# deadlines) so that their waits overlap the scenarios' computing instead
-# of leaving the machine half idle at the end, then harness and hooks,
-# then the rest. Measured on this kind of machine, set-up included, the
-# same tests: 731 s at -p 4, 671 s at -p 3 (more claude processes at once
-# cost more processor time each than the overlap wins). The e2e pass alone,
-# back to back on one machine: 778 s in the old order (acceptance,
-# cmd/flower, harness, hooks first; the waiting subtests queued last), then
-# 730 s in this one (docs/testing.md).
+# time is claude's, whose cost per process grows with how many run at once
+# (claude -p alone, 3 runs per copy: 1.35 s of CPU each with one copy at a
+# time, 1.52 s with two, 1.70 s with four, 1.81 s with six; the most runs
+# per second with two). go test starts packages in the order given, two at
+# a time (-p 2): the two long scenario packages first, whose own waiting
+# tests (outages, paused workers) overlap their computing, then the two
+# whose tests mostly wait (fleet's leases and outages, internal/child's
+# deadlines), then harness and hooks, then the rest. Measured back to back
+# on this kind of machine, the e2e pass alone: 1149 s at -p 2, 1219 s at
+# -p 3 (earlier, set-up included: 731 s at -p 4, 671 s at -p 3; see
+# docs/testing.md).
 first="./acceptance ./cmd/flower ./fleet ./internal/child ./harness ./hooks"
 rest=$(go list ./... | sed "s|^$(go list -m)|.|" | grep -vxF $(printf -- '-e %s ' $first))
 # shellcheck disable=SC2086 # package lists split on purpose
 status=0
-go test -json -count=1 -p 3 -timeout 60m ${args[@]+"${args[@]}"} $first $rest 2>&1 | "$report" $verbose || status=$?
+go test -json -count=1 -p 2 -timeout 60m ${args[@]+"${args[@]}"} $first $rest 2>&1 | "$report" $verbose || status=$?
 say "the whole test command took $(( $(date +%s) - began )) s"
 exit "$status"
