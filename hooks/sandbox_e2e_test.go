@@ -243,7 +243,7 @@ func TestE2E_SandboxDiesWithItsShell(t *testing.T) {
 	})
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	_ = cmd.Wait()
-	testbed.Await(t, "the sleeps are gone", func() bool {
+	testbed.AwaitWithin(t, 30*time.Second, "the sleeps are gone", func() bool {
 		for _, pid := range sleeps {
 			if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !strings.Contains(string(stat), ") Z ") {
 				return false

@@ -483,7 +483,7 @@ func TestE2E_QueueCancelRunning(t *testing.T) {
 	if j := jobs[0]; !strings.HasPrefix(j.Note, "cancelled") || !strings.Contains(j.Attempts[0].Error, "cancelled") || strings.Contains(j.Note+j.Attempts[0].Error, "run the same command") {
 		t.Errorf("the cancelled job does not say it was cancelled: note %q, attempt error %q", j.Note, j.Attempts[0].Error)
 	}
-	testbed.Await(t, "the cancelled flow's claude gone", func() bool { return !hasClaude() })
+	testbed.AwaitWithin(t, 30*time.Second, "the cancelled flow's claude gone", func() bool { return !hasClaude() })
 	id2 := fb.add(m, "--repo", fb.repo, "FLOW-2 写 ok.txt")
 	testbed.Await(t, "the next flow's end", func() bool { jobs = fb.ls(m); return finished(jobs) })
 	stopWorker(t, w)

@@ -111,7 +111,7 @@ func databaseOutage(t *testing.T, down, rescue, judgeDelay time.Duration, wantAt
 	if wantAttempts > 1 {
 		// The lease's local deadline stops the flow's claude, no database
 		// needed.
-		testbed.Await(t, "the flow's claude stopped at the lease deadline", func() bool { return !hasClaudeBelow(wr.Process.Pid) })
+		testbed.AwaitWithin(t, 3*rescue, "the flow's claude stopped at the lease deadline", func() bool { return !hasClaudeBelow(wr.Process.Pid) })
 	}
 	// The outage's own length: a deliberate span, nothing to wait for.
 	<-time.After(down - time.Since(t0))

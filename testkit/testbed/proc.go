@@ -160,8 +160,9 @@ func Await(t testing.TB, what string, cond func() bool) {
 // that must come, where the test reports more than "it did not come".
 func Left(t testing.TB) time.Duration { return time.Until(Deadline(t)) }
 
-// AwaitWithin is Await bounded by timeout: for a benchmark whose wait is
-// longer than Cap (a fleet's whole burst).
+// AwaitWithin is Await bounded by timeout: where the bound is the claim (a
+// claude stopped by the lease deadline, processes gone soon after a kill)
+// or longer than Cap (a benchmark's whole fleet burst).
 func AwaitWithin(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	if !Eventually(timeout, cond) {
