@@ -163,7 +163,7 @@ func work(t testing.TB, f *Fleet, id string, rescueAfter, grace time.Duration, r
 	}
 }
 
-// TestLiveLongFlowNotTakenOver: a flow that runs ten times --rescue-after
+// TestLiveLongFlowNotTakenOver: a flow that runs eight times --rescue-after
 // on a live worker, with a second worker looking for flows to take over all
 // along, ends on its first attempt, once.
 func TestLiveLongFlowNotTakenOver(t *testing.T) {
