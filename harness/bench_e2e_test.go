@@ -139,13 +139,18 @@ func median(d []time.Duration) time.Duration {
 // open until the result, as flower must (interrupts and handoffs are
 // control requests on stdin); and flower step itself (and, with
 // FLOWER_BENCH_BASE_FLOWER, another build of it). What lies between the
-// last two is flower's own process. Like StepVsBare it takes at least
-// minPairs samples of each.
+// last two is flower's own process. Two more kinds split claude's side:
+// flower's argv with settings that register no hook, and with one
+// SessionStart hook that runs `true` — the floor of any per-step liveness
+// proof a hook gives, which the guards need (guards.md). Like StepVsBare it
+// takes at least minPairs samples of each.
 func BenchmarkStepParts(b *testing.B) {
 	bed, flower, hook, runDir := stepBench(b)
 	args, env := flowerClaudeCall(b, bed, flower, hook, runDir)
 	prompt := `{"type":"user","message":{"role":"user","content":"hi"},"parent_tool_use_id":null,"session_id":""}` + "\n"
-	replay := func(keepOpen bool) sample {
+	noHooks, trueHook := withSettings(b, args, `{}`),
+		withSettings(b, args, `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"true","timeout":30}]}]}}`)
+	replay := func(args []string, keepOpen bool) sample {
 		cmd := exec.Command(bed.Claude, args...)
 		cmd.Env, cmd.Dir = env, bed.Workspace
 		in, err := cmd.StdinPipe()
@@ -178,13 +183,15 @@ func BenchmarkStepParts(b *testing.B) {
 	}
 	timed := timedRun(b)
 	run := func(cmd *exec.Cmd) sample { return sample{timed(cmd), cpuOf(cmd)} }
-	var bare, withArgs, keptOpen, step, baseStep []sample
+	var bare, unhooked, oneHook, withArgs, keptOpen, step, baseStep []sample
 	kinds := []func(){
 		func() {
 			bare = append(bare, run(bareClaude(b, bed)))
 		},
-		func() { withArgs = append(withArgs, replay(false)) },
-		func() { keptOpen = append(keptOpen, replay(true)) },
+		func() { unhooked = append(unhooked, replay(noHooks, false)) },
+		func() { oneHook = append(oneHook, replay(trueHook, false)) },
+		func() { withArgs = append(withArgs, replay(args, false)) },
+		func() { keptOpen = append(keptOpen, replay(args, true)) },
 		func() { step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi"))) }}
 	// FLOWER_BENCH_BASE_FLOWER: another build of flower (main's, say),
 	// timed in the same loop, so that a change is measured against its
@@ -202,7 +209,9 @@ func BenchmarkStepParts(b *testing.B) {
 		name, label string
 		s           []sample
 	}
-	all := []kind{{"bare", "bare claude -p", bare}, {"flower-args", "claude with flower's argv and environment", withArgs},
+	all := []kind{{"bare", "bare claude -p", bare}, {"no-hooks", "flower's argv, settings with no hook", unhooked},
+		{"true-hook", "flower's argv, one SessionStart hook: true", oneHook},
+		{"flower-args", "claude with flower's argv and environment", withArgs},
 		{"stdin-open", "the same, stdin open until the result", keptOpen}, {"step", "flower step", step}}
 	if base != "" {
 		all = append(all, kind{"base-step", "flower step, FLOWER_BENCH_BASE_FLOWER's build", baseStep})
@@ -213,6 +222,24 @@ func BenchmarkStepParts(b *testing.B) {
 		fmt.Fprintf(os.Stderr, "StepParts: %-44s wall p50 %6.0f ms (%.3f of bare), CPU p50 %5.0f ms (%.3f of bare)\n", k.label,
 			median(walls(k.s)).Seconds()*1000, ratioOf(walls(bare), walls(k.s)), median(cpus(k.s)).Seconds()*1000, ratioOf(cpus(bare), cpus(k.s)))
 	}
+}
+
+// withSettings is args with its --settings file replaced by one holding
+// settings.
+func withSettings(b *testing.B, args []string, settings string) []string {
+	path := filepath.Join(b.TempDir(), "settings.json")
+	if err := os.WriteFile(path, []byte(settings), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	out := slices.Clone(args)
+	for i, a := range out {
+		if strings.HasPrefix(a, "--settings=") {
+			out[i] = "--settings=" + path
+			return out
+		}
+	}
+	b.Fatalf("flower gave claude no --settings: %q", args)
+	return nil
 }
 
 // flowerClaudeCall runs one flower step through a wrapper that records the

@@ -626,6 +626,11 @@ func BenchmarkWorkerOverhead(b *testing.B) {
 // flow's processor time × flows / nproc); the ideal time is the longer of
 // the two, and ratio is ideal / measured.
 //
+// Bare claude is held to the same ideal in the same run (claudeCeiling:
+// `claude -p hi` alone, then as many runners as workers at once):
+// claude-ceiling is the most any fleet of claude processes reaches on this
+// machine, and ratio-of-ceiling the fleet's ratio over it.
+//
 // On a machine shared with others the ratio also measures them, so three
 // figures tell the fleet's own part: others-cores is how many cores the
 // rest of the machine kept busy meanwhile (its busy time less ours);
@@ -655,6 +660,7 @@ func BenchmarkFleetThroughput(b *testing.B) {
 	nproc := runtime.NumCPU()
 	b.ResetTimer()
 	for range b.N {
+		ceiling, alone, together := claudeCeiling(b, workers, 6, nproc)
 		w := fb.readyWorkers(ms[:1], 1)
 		var walls, cpus []time.Duration
 		for i := range lone {
@@ -695,7 +701,65 @@ func BenchmarkFleetThroughput(b *testing.B) {
 		b.ReportMetric(others, "others-cores")
 		b.ReportMetric(cpu.Seconds()*float64(flows)/free/all.wall.Seconds(), "ratio-cpu-left")
 		b.ReportMetric(cpu.Seconds()*float64(flows)/all.cpu.Seconds(), "cpu-efficiency")
+		b.ReportMetric(ceiling, "claude-ceiling")
+		b.ReportMetric(ideal.Seconds()/all.wall.Seconds()/ceiling, "ratio-of-ceiling")
+		b.ReportMetric(alone.Seconds(), "claude-cpu-alone-s")
+		b.ReportMetric(together.Seconds(), "claude-cpu-together-s")
 	}
+}
+
+// claudeCeiling holds bare claude to the ideal FleetThroughput holds the
+// fleet to: rounds runs of `claude -p hi` one after the other give one
+// run's wall and processor time; then copies runners run rounds each at
+// once, as the workers do. The ideal for the copies×rounds runs is the
+// slower of two limits (one run's wall × rounds; one run's processor time
+// × copies × rounds / nproc), and the ceiling is ideal / measured: no fleet
+// of claude processes reaches more on this machine. It also returns one
+// run's processor time alone and at once (the mean).
+func claudeCeiling(b *testing.B, copies, rounds, nproc int) (ceiling float64, alone, together time.Duration) {
+	bed := testbed.New(b, &scripted.Script{Conversations: []scripted.Conversation{{Name: "main",
+		Func: func(scripted.Request) scripted.Reply { return scripted.Reply{Text: "ok"} }}}})
+	run := func() (wall, cpu time.Duration, err error) {
+		cmd := bed.Command(testbed.Context(b), "-p", "hi")
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return 0, 0, fmt.Errorf("claude -p hi: %v\n%s", err, out)
+		}
+		return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+	}
+	var walls, cpus []time.Duration
+	for range rounds {
+		w, c, err := run()
+		if err != nil {
+			b.Fatal(err)
+		}
+		walls, cpus = append(walls, w), append(cpus, c)
+	}
+	var mu sync.Mutex
+	var spent time.Duration
+	var errs []error
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range copies {
+		wg.Go(func() {
+			for range rounds {
+				_, c, err := run()
+				mu.Lock()
+				spent, errs = spent+c, append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	all := time.Since(start)
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := time.Duration(copies * rounds)
+	ideal := max(median(walls)*time.Duration(rounds), median(cpus)*n/time.Duration(nproc))
+	return ideal.Seconds() / all.Seconds(), median(cpus), spent / n
 }
 
 // benchCount is a positive count from the environment, or def.
