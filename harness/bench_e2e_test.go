@@ -141,15 +141,19 @@ func median(d []time.Duration) time.Duration {
 // FLOWER_BENCH_BASE_FLOWER, another build of it). What lies between the
 // last two is flower's own process. Two more kinds split claude's side:
 // flower's argv with settings that register no hook, and with one
-// SessionStart hook that runs `true` — the floor of any per-step liveness
-// proof a hook gives, which the guards need (guards.md). Like StepVsBare it
+// SessionStart hook that only runs shell builtins — the floor of any
+// per-step liveness proof a hook gives, which the guards need (guards.md). Like StepVsBare it
 // takes at least minPairs samples of each.
 func BenchmarkStepParts(b *testing.B) {
 	bed, flower, hook, runDir := stepBench(b)
 	args, env := flowerClaudeCall(b, bed, flower, hook, runDir)
 	prompt := `{"type":"user","message":{"role":"user","content":"hi"},"parent_tool_use_id":null,"session_id":""}` + "\n"
+	// The one hook appends a line with the shell's builtin echo (no process
+	// beyond claude's /bin/sh), so that the figure is shown to be of a hook
+	// that ran: one line per run, checked at the end.
+	fired := filepath.Join(b.TempDir(), "fired")
 	noHooks, trueHook := withSettings(b, args, `{}`),
-		withSettings(b, args, `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"true","timeout":30}]}]}}`)
+		withSettings(b, args, `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"echo x >> '`+fired+`'","timeout":30}]}]}}`)
 	replay := func(args []string, keepOpen bool) sample {
 		cmd := exec.Command(bed.Claude, args...)
 		cmd.Env, cmd.Dir = env, bed.Workspace
@@ -205,12 +209,15 @@ func BenchmarkStepParts(b *testing.B) {
 	interleave(n, kinds...)
 	b.StopTimer()
 	perPair(b, n)
+	if data, _ := os.ReadFile(fired); strings.Count(string(data), "x\n") != n {
+		b.Fatalf("the one SessionStart hook ran %d times in %d runs", strings.Count(string(data), "x\n"), n)
+	}
 	type kind struct {
 		name, label string
 		s           []sample
 	}
 	all := []kind{{"bare", "bare claude -p", bare}, {"no-hooks", "flower's argv, settings with no hook", unhooked},
-		{"true-hook", "flower's argv, one SessionStart hook: true", oneHook},
+		{"one-hook", "flower's argv, one SessionStart hook: echo", oneHook},
 		{"flower-args", "claude with flower's argv and environment", withArgs},
 		{"stdin-open", "the same, stdin open until the result", keptOpen}, {"step", "flower step", step}}
 	if base != "" {
