@@ -142,8 +142,8 @@ func median(d []time.Duration) time.Duration {
 // last two is flower's own process. Two more kinds split claude's side:
 // flower's argv with settings that register no hook, and with one
 // SessionStart hook that only runs shell builtins — the floor of any
-// per-step liveness proof a hook gives, which the guards need (guards.md). Like StepVsBare it
-// takes at least minPairs samples of each.
+// per-step liveness proof a hook gives, which the guards need
+// (guards.md). Like StepVsBare it takes at least minPairs samples of each.
 func BenchmarkStepParts(b *testing.B) {
 	bed, flower, hook, runDir := stepBench(b)
 	args, env := flowerClaudeCall(b, bed, flower, hook, runDir)
@@ -152,7 +152,7 @@ func BenchmarkStepParts(b *testing.B) {
 	// beyond claude's /bin/sh), so that the figure is shown to be of a hook
 	// that ran: one line per run, checked at the end.
 	fired := filepath.Join(b.TempDir(), "fired")
-	noHooks, trueHook := withSettings(b, args, `{}`),
+	noHooks, oneHookArgs := withSettings(b, args, `{}`),
 		withSettings(b, args, `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"echo x >> '`+fired+`'","timeout":30}]}]}}`)
 	replay := func(args []string, keepOpen bool) sample {
 		cmd := exec.Command(bed.Claude, args...)
@@ -193,7 +193,7 @@ func BenchmarkStepParts(b *testing.B) {
 			bare = append(bare, run(bareClaude(b, bed)))
 		},
 		func() { unhooked = append(unhooked, replay(noHooks, false)) },
-		func() { oneHook = append(oneHook, replay(trueHook, false)) },
+		func() { oneHook = append(oneHook, replay(oneHookArgs, false)) },
 		func() { withArgs = append(withArgs, replay(args, false)) },
 		func() { keptOpen = append(keptOpen, replay(args, true)) },
 		func() { step = append(step, run(flowerStep(b, bed, flower, hook, runDir, "hi"))) }}
@@ -209,8 +209,9 @@ func BenchmarkStepParts(b *testing.B) {
 	interleave(n, kinds...)
 	b.StopTimer()
 	perPair(b, n)
-	if data, _ := os.ReadFile(fired); strings.Count(string(data), "x\n") != n {
-		b.Fatalf("the one SessionStart hook ran %d times in %d runs", strings.Count(string(data), "x\n"), n)
+	data, _ := os.ReadFile(fired)
+	if ran := strings.Count(string(data), "x\n"); ran != n {
+		b.Fatalf("the one SessionStart hook ran %d times in %d runs", ran, n)
 	}
 	type kind struct {
 		name, label string
